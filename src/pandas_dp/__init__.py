@@ -1,0 +1,52 @@
+"""pandas-dp: differential privacy that feels like pandas.
+
+Importing the package registers the ``.dp`` accessor on :class:`pandas.DataFrame` and
+:class:`pandas.Series`::
+
+    import pandas_dp
+    priv = df.dp.protect(epsilon=1.0)
+    priv.dp.count(epsilon=0.1)
+
+Module map (imports point downwards only)::
+
+    pandas_dp.api          accessors, sessions, the release pipeline    (joins the three below)
+    pandas_dp.mechanisms   exact samplers, lattices, calibration        (numpy + stdlib)
+    pandas_dp.accounting   releases, composition, the accountant        (no pandas)
+    pandas_dp.engines      exact clipped aggregates on pandas           (never noise)
+    pandas_dp.budget       exact budgets;  pandas_dp.errors  exceptions and warnings
+    pandas_dp.testing      helpers for tests: inspect the noise a release would use
+"""
+
+from pandas_dp.api.accessors import DataFrameDPAccessor, SeriesDPAccessor, register
+from pandas_dp.api.session import Session
+from pandas_dp.budget import Budget
+from pandas_dp.errors import (
+    BudgetExceededError,
+    DPError,
+    DPKeyError,
+    DPTypeError,
+    DPValueError,
+    DuplicatedRowsError,
+    NotProtectedError,
+    PrivacyLeakWarning,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Budget",
+    "BudgetExceededError",
+    "DPError",
+    "DPKeyError",
+    "DPTypeError",
+    "DPValueError",
+    "DataFrameDPAccessor",
+    "DuplicatedRowsError",
+    "NotProtectedError",
+    "PrivacyLeakWarning",
+    "SeriesDPAccessor",
+    "Session",
+    "__version__",
+]
+
+register()

@@ -1,0 +1,127 @@
+"""Immutable records of what was released and what it cost.
+
+A :class:`Measurement` is one application of a noise mechanism; a :class:`Release` is one
+user call (a count, a mean, a group-by table) made of one or more measurements and charged as
+a unit. The accountant stores :class:`LedgerEntry` objects, which add a sequence number and a
+timestamp. None of them holds anything computed from the private data: only public parameters
+(bounds, ε, δ, sensitivities, noise scales) and public names.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from fractions import Fraction
+
+from pandas_dp.budget import Budget
+
+#: Composition of the measurements *inside* one release.
+SEQUENTIAL = "sequential"
+#: One release over disjoint groups: each row affects one group, so ε is charged once.
+PARALLEL = "parallel"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One application of a noise mechanism.
+
+    Attributes
+    ----------
+    label : str
+        What was measured (``"count"``, ``"sum"``, ...).
+    mechanism : str
+        Noise distribution (``"discrete_laplace"``).
+    epsilon, delta : Fraction
+        Privacy cost of this measurement on its own.
+    sensitivity : int
+        Largest change one privacy unit can make, in lattice units (L1).
+    scale : Fraction
+        Noise scale in lattice units, as actually sampled.
+    exponent : int
+        The lattice step is ``2**exponent`` in the column's units (0 for counts).
+    """
+
+    label: str
+    mechanism: str
+    epsilon: Fraction
+    sensitivity: int
+    scale: Fraction
+    exponent: int = 0
+    delta: Fraction = Fraction(0)
+
+    def __post_init__(self) -> None:
+        if self.epsilon < 0 or not 0 <= self.delta < 1:
+            raise ValueError(f"invalid cost ε={self.epsilon}, δ={self.delta}")
+        if self.sensitivity < 0 or self.scale <= 0:
+            raise ValueError(f"invalid noise: sensitivity={self.sensitivity}, scale={self.scale}")
+
+    @property
+    def cost(self) -> Budget:
+        """The (ε, δ) this measurement spends."""
+        return Budget(self.epsilon, self.delta)
+
+    def describe(self) -> str:
+        """One line a person can read, in the column's units."""
+        step = math.ldexp(1.0, self.exponent)
+        return (
+            f"{self.label}: {self.mechanism}(sensitivity={self.sensitivity * step:.6g}, "
+            f"scale={float(self.scale) * step:.6g}, ε={float(self.epsilon):.6g})"
+        )
+
+
+@dataclass(frozen=True)
+class Release:
+    """One user call, charged as a unit.
+
+    Attributes
+    ----------
+    query : str
+        The public name of the call (``"count"``, ``"sum"``, ``"groupby.agg"`` ...).
+    columns : tuple of str
+        The columns it read.
+    measurements : tuple of Measurement
+        The noise it added; costs add up (sequential composition inside the release).
+    composition : str
+        ``"sequential"``, or ``"parallel"`` when the measurements were applied to each of
+        :attr:`groups` disjoint groups and charged once.
+    groups : int
+        Number of disjoint groups released (1 for an ungrouped statistic).
+    bounds : tuple of (str, float, float)
+        Clipping bounds per column, with where they came from in :attr:`note`.
+    note : str
+        Free-text detail (how ε was split, where bounds came from).
+    """
+
+    query: str
+    columns: tuple[str, ...]
+    measurements: tuple[Measurement, ...]
+    composition: str = SEQUENTIAL
+    groups: int = 1
+    bounds: tuple[tuple[str, float, float], ...] = ()
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.measurements:
+            raise ValueError("a release needs at least one measurement")
+        if self.composition not in (SEQUENTIAL, PARALLEL):
+            raise ValueError(f"unknown composition {self.composition!r}")
+        if self.groups < 1:
+            raise ValueError(f"groups must be >= 1, got {self.groups}")
+
+    @property
+    def cost(self) -> Budget:
+        """Total (ε, δ) of the release under basic composition of its measurements."""
+        total = Budget(Fraction(0))
+        for m in self.measurements:
+            total = total + m.cost
+        return total
+
+
+@dataclass(frozen=True)
+class LedgerEntry:
+    """A release as recorded by the accountant."""
+
+    sequence: int
+    release: Release
+    time: str = field(default_factory=lambda: datetime.now(UTC).isoformat())

@@ -1,0 +1,1 @@
+"""The API layer: joins engines, accounting and mechanisms into releases on pandas objects."""

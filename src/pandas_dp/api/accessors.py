@@ -1,0 +1,245 @@
+"""The ``.dp`` accessors: thin, stateless doorways to :mod:`pandas_dp.api`.
+
+pandas 3 builds a new accessor object on every ``df.dp`` access, so nothing is stored here
+but the object itself; every method forwards to a plain function.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import pandas as pd
+
+from pandas_dp.api import queries
+from pandas_dp.api.attach import session_of
+from pandas_dp.api.protect import protect
+from pandas_dp.api.session import Session
+
+
+class _Accessor:
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    @property
+    def session(self) -> Session:
+        """The session (budget and ledger) this object is protected by.
+
+        Raises
+        ------
+        NotProtectedError
+            If the object carries no live session.
+        """
+        return session_of(self._obj)
+
+    def count(self, *, epsilon: Any) -> int:
+        """Release a noisy count: rows of a DataFrame, non-missing values of a Series.
+
+        Parameters
+        ----------
+        epsilon : float
+            Privacy cost of this release.
+
+        Returns
+        -------
+        int
+            True count plus exact discrete Laplace noise; may be negative.
+
+        Notes
+        -----
+        Nothing is clipped. Sensitivity 1 (one row more or less changes the count by one).
+        Mechanism: discrete Laplace with scale ``1/epsilon``. Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"age": range(1000)}).dp.protect(epsilon=1.0)
+        >>> n = priv.dp.count(epsilon=0.5)
+        >>> isinstance(n, int), abs(n - 1000) < 100  # noise scale 2: |noise| < 100 w.p. 1 - 1e-21
+        (True, True)
+        """
+        return queries.count(self._obj, epsilon=epsilon)
+
+
+class DataFrameDPAccessor(_Accessor):
+    """Differentially private releases from a protected DataFrame (``df.dp``)."""
+
+    _obj: pd.DataFrame
+
+    def protect(
+        self, epsilon: Any, delta: Any = 0, *, rng: Any = None, replace: bool = False
+    ) -> pd.DataFrame:
+        """Return a protected copy of the frame with a privacy budget of ``(epsilon, delta)``.
+
+        The caller's frame is not modified. The copy, and every frame derived from it by
+        filtering, selecting, copying and similar operations, share one session: every
+        release from any of them is charged to the same budget.
+
+        Parameters
+        ----------
+        epsilon : float
+            Total ε of the budget (at least 1e-9).
+        delta : float, default 0
+            Total δ, ``0 <= delta < 1``; 0 means pure ε-DP.
+        rng : int, optional
+            Seed for reproducible *tests*. Voids the privacy guarantee and emits
+            :class:`~pandas_dp.PrivacyLeakWarning`. By default noise comes from the OS CSPRNG.
+        replace : bool, default False
+            Allow protecting a frame that already carries a session, starting a new,
+            independent budget. Only the data owner should do this.
+
+        Returns
+        -------
+        DataFrame
+
+        Raises
+        ------
+        DPValueError
+            For an invalid budget, a frame that is already protected, or an index with
+            repeated labels.
+
+        Notes
+        -----
+        One row is one privacy unit (add/remove-one-row neighbours). The protect-time
+        index is recorded so that frames whose rows were later duplicated are refused.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"age": [30, 40, 50]}).dp.protect(epsilon=1.0)
+        >>> priv.dp.session.total.epsilon
+        Fraction(1, 1)
+        """
+        return protect(self._obj, epsilon, delta, rng=rng, replace=replace)
+
+    def sum(self, column: Hashable, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+        """Release the noisy sum of a column clipped to public bounds.
+
+        Parameters
+        ----------
+        column : label
+            A numeric or bool column.
+        bounds : (float, float)
+            Public ``(lower, upper)`` limits, ``lower < upper``; required, never inferred.
+        epsilon : float
+            Privacy cost of this release.
+        fillna : float, optional
+            Public value used for missing entries. By default missing entries are skipped.
+
+        Returns
+        -------
+        float
+            A multiple of the lattice step ``g`` (a power of two chosen from the bounds and
+            ε only).
+
+        Notes
+        -----
+        Each value is clipped to ``[lower, upper]`` (±inf to the bounds) and rounded to a
+        multiple of ``g = 2**k``, the smallest power of two with
+        ``g >= max(Δ, Δ/ε) / 2**30`` where ``Δ = max(|lower|, |upper|)``. The rounded values are
+        summed exactly as integers, so neither row order nor float rounding changes the
+        result, and no sum can overflow. Each row's rounding error is at most ``g/2``.
+        Sensitivity: ``max(|lower|, |upper|)`` rounded to the lattice. Mechanism: discrete
+        Laplace on the lattice with scale ``Δ/ε``. Budget cost: ``epsilon``. Missing
+        values contribute nothing (or ``fillna``), which does not change the sensitivity.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"x": [1.0] * 1000}).dp.protect(epsilon=1.0)
+        >>> s = priv.dp.sum("x", bounds=(0, 1), epsilon=0.5)
+        >>> abs(s - 1000) < 100  # noise scale 2
+        True
+        """
+        return queries.total(self._obj, column, bounds=bounds, epsilon=epsilon, fillna=fillna)
+
+    def mean(self, column: Hashable, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+        """Release the noisy mean of a column clipped to public bounds.
+
+        Parameters
+        ----------
+        column : label
+            A numeric or bool column.
+        bounds : (float, float)
+            Public ``(lower, upper)`` limits, ``lower < upper``; required, never inferred.
+        epsilon : float
+            Privacy cost of this release, split between a sum and a count.
+        fillna : float, optional
+            Public value used for missing entries. By default they are skipped.
+
+        Returns
+        -------
+        float
+            Always inside ``[lower, upper]``.
+
+        Notes
+        -----
+        Never ``noisy sum / true count``. Values are clipped, centred at the midpoint ``c``
+        of the bounds and rounded to a lattice as in :meth:`sum`. Half of ε buys a noisy
+        centred sum (sensitivity ``(upper - lower) / 2``), half a noisy count of non-missing
+        values (sensitivity 1), both with discrete Laplace noise. The release is
+        ``c + noisy centred sum / max(noisy count, 1)``, clipped to the bounds (free
+        post-processing). Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"age": [40.0] * 1000}).dp.protect(epsilon=1.0)
+        >>> m = priv.dp.mean("age", bounds=(0, 100), epsilon=1.0)
+        >>> 0 <= m <= 100 and abs(m - 40) < 5
+        True
+        """
+        return queries.mean(self._obj, column, bounds=bounds, epsilon=epsilon, fillna=fillna)
+
+
+class SeriesDPAccessor(_Accessor):
+    """Differentially private releases from a protected Series (``s.dp``)."""
+
+    _obj: pd.Series
+
+    def protect(
+        self, epsilon: Any, delta: Any = 0, *, rng: Any = None, replace: bool = False
+    ) -> pd.Series:
+        """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
+        return protect(self._obj, epsilon, delta, rng=rng, replace=replace)
+
+    def sum(self, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+        """Release the noisy sum of the values clipped to public bounds.
+
+        Same as ``DataFrame.dp.sum`` on this column; see its Notes for clipping, lattice,
+        sensitivity ``max(|lower|, |upper|)``, discrete Laplace noise and cost ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"x": [2.0] * 500}).dp.protect(epsilon=1.0)
+        >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
+        True
+        """
+        return queries.total(self._obj, bounds=bounds, epsilon=epsilon, fillna=fillna)
+
+    def mean(self, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+        """Release the noisy mean of the values clipped to public bounds.
+
+        Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,
+        ε split in half, result clipped to the bounds; cost ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"x": [2.0] * 500}).dp.protect(epsilon=1.0)
+        >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
+        True
+        """
+        return queries.mean(self._obj, bounds=bounds, epsilon=epsilon, fillna=fillna)
+
+
+def register() -> None:
+    """Register ``.dp`` on DataFrame and Series (idempotent)."""
+    for register_accessor, cls in (
+        (pd.api.extensions.register_dataframe_accessor, DataFrameDPAccessor),
+        (pd.api.extensions.register_series_accessor, SeriesDPAccessor),
+    ):
+        owner = pd.DataFrame if cls is DataFrameDPAccessor else pd.Series
+        if getattr(owner, "dp", None) is not cls:  # the class attribute is the accessor class
+            register_accessor("dp")(cls)

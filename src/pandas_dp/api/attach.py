@@ -1,0 +1,112 @@
+"""How a session travels with a pandas object, and how it refuses to travel further.
+
+pandas deep-copies ``attrs`` whenever it propagates them (filters, column selection, copy,
+query, assign, head, ...). A session stored there directly would be *cloned* into a fresh
+budget by every filter. Instead ``attrs`` holds a :class:`SessionHandle`: a small ``str``
+subclass whose ``__copy__`` and ``__deepcopy__`` return itself, so every derived frame shares
+the one session.
+
+It is a ``str`` so that ``DataFrame.to_parquet`` (which writes ``attrs`` as JSON) works; the
+file then holds only the handle's text, and a frame read back carries a plain string, which
+:func:`session_of` rejects. Pickling resolves the handle through a process-local registry:
+the same session in this process, a dead marker in any other, so a session never forks into
+two budgets by serialisation.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from pandas_dp.errors import NotProtectedError
+
+if TYPE_CHECKING:
+    from pandas_dp.api.session import Session
+
+#: Key of the handle in ``DataFrame.attrs`` / ``Series.attrs``.
+ATTRS_KEY = "pandas_dp"
+_PREFIX = "pandas-dp session "
+
+_LIVE: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
+
+HOW_TO_PROTECT = (
+    "If you are the data owner, protect the raw frame with "
+    "df.dp.protect(epsilon=...); otherwise derive this object from the protected frame "
+    "with operations that keep its session (filters, column selection, copy, query, assign, "
+    "head, sort_values, ...). Operations that combine it with other data (merge, join, concat "
+    "with other frames, pd.DataFrame(df), building frames from numpy, value_counts, "
+    "groupby().size(), transform, rolling) drop the session on purpose."
+)
+
+
+class SessionHandle(str):
+    """The value stored in ``attrs``: shared, never copied, resolved per process."""
+
+    _session: Session
+
+    def __new__(cls, session: Session) -> SessionHandle:
+        """Create the one handle of ``session``."""
+        handle = super().__new__(cls, _PREFIX + session.id)
+        handle._session = session
+        _LIVE[session.id] = session
+        return handle
+
+    @property
+    def session(self) -> Session:
+        """The live session."""
+        return self._session
+
+    def __copy__(self) -> SessionHandle:
+        return self
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> SessionHandle:
+        return self
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return (_restore, (str(self),))
+
+
+class DetachedMarker(str):
+    """What a handle becomes outside the process (or after the session that owned it died)."""
+
+
+def _restore(text: str) -> str:
+    session = _LIVE.get(text[len(_PREFIX) :])
+    if session is not None:
+        return session.handle
+    return DetachedMarker(text)
+
+
+def attach(obj: pd.DataFrame | pd.Series, session: Session) -> None:
+    """Store ``session``'s handle in ``obj.attrs`` (``obj`` must be a fresh copy)."""
+    obj.attrs = {**obj.attrs, ATTRS_KEY: session.handle}
+
+
+def session_of(obj: pd.DataFrame | pd.Series) -> Session:
+    """The live session attached to ``obj``.
+
+    Raises
+    ------
+    NotProtectedError
+        If ``obj`` has no handle (it was never protected, or an operation dropped the
+        session), or only the text of a handle (read from a file or another process).
+    """
+    marker = getattr(obj, "attrs", {}).get(ATTRS_KEY)
+    if isinstance(marker, SessionHandle):
+        return marker.session
+    kind = type(obj).__name__
+    if marker is None:
+        raise NotProtectedError(f"this {kind} is not protected by pandas-dp. {HOW_TO_PROTECT}")
+    raise NotProtectedError(
+        f"this {kind} carries the mark of a pandas-dp session that does not live in this "
+        "process: it was unpickled in another process or read back from a file. A session "
+        "cannot be copied that way (each copy would be a fresh budget). Query the frame in the "
+        "process that protected it, or have the data owner protect it again."
+    )
+
+
+def has_session_mark(obj: pd.DataFrame | pd.Series) -> bool:
+    """Whether ``obj`` carries any pandas-dp mark, live or not."""
+    return ATTRS_KEY in getattr(obj, "attrs", {})

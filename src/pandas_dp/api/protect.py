@@ -1,0 +1,45 @@
+"""``protect``: the data owner's one call that puts a budget on a frame."""
+
+from __future__ import annotations
+
+from typing import Any, TypeVar
+
+import pandas as pd
+
+from pandas_dp.api.attach import ATTRS_KEY, attach, has_session_mark
+from pandas_dp.api.rowguard import RowGuard
+from pandas_dp.api.session import Session, random_source
+from pandas_dp.budget import Budget
+from pandas_dp.errors import DPTypeError, DPValueError
+
+PandasObj = TypeVar("PandasObj", pd.DataFrame, pd.Series)
+
+
+def protect(
+    obj: PandasObj, epsilon: Any, delta: Any = 0, *, rng: Any = None, replace: bool = False
+) -> PandasObj:
+    """Return a protected copy of ``obj`` that carries a new session with the given budget.
+
+    See :meth:`pandas_dp.api.accessors.DataFrameDPAccessor.protect`.
+    """
+    if not isinstance(replace, bool):
+        raise DPTypeError(f"replace must be True or False, got {type(replace).__name__}")
+    total = Budget.of(epsilon, delta)
+    if has_session_mark(obj) and not replace:
+        raise DPValueError(
+            "this object is already protected (or derived from a protected one); protecting it "
+            "again would start a second, independent budget. Keep using its session "
+            "(obj.dp.session), or, if you are the data owner and mean to start over, pass "
+            "replace=True."
+        )
+    if not obj.index.is_unique:
+        raise DPValueError(
+            "the index has repeated labels, so pandas-dp could not tell later whether rows were "
+            "duplicated. Protect df.reset_index(drop=True) instead."
+        )
+    source = random_source(rng)
+    session = Session(total, source=source, guard=RowGuard(obj.index))
+    protected = obj.copy(deep=False)
+    protected.attrs = {k: v for k, v in obj.attrs.items() if k != ATTRS_KEY}
+    attach(protected, session)
+    return protected

@@ -1,0 +1,58 @@
+"""Refuse frames whose rows may have been duplicated since they were protected.
+
+Several pandas operations keep a frame's session *and* can repeat its rows:
+``pd.concat([priv, priv])``, a self-merge, ``melt``, ``T``, ``explode``, ``loc`` with repeated
+labels. With one row per person, a repeated row lets one person move a count by two. The guard
+records the index at protect time and accepts a frame only if its index labels are unique,
+all among the recorded ones, and no more numerous. It is a heuristic (relabelling the index
+defeats it); a privacy-unit column is the robust answer.
+
+Whether the guard refuses depends on the frame's index, and so on the data behind a filter
+(a duplicated *empty* selection passes). That refusal is the only information it can leak,
+and only to an analyst who duplicated rows; the privacy-model docs say so.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.errors import DuplicatedRowsError
+
+_FIX = (
+    "Query frames derived from the protected one without repeating rows (filters, column "
+    "selection, head, sample without replacement, sort_values, ...). To work with several "
+    "rows per person, protect with privacy_unit='<id column>' and max_rows_per_unit=k."
+)
+
+
+class RowGuard:
+    """The protect-time index, and the check that a derived index is a subset of it."""
+
+    def __init__(self, index: pd.Index) -> None:
+        self.index = index
+
+    def check(self, index: pd.Index) -> None:
+        """Raise :class:`DuplicatedRowsError` unless ``index`` is a duplicate-free subset."""
+        recorded = self.index
+        if index is recorded or len(index) == 0:
+            return
+        if len(index) > len(recorded):
+            raise DuplicatedRowsError(
+                f"this frame has more rows than the frame that was protected. {_FIX}"
+            )
+        if len(index) == len(recorded) and index.equals(recorded):
+            return
+        try:
+            positions = np.asarray(recorded.get_indexer(index))
+        except (TypeError, ValueError):  # an index of another shape or kind altogether
+            positions = np.full(1, -1)
+        if (positions < 0).any():
+            raise DuplicatedRowsError(
+                "this frame's index has labels the protected frame did not have (was the "
+                f"index changed, e.g. by set_index, T, melt or reset_index after concat?). {_FIX}"
+            )
+        seen = np.zeros(len(recorded), dtype=np.bool_)
+        seen[positions] = True
+        if np.count_nonzero(seen) != len(positions):
+            raise DuplicatedRowsError(f"this frame's rows may have been duplicated. {_FIX}")

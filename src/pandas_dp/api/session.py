@@ -1,0 +1,123 @@
+"""The public session object: one budget, its ledger, and where its noise comes from."""
+
+from __future__ import annotations
+
+import uuid
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.accounting.accountant import Accountant
+from pandas_dp.accounting.events import LedgerEntry, Release
+from pandas_dp.api.attach import SessionHandle
+from pandas_dp.api.rowguard import RowGuard
+from pandas_dp.budget import Budget
+from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.mechanisms.random import I64, RandomSource, SeededRandomSource, SystemRandomSource
+
+#: Draws ``n`` noise variates for a mechanism; swapped out only by :mod:`pandas_dp.testing`.
+Sampler = Callable[[DiscreteLaplace, int], I64]
+
+LEDGER_COLUMNS = [
+    "sequence", "time", "query", "columns", "epsilon", "delta", "composition", "groups",
+    "mechanism", "noise", "bounds", "note",
+]  # fmt: skip
+
+
+def random_source(rng: Any) -> RandomSource:
+    """The OS CSPRNG, or (for tests only, with a warning) a seeded generator."""
+    if rng is None:
+        return SystemRandomSource()
+    if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
+        raise DPTypeError(f"rng must be None or an int seed, got {type(rng).__name__}")
+    warnings.warn(
+        "a seeded rng makes the noise predictable and voids the privacy guarantee; use it "
+        "for reproducible tests only, never for a real release",
+        PrivacyLeakWarning,
+        stacklevel=4,
+    )
+    return SeededRandomSource(int(rng))
+
+
+class Session:
+    """The privacy budget shared by a protected frame and every frame derived from it.
+
+    Obtain it with ``priv.dp.session``; it is created by ``df.dp.protect(...)``.
+
+    Attributes
+    ----------
+    id : str
+        Random identifier (not derived from the data).
+    total, spent, remaining : Budget
+        Exact budgets with ``.epsilon`` and ``.delta`` as :class:`fractions.Fraction`.
+    """
+
+    def __init__(self, total: Budget, *, source: RandomSource, guard: RowGuard | None) -> None:
+        self.id = uuid.uuid4().hex
+        self.accountant = Accountant(total)
+        self.guard = guard
+        self._source = source
+        self._sampler: Sampler = self._draw_exact
+        self.handle = SessionHandle(self)
+
+    def _draw_exact(self, mechanism: DiscreteLaplace, n: int) -> I64:
+        return mechanism.sample(n, self._source)
+
+    def draw(self, mechanism: DiscreteLaplace, n: int) -> I64:
+        """Draw ``n`` noise variates for ``mechanism`` from this session's random source."""
+        return self._sampler(mechanism, n)
+
+    @property
+    def total(self) -> Budget:
+        """The budget the data owner granted."""
+        return self.accountant.total
+
+    @property
+    def spent(self) -> Budget:
+        """What the releases so far have spent."""
+        return self.accountant.spent
+
+    @property
+    def remaining(self) -> Budget:
+        """What is left to spend."""
+        return self.accountant.remaining
+
+    @property
+    def releases(self) -> tuple[Release, ...]:
+        """The charged releases, oldest first, as immutable records."""
+        return tuple(entry.release for entry in self.accountant.entries)
+
+    @property
+    def ledger(self) -> pd.DataFrame:
+        """One row per release: what was released, how, and what it cost."""
+        rows = [_ledger_row(entry) for entry in self.accountant.entries]
+        return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
+
+    def __repr__(self) -> str:
+        return (
+            f"<pandas-dp Session {self.id[:8]}: total {self.total}, spent {self.spent}, "
+            f"{len(self.accountant.entries)} releases>"
+        )
+
+
+def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:
+    release = entry.release
+    cost = release.cost
+    return {
+        "sequence": entry.sequence,
+        "time": entry.time,
+        "query": release.query,
+        "columns": ", ".join(release.columns),
+        "epsilon": float(cost.epsilon),
+        "delta": float(cost.delta),
+        "composition": release.composition,
+        "groups": release.groups,
+        "mechanism": ", ".join(sorted({m.mechanism for m in release.measurements})),
+        "noise": "; ".join(m.describe() for m in release.measurements),
+        "bounds": "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in release.bounds),
+        "note": release.note,
+    }

@@ -1,0 +1,107 @@
+"""Checks of public arguments, made before any data is touched or any budget is charged.
+
+Every message here may echo what the *user* passed (bounds, a column name) but never a
+value read from the data.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from pandas_dp.engines import Engine
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+
+#: Bounds must stay well inside float range so the lattice arithmetic stays exact.
+MAX_BOUND = 1e150
+MIN_SPAN = 1e-150
+
+_BOUNDS_FIX = (
+    "pass bounds=(lower, upper): public limits known without looking at the data "
+    "(e.g. (0, 120) for an age). pandas-dp never infers bounds from the data."
+)
+
+
+def _real(value: Any, what: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise DPTypeError(f"{what} must be a real number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise DPValueError(f"{what} must be finite, got {number}")
+    return number
+
+
+def parse_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
+    """Validate ``(lower, upper)`` clipping bounds given as public input.
+
+    Raises
+    ------
+    DPValueError
+        If bounds are missing, not two numbers, NaN or infinite, reversed or equal, or
+        beyond ``±1e150``.
+    DPTypeError
+        If a bound is not a real number (bools and strings are refused).
+    """
+    if bounds is None:
+        raise DPValueError(f"{name} are required; {_BOUNDS_FIX}")
+    if isinstance(bounds, str | bytes | dict) or not hasattr(bounds, "__len__"):
+        raise DPTypeError(f"{name} must be a pair (lower, upper), got {type(bounds).__name__}")
+    if len(bounds) != 2:
+        raise DPValueError(f"{name} must be a pair (lower, upper), got {len(bounds)} values")
+    lower = _real(bounds[0], f"{name}[0] (lower)")
+    upper = _real(bounds[1], f"{name}[1] (upper)")
+    if not lower < upper:
+        raise DPValueError(
+            f"{name} must satisfy lower < upper, got ({lower:g}, {upper:g}); pandas would "
+            "silently swap reversed bounds, pandas-dp refuses them"
+        )
+    if max(abs(lower), abs(upper)) > MAX_BOUND or upper - lower < MIN_SPAN:
+        raise DPValueError(
+            f"{name} ({lower:g}, {upper:g}) must lie within ±1e150 and span ≥ 1e-150"
+        )
+    return lower, upper
+
+
+def parse_fill(fillna: Any, lower: float, upper: float) -> float | None:
+    """Validate a public imputation value for missing entries (``None``: skip them)."""
+    if fillna is None:
+        return None
+    value = _real(fillna, "fillna")
+    return min(max(value, lower), upper)
+
+
+def check_column(engine: Engine, data: object, column: Hashable) -> Hashable:
+    """Check that ``column`` exists once in ``data`` and holds numbers or bools.
+
+    Only the dtype is inspected, never the values: an ``object`` column is refused even if
+    every value in it happens to be a number.
+    """
+    columns = engine.columns(data)
+    if not isinstance(column, Hashable) or column not in columns:
+        shown = ", ".join(repr(c) for c in list(columns)[:20])
+        raise DPKeyError(f"column {column!r} not found; the columns are: {shown}")
+    if int(np.count_nonzero(columns == column)) > 1:
+        raise DPValueError(f"column label {column!r} appears more than once; rename the copies")
+    dtype = dict(engine.dtypes(data).items())[column]
+    if not is_summable(dtype):
+        raise DPTypeError(
+            f"column {column!r} has dtype {dtype}; counts of rows work on any column, but "
+            "sums and means need int, float or bool. Convert it first (for example "
+            "pd.to_numeric on a copy) if the values are numbers stored as text."
+        )
+    return column
+
+
+def is_summable(dtype: Any) -> bool:
+    """Whether a column of ``dtype`` can be clipped and summed (ints, floats, bools)."""
+    if isinstance(dtype, pd.CategoricalDtype):
+        return False
+    if ptypes.is_bool_dtype(dtype):
+        return True
+    return bool(ptypes.is_numeric_dtype(dtype)) and not ptypes.is_complex_dtype(dtype)

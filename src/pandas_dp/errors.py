@@ -1,0 +1,60 @@
+"""Exceptions and warnings raised by pandas-dp.
+
+Every exception derives from :class:`DPError` *and* from the standard-library exception a
+pandas user already catches for the same kind of mistake::
+
+    DPError (Exception)
+    ├── DPValueError (ValueError)          bad ε, δ, bounds, keys or other argument values
+    ├── DPTypeError (TypeError)            a column whose dtype cannot be aggregated
+    ├── DPKeyError (KeyError)              a column that does not exist
+    ├── BudgetExceededError (RuntimeError) the release would overspend the session's budget
+    └── NotProtectedError (RuntimeError)   the frame has no usable session
+        └── DuplicatedRowsError            rows may have been duplicated since protect()
+
+    PrivacyLeakWarning (UserWarning)       something weakens the privacy guarantee (e.g. a seed)
+
+Messages name what failed, the offending *public* value (an argument, a column name) and the
+fix. They never contain a cell value, a group key found only in the data, or a row count:
+an error message is a release too.
+"""
+
+from __future__ import annotations
+
+
+class DPError(Exception):
+    """Base class of every pandas-dp error."""
+
+
+class DPValueError(DPError, ValueError):
+    """An argument has a value pandas-dp cannot use (ε, δ, bounds, keys, ...)."""
+
+
+class DPTypeError(DPError, TypeError):
+    """An argument or a column has a type pandas-dp cannot use."""
+
+
+class DPKeyError(DPError, KeyError):
+    """A column named in a query does not exist."""
+
+    def __str__(self) -> str:  # KeyError would show the message in quotes
+        return str(self.args[0]) if self.args else ""
+
+
+class BudgetExceededError(DPError, RuntimeError):
+    """The release would spend more than the session has left. Nothing was charged."""
+
+
+class NotProtectedError(DPError, RuntimeError):
+    """The object carries no live pandas-dp session, so nothing can be released from it."""
+
+
+class DuplicatedRowsError(NotProtectedError):
+    """The frame's rows may have been duplicated since it was protected.
+
+    With one row per person, a duplicated row would let one person count twice. Raised when
+    the index is not unique, holds labels the protected frame did not have, or is longer.
+    """
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Something in use weakens or voids the differential-privacy guarantee."""

@@ -1,0 +1,81 @@
+"""Helpers for testing code that uses pandas-dp (and for pandas-dp's own tests).
+
+:func:`capture_noise` replaces a session's noise with a recorder, so a test can assert the
+exact aggregate a release computed, the mechanism and scale it would have used, and the
+charge it recorded, without any randomness. It voids the privacy guarantee of that session
+while active, so it emits :class:`~pandas_dp.PrivacyLeakWarning`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.attach import session_of
+from pandas_dp.api.session import Session
+from pandas_dp.errors import PrivacyLeakWarning
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.mechanisms.random import I64
+
+
+@dataclass(frozen=True)
+class NoiseCall:
+    """One request for noise: the mechanism (with its scale) and how many variates."""
+
+    mechanism: DiscreteLaplace
+    size: int
+
+
+@contextmanager
+def capture_noise(
+    target: pd.DataFrame | pd.Series | Session, value: int = 0
+) -> Iterator[list[NoiseCall]]:
+    """Replace the session's noise by the constant ``value`` and record every request.
+
+    Parameters
+    ----------
+    target : DataFrame, Series or Session
+        A protected object, or its session.
+    value : int, default 0
+        The "noise" returned for every variate, in lattice units.
+
+    Yields
+    ------
+    list of NoiseCall
+        Filled in as releases draw noise.
+
+    Examples
+    --------
+    >>> import warnings, pandas as pd, pandas_dp
+    >>> from pandas_dp.testing import capture_noise
+    >>> priv = pd.DataFrame({"x": [1, 2, 3]}).dp.protect(epsilon=1.0)
+    >>> with warnings.catch_warnings():
+    ...     warnings.simplefilter("ignore", pandas_dp.PrivacyLeakWarning)
+    ...     with capture_noise(priv) as calls:
+    ...         n = priv.dp.count(epsilon=0.5)
+    >>> n, calls[0].mechanism.scale
+    (3, Fraction(2, 1))
+    """
+    session = target if isinstance(target, Session) else session_of(target)
+    warnings.warn(
+        "capture_noise replaces a session's noise; releases made meanwhile are not private",
+        PrivacyLeakWarning,
+        stacklevel=3,
+    )
+    calls: list[NoiseCall] = []
+
+    def fake(mechanism: DiscreteLaplace, n: int) -> I64:
+        calls.append(NoiseCall(mechanism, n))
+        return np.full(n, value, dtype=np.int64)
+
+    original = session._sampler
+    session._sampler = fake
+    try:
+        yield calls
+    finally:
+        session._sampler = original

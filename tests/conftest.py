@@ -1,0 +1,57 @@
+"""Shared fixtures. Tests run with warnings as errors (pyproject.toml); the two sanctioned
+privacy hazards of testing, seeds and captured noise, go through these fixtures, which assert
+the PrivacyLeakWarning they must raise."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from importlib import resources
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp.testing import NoiseCall, capture_noise
+
+
+@pytest.fixture(scope="session")
+def census_data() -> pd.DataFrame:
+    """The bundled 1,000-person census extract (read once; copy before mutating)."""
+    with resources.files("pandas_dp.data").joinpath("pums_california_1000.csv").open() as f:
+        return pd.read_csv(f)
+
+
+@pytest.fixture
+def census(census_data: pd.DataFrame) -> pd.DataFrame:
+    """A fresh copy of the census extract, unprotected."""
+    return census_data.copy()
+
+
+@pytest.fixture
+def protect_seeded() -> Callable[..., Any]:
+    """``protect_seeded(obj, seed=0, **kwargs)``: protect with a test seed, asserting the warning."""
+
+    def protect(obj: Any, seed: int = 0, **kwargs: Any) -> Any:
+        with pytest.warns(pandas_dp.PrivacyLeakWarning, match="seeded rng"):
+            return obj.dp.protect(rng=seed, **kwargs)
+
+    return protect
+
+
+@pytest.fixture
+def noise() -> Callable[..., AbstractContextManager[list[NoiseCall]]]:
+    """``with noise(priv, value=0) as calls:`` replaces noise by ``value`` and records calls."""
+
+    @contextmanager
+    def capture(target: Any, value: int = 0) -> Iterator[list[NoiseCall]]:
+        with pytest.warns(pandas_dp.PrivacyLeakWarning, match="capture_noise"):
+            manager = capture_noise(target, value)
+            calls = manager.__enter__()
+        try:
+            yield calls
+        finally:
+            manager.__exit__(None, None, None)
+
+    return capture
