@@ -94,10 +94,14 @@ MEAN_NOTE = (
 
 
 def mean_parts(
-    column: Hashable, bounds: tuple[float, float], epsilon: Fraction, fill: float | None
+    column: Hashable,
+    bounds: tuple[float, float],
+    epsilon: Fraction,
+    fill: float | None,
+    share: Fraction = MEAN_SUM_SHARE,
 ) -> tuple[Part, Part]:
     """The centred sum and the count a mean is computed from, with ε split between them."""
-    eps_sum = epsilon * MEAN_SUM_SHARE
+    eps_sum = epsilon * share
     total_part = sum_part(column, bounds, eps_sum, centered=True, fill=fill, label="sum")
     count_of = None if fill is not None else column  # imputed values count like any other
     return total_part, count_part(epsilon - eps_sum, column=count_of)

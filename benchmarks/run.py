@@ -1,0 +1,51 @@
+"""Run every benchmark and print one markdown report: ``python benchmarks/run.py``.
+
+``--quick`` shrinks the data tenfold (a smoke run); ``--out FILE`` also writes the report.
+Every ratio compares pandas-dp with plain pandas (or numpy, or an installed peer) measured
+in the same run on the same machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import numpy as np
+import pandas as pd
+
+import bench_mean
+import bench_queries
+import bench_sampler
+
+
+def main() -> None:
+    """Run the suite and print (and optionally save) the report."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="ten times less data")
+    parser.add_argument("--out", type=Path, help="also write the report to this file")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    header = (
+        f"# pandas-dp benchmarks\n\npython {platform.python_version()}, pandas {pd.__version__}, "
+        f"numpy {np.__version__}, {os.cpu_count()} CPUs, {platform.machine()}"
+    )
+    sections = [
+        header,
+        bench_sampler.run(bench_sampler.DRAWS // scale),
+        bench_queries.run(bench_queries.ROWS // scale),
+        bench_mean.run(bench_mean.TRIALS // scale)[0],
+    ]
+    report = "\n\n".join(sections) + "\n"
+    print(report)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(report)
+
+
+if __name__ == "__main__":
+    main()
