@@ -31,7 +31,7 @@ def census(census_data: pd.DataFrame) -> pd.DataFrame:
 
 @pytest.fixture
 def protect_seeded() -> Callable[..., Any]:
-    """``protect_seeded(obj, seed=0, **kwargs)``: protect with a test seed, asserting the warning."""
+    """``protect_seeded(obj, seed=0, **kwargs)``: protect with a seed, asserting the warning."""
 
     def protect(obj: Any, seed: int = 0, **kwargs: Any) -> Any:
         with pytest.warns(pandas_dp.PrivacyLeakWarning, match="seeded rng"):
@@ -46,8 +46,8 @@ def noise() -> Callable[..., AbstractContextManager[list[NoiseCall]]]:
 
     @contextmanager
     def capture(target: Any, value: int = 0) -> Iterator[list[NoiseCall]]:
+        manager = capture_noise(target, value)
         with pytest.warns(pandas_dp.PrivacyLeakWarning, match="capture_noise"):
-            manager = capture_noise(target, value)
             calls = manager.__enter__()
         try:
             yield calls

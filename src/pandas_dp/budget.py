@@ -19,6 +19,9 @@ from pandas_dp.errors import DPTypeError, DPValueError
 #: Smallest ε accepted anywhere: a smaller ε would need noise beyond the samplers' range and
 #: is of no practical use.
 MIN_EPSILON = Fraction(1, 10**9)
+#: Largest ε accepted anywhere: far beyond any meaningful guarantee, and it keeps every noise
+#: computation inside float range.
+MAX_EPSILON = Fraction(10**6)
 
 _FIX = "pass a plain positive number such as 0.1"
 
@@ -55,8 +58,9 @@ def exact(value: Any, name: str) -> Fraction:
 def parse_epsilon(value: Any, name: str = "epsilon") -> Fraction:
     """Validate an ε: a finite real number of at least :data:`MIN_EPSILON`."""
     eps = exact(value, name)
-    if eps < MIN_EPSILON:
-        raise DPValueError(f"{name} must be at least 1e-9, got {float(eps)}; {_FIX}")
+    if not MIN_EPSILON <= eps <= MAX_EPSILON:
+        shown = f"{float(eps):g}" if eps < 10**300 else "a number beyond 1e300"
+        raise DPValueError(f"{name} must lie in [1e-9, 1e6], got {shown}; {_FIX}")
     return eps
 
 

@@ -95,8 +95,10 @@ class DataFrameDPAccessor(_Accessor):
         Raises
         ------
         DPValueError
-            For an invalid budget, a frame that is already protected, or an index with
+            For an out-of-range budget, a frame that is already protected, or an index with
             repeated labels.
+        DPTypeError
+            For a budget that is not a real number (bools and strings included).
 
         Notes
         -----

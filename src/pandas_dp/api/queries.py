@@ -15,7 +15,8 @@ from pandas_dp.api.validation import check_column, parse_bounds, parse_fill
 from pandas_dp.budget import parse_epsilon
 
 #: Share of a mean's ε given to its centred sum; the rest pays for its count. Chosen by the
-#: measured comparison in ``benchmarks/bench_mean.py`` (see docs: "Means").
+#: measured comparison in ``benchmarks/bench_mean.py`` (1/2 and 2/3 tie on average; 1/2 is
+#: better when the mean lies far from the midpoint of the bounds).
 MEAN_SUM_SHARE = Fraction(1, 2)
 
 

@@ -41,6 +41,12 @@ class RowGuard:
             raise DuplicatedRowsError(
                 f"this frame has more rows than the frame that was protected. {_FIX}"
             )
+        if list(index.names) != list(recorded.names):
+            raise DuplicatedRowsError(
+                "this frame's index is not the protected frame's index (its name changed, as "
+                "after set_index, groupby().sum(), pivot_table or stack): its rows are no longer "
+                f"one per person. {_FIX}"
+            )
         if len(index) == len(recorded) and index.equals(recorded):
             return
         try:

@@ -50,8 +50,10 @@ def parse_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
     """
     if bounds is None:
         raise DPValueError(f"{name} are required; {_BOUNDS_FIX}")
-    if isinstance(bounds, str | bytes | dict) or not hasattr(bounds, "__len__"):
-        raise DPTypeError(f"{name} must be a pair (lower, upper), got {type(bounds).__name__}")
+    if not isinstance(bounds, tuple | list | np.ndarray | pd.Series):
+        raise DPTypeError(
+            f"{name} must be a pair (lower, upper) as a tuple or list, got {type(bounds).__name__}"
+        )
     if len(bounds) != 2:
         raise DPValueError(f"{name} must be a pair (lower, upper), got {len(bounds)} values")
     lower = _real(bounds[0], f"{name}[0] (lower)")
@@ -61,9 +63,11 @@ def parse_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
             f"{name} must satisfy lower < upper, got ({lower:g}, {upper:g}); pandas would "
             "silently swap reversed bounds, pandas-dp refuses them"
         )
-    if max(abs(lower), abs(upper)) > MAX_BOUND or upper - lower < MIN_SPAN:
+    magnitude = max(abs(lower), abs(upper))
+    if magnitude > MAX_BOUND or upper - lower < max(MIN_SPAN, math.ldexp(magnitude, -50)):
         raise DPValueError(
-            f"{name} ({lower:g}, {upper:g}) must lie within ±1e150 and span ≥ 1e-150"
+            f"{name} ({lower:g}, {upper:g}) must lie within ±1e150 and be at least 1e-150 and "
+            "2**-50 of their magnitude apart"
         )
     return lower, upper
 
@@ -83,10 +87,16 @@ def check_column(engine: Engine, data: object, column: Hashable) -> Hashable:
     every value in it happens to be a number.
     """
     columns = engine.columns(data)
-    if not isinstance(column, Hashable) or column not in columns:
-        shown = ", ".join(repr(c) for c in list(columns)[:20])
-        raise DPKeyError(f"column {column!r} not found; the columns are: {shown}")
-    if int(np.count_nonzero(columns == column)) > 1:
+    # Column labels are not listed in the message: after pivot_table or T they can be values.
+    if isinstance(columns, pd.MultiIndex) and not isinstance(column, tuple):
+        raise DPKeyError(
+            f"column {column!r} not found: the columns have {columns.nlevels} levels, so name "
+            "a column by its full tuple label"
+        )
+    matches = [label for label in columns if _same_label(label, column)]
+    if not matches:
+        raise DPKeyError(f"column {column!r} not found in this frame")
+    if len(matches) > 1:
         raise DPValueError(f"column label {column!r} appears more than once; rename the copies")
     dtype = dict(engine.dtypes(data).items())[column]
     if not is_summable(dtype):
@@ -96,6 +106,13 @@ def check_column(engine: Engine, data: object, column: Hashable) -> Hashable:
             "pd.to_numeric on a copy) if the values are numbers stored as text."
         )
     return column
+
+
+def _same_label(label: Any, column: Any) -> bool:
+    try:
+        return bool(label == column)
+    except (TypeError, ValueError):
+        return False
 
 
 def is_summable(dtype: Any) -> bool:

@@ -3,7 +3,7 @@
 Everything is computed with integers: values are rounded onto the query's lattice row by row
 (see :class:`~pandas_dp.engines.plan.ClippedSum`) and summed exactly, so the result depends
 neither on row order nor on float rounding, and cannot overflow (a row contributes at most
-``2**31`` units; sums are split when a frame could hold ``2**32`` rows or more).
+``2**37`` units; sums over ``2**26`` rows or more are accumulated in Python integers).
 Grouping maps every row to the position of its key among the *public* keys with one
 vectorised lookup and aggregates with ``numpy.bincount``: no Python loop over groups.
 """
@@ -21,10 +21,10 @@ from pandas_dp.engines.plan import Aggregate, ClippedSum, Grouping, Measure, Non
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
-#: int64 sums of values bounded by 2**31 are exact for fewer rows than this.
-_SAFE_ROWS = 1 << 32
-#: Split lattice values into 16-bit halves so float64 bincount sums stay exact (< 2**53).
+#: Split lattice values at bit 16 so that float64 bincount sums stay exact (< 2**53).
 _HALF_BITS = 16
+#: Sums of lattice values fit int64 for fewer rows than this (mirrors the lattice's limit).
+INT64_EXACT_ROWS = 1 << 26
 
 
 def numeric_values(column: pd.Series) -> F64:
@@ -35,44 +35,54 @@ def numeric_values(column: pd.Series) -> F64:
 
 
 def lattice_values(values: F64, measure: ClippedSum) -> I64:
-    """Round clipped values onto the lattice: ``rint(clip(x / g)) - offset`` as int64."""
-    scaled = values * math.ldexp(1.0, -measure.exponent)  # exact: a power-of-two scaling
-    np.clip(scaled, measure.lower, measure.upper, out=scaled)  # ±inf land on the bounds
-    np.rint(scaled, out=scaled)
-    missing = np.isnan(scaled)
-    if missing.any():
-        if measure.fill is None:
-            scaled[missing] = measure.offset
-        else:
-            filled = math.ldexp(measure.fill, -measure.exponent)
-            scaled[missing] = round(min(max(filled, measure.lower), measure.upper))
-    units = scaled.astype(np.int64)
+    """Round clipped values onto the lattice: ``rint(clip(x, L, U) / g) - offset`` as int64.
+
+    Clipping happens in the column's units first (±inf land on the bounds, and no huge
+    value can overflow when scaled); scaling by ``2**-exponent`` is then exact.
+    """
+    lower = math.ldexp(measure.lower, measure.exponent)  # exact: see Lattice
+    upper = math.ldexp(measure.upper, measure.exponent)
+    with np.errstate(all="ignore"):  # nothing data-dependent may surface as a warning
+        scaled = np.clip(values, lower, upper)
+        scaled *= math.ldexp(1.0, -measure.exponent)
+        np.rint(scaled, out=scaled)
+        missing = np.isnan(scaled)
+        if missing.any():
+            if measure.fill is None:
+                scaled[missing] = measure.offset
+            else:
+                filled = min(max(measure.fill, lower), upper)
+                scaled[missing] = round(math.ldexp(filled, -measure.exponent))
+        units = scaled.astype(np.int64)
     if measure.offset:
         units -= measure.offset
     return units
 
 
 def _exact_total(units: I64) -> int:
-    step = _SAFE_ROWS // 2
+    """Exact sum of lattice values (each at most ``2**37`` in magnitude)."""
+    step = INT64_EXACT_ROWS - 1
     return sum(int(units[i : i + step].sum()) for i in range(0, max(units.size, 1), step))
 
 
 def _grouped_total(bins: I64, units: I64, groups: int) -> Aggregate:
-    """Exact per-group sums of int64 ``units`` via two float64 bincounts of 16-bit halves.
+    """Exact per-group sums of int64 ``units`` via two float64 bincounts.
 
-    ``bins`` is the group code plus one (bin 0 collects dropped rows). Each half is below
-    ``2**16`` in magnitude, so the float sums are exact for fewer than ``2**37`` rows.
+    ``bins`` is the group code plus one (bin 0 collects dropped rows). The high part
+    (``units >> 16``, at most ``2**21``) and the low 16 bits sum exactly in float64 for
+    fewer than ``2**32`` rows; recombined totals fit int64 below ``INT64_EXACT_ROWS`` rows
+    and are Python integers above.
     """
+    if units.size >= 1 << 32:
+        raise ValueError("a pandas frame of 2**32 rows or more is beyond the exact engine")
     high = (units >> _HALF_BITS).astype(np.float64)  # arithmetic shift: floor division
     low = (units & ((1 << _HALF_BITS) - 1)).astype(np.float64)
     high_sum = np.bincount(bins, weights=high, minlength=groups + 1)[1:].astype(np.int64)
     low_sum = np.bincount(bins, weights=low, minlength=groups + 1)[1:].astype(np.int64)
-    if units.size < _SAFE_ROWS:
+    if units.size < INT64_EXACT_ROWS:
         return high_sum * (1 << _HALF_BITS) + low_sum
-    return np.array(
-        [int(h) * (1 << _HALF_BITS) + int(lo) for h, lo in zip(high_sum, low_sum, strict=True)],
-        dtype=object,
-    )
+    pairs = zip(high_sum.tolist(), low_sum.tolist(), strict=True)
+    return np.array([h * (1 << _HALF_BITS) + lo for h, lo in pairs], dtype=object)
 
 
 def group_codes(frame: pd.DataFrame, grouping: Grouping) -> I64:

@@ -34,7 +34,8 @@ class ClippedSum:
 
     Each value ``x`` contributes ``rint(clip(x * 2**-exponent, lower, upper)) - offset``
     (an integer). Missing values contribute 0, or ``fill`` (a public value in the column's
-    units, clipped like any other) when it is given.
+    units, clipped like any other) when it is given. Callers guarantee that a row contributes
+    at most ``2**37`` units in magnitude, which the engines' exact summation relies on.
     """
 
     column: Hashable

@@ -25,8 +25,9 @@ def sampler_terms(scale: Fraction) -> tuple[int, int]:
     """Return integers ``(t, s)`` with ``t / s >= scale`` that the exact sampler accepts.
 
     The scale is used exactly when its numerator and denominator fit in ``2**52``;
-    otherwise it is rounded *up* to the next multiple of a power of two ``2**-m`` that fits.
-    More noise than calibrated never weakens the privacy guarantee.
+    otherwise it is rounded *up* to the next multiple of ``2**-m``, with ``m`` the largest
+    exponent (at most 51) that keeps ``t <= 2**51``. More noise than calibrated never weakens
+    the privacy guarantee.
     """
     if scale <= 0:
         raise ValueError(f"noise scale must be positive, got {scale}")
@@ -79,30 +80,40 @@ class DiscreteLaplace:
 
     def sample(self, n: int, source: RandomSource) -> I64:
         """Draw ``n`` independent variates (at least :data:`MIN_BATCH` are drawn)."""
+        if n < 0:
+            raise ValueError(f"cannot draw a negative number of variates ({n})")
         t, s = sampler_terms(self.scale)
         return discrete_laplace(source, t, s, max(n, MIN_BATCH))[:n]
 
-    def _ratio(self) -> float:
-        return math.exp(-1.0 / float(self.effective_scale))
+    def _inverse_scale(self) -> float:
+        return 1.0 / float(self.effective_scale)
 
     def variance(self) -> float:
-        """Exact variance ``2q / (1 - q)**2`` with ``q = exp(-1/b)``."""
-        q = self._ratio()
-        return 2.0 * q / (1.0 - q) ** 2
+        """Exact variance ``2q / (1 - q)**2`` with ``q = exp(-1/b)``.
+
+        Computed as ``2q / expm1(-1/b)**2`` so that large scales lose no precision.
+        """
+        a = self._inverse_scale()
+        return 2.0 * math.exp(-a) / math.expm1(-a) ** 2
 
     def tail(self, k: int) -> float:
         """``P(|Z| >= k)`` for an integer ``k``: ``2 q**k / (1 + q)`` when ``k >= 1``."""
         if k <= 0:
             return 1.0
-        q = self._ratio()
-        return 2.0 * q**k / (1.0 + q)
+        a = self._inverse_scale()
+        return 2.0 * math.exp(-k * a) / (1.0 + math.exp(-a))
 
     def quantile_halfwidth(self, alpha: float) -> int:
-        """Smallest integer ``k`` with ``P(|Z| > k) <= alpha``, from the exact tail."""
+        """Smallest integer ``k`` with ``P(|Z| > k) <= alpha``, from the exact tail.
+
+        ``P(|Z| > k) = 2 exp(-(k+1)/b) / (1 + q)``, so ``k = ceil(b log(2 / (α (1+q)))) - 1``;
+        the float estimate is then corrected by evaluating the tail itself.
+        """
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-        q = self._ratio()
-        k = max(0, math.ceil(math.log(alpha * (1.0 + q) / 2.0) / math.log(q)) - 1)
+        a = self._inverse_scale()
+        estimate = math.log(2.0 / (alpha * (1.0 + math.exp(-a)))) / a
+        k = max(0, math.ceil(estimate) - 1)
         while k > 0 and self.tail(k) <= alpha:  # guard the float estimate from above ...
             k -= 1
         while self.tail(k + 1) > alpha:  # ... and from below

@@ -10,7 +10,9 @@ on the lattice ``g·Z``, whatever the data.
 Rounding each row to the lattice (rather than rounding the total) has two benefits: the
 integer sum is exact and independent of row order (no float re-ordering attack, Casacuberta
 et al. 2022), and the sensitivity is read off exactly from the rounded bounds, so nothing
-needs to be inflated by a rounding margin.
+needs to be inflated by a rounding margin. The price is a rounding error of at most ``g/2``
+per row, which the lattice makes tiny (see :func:`sum_lattice`) and confidence intervals
+include.
 """
 
 from __future__ import annotations
@@ -20,22 +22,23 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 #: The granularity is chosen so that a row contributes about ``2**ROW_BITS`` lattice units.
-ROW_BITS = 30
-#: Hard cap on a row's contribution (rounding may add a unit or two to ``2**ROW_BITS``): an
-#: int64 sum over fewer than ``MAX_EXACT_ROWS`` rows can then never overflow.
+ROW_BITS = 36
+#: Hard cap on a row's contribution (rounding may add a unit or two to ``2**ROW_BITS``).
 MAX_ROW_UNITS = 1 << (ROW_BITS + 1)
-MAX_EXACT_ROWS = 1 << 32
-#: Uncentred lattice values stay below ``2**61`` so that they fit int64 before centring.
-_RAW_BITS = 61
+#: Uncentred lattice values are at most ``2**RAW_BITS`` so that they fit int64 before centring.
+RAW_BITS = 61
+#: Confidence intervals of sums allow for per-row rounding of up to this many rows.
+ROUNDING_ROWS = 1 << 32
 
 
 @dataclass(frozen=True)
 class Lattice:
     """How one column's values become integers.
 
-    Each value ``x`` becomes ``q = rint(clip(x, lower, upper) / g) - offset`` with
+    Each value ``x`` becomes ``q = rint(clip(x, L, U) / g) - offset`` with
     ``g = 2**exponent``; :attr:`lower` and :attr:`upper` are the clipping bounds already
-    expressed in lattice units (``rint(L / g)`` and ``rint(U / g)``).
+    expressed in lattice units (``rint(L / g)`` and ``rint(U / g)``; both are exact, since
+    ``L / g`` only shifts the binary exponent of ``L``).
 
     Attributes
     ----------
@@ -53,10 +56,10 @@ class Lattice:
     offset: int = 0
 
     def __post_init__(self) -> None:
-        if self.lower > self.upper:
-            raise ValueError(f"lattice bounds out of order: {self.lower} > {self.upper}")
-        if self.sensitivity > MAX_ROW_UNITS:
-            raise ValueError(f"rows may contribute {self.sensitivity} > 2**31 lattice units")
+        if not self.lower < self.upper:
+            raise ValueError(f"lattice bounds need lower < upper: {self.lower}, {self.upper}")
+        if self.sensitivity > MAX_ROW_UNITS or max(-self.lower, self.upper) > 1 << RAW_BITS:
+            raise ValueError(f"lattice values out of range: {self}")
 
     @property
     def granularity(self) -> float:
@@ -72,6 +75,10 @@ class Lattice:
         """Convert an integer number of lattice units to a real value (correctly rounded)."""
         return math.ldexp(float(units), self.exponent)
 
+    def rounding_allowance(self, rows: int = ROUNDING_ROWS) -> float:
+        """Worst total rounding error of ``rows`` rows, ``rows * g / 2``, in real units."""
+        return math.ldexp(float(rows), self.exponent - 1)
+
 
 def sum_lattice(lower: float, upper: float, epsilon: Fraction, *, centered: bool) -> Lattice:
     """Choose the lattice for a clipped sum from public parameters only.
@@ -79,7 +86,8 @@ def sum_lattice(lower: float, upper: float, epsilon: Fraction, *, centered: bool
     Parameters
     ----------
     lower, upper : float
-        Validated clipping bounds, ``lower < upper``.
+        Validated clipping bounds, ``lower < upper`` and ``upper - lower`` at least
+        ``2**-50 max(|lower|, |upper|)``.
     epsilon : Fraction
         The ε the sum will be released with.
     centered : bool
@@ -92,32 +100,36 @@ def sum_lattice(lower: float, upper: float, epsilon: Fraction, *, centered: bool
     Notes
     -----
     With ``Δ`` the largest (centred) contribution of one row and ``b = Δ/ε`` the Laplace
-    scale, the granularity is the smallest power of two ``g`` with
-    ``g >= max(Δ, b) / 2**30``: a row's rounding error is at most ``g/2``, i.e. at most
-    ``2**-31`` of the noise scale when ε <= 1, and the sensitivity in lattice units is about
-    ``2**30`` (never above ``2**31``). ``g`` also keeps ``max(|L|, |U|) / g`` below
-    ``2**61`` so that uncentred values fit int64.
+    scale, the granularity ``g`` is the smallest power of two with
+    ``g >= max(Δ, b) / 2**36`` (so a row's rounding error ``g/2`` is below
+    ``2**-36 max(Δ, b)``, and ``2**32`` rows together stay below ``max(Δ, b) / 16``), and
+    with ``g >= max(|L|, |U|) / 2**61`` so that uncentred values fit int64. When ε is so
+    small that this ``g`` would exceed a quarter of ``upper - lower``, ``g`` is capped there
+    instead (the noise then dwarfs any rounding), so the bounds always stay apart.
     """
-    middle = (lower + upper) / 2.0 if centered else 0.0
-    reach = max(abs(lower - middle), abs(upper - middle))
-    scale = reach / float(epsilon)
-    magnitude = max(abs(lower), abs(upper))
-    target = max(
-        math.ldexp(reach, -ROW_BITS),
-        math.ldexp(scale, -ROW_BITS),
-        math.ldexp(magnitude, -_RAW_BITS),
-    )
-    exponent = _ceil_log2(target)
-    q_lower = round(math.ldexp(lower, -exponent))
-    q_upper = round(math.ldexp(upper, -exponent))
+    low, high = Fraction(lower), Fraction(upper)  # exact: every float is a dyadic rational
+    reach = (high - low) / 2 if centered else max(abs(low), abs(high))
+    magnitude = max(abs(low), abs(high))
+    exponent = _ceil_log2(max(reach, reach / epsilon) / 2**ROW_BITS)
+    exponent = min(exponent, _floor_log2((high - low) / 4))
+    exponent = max(exponent, _ceil_log2(magnitude / 2**RAW_BITS))
+    step = Fraction(2) ** exponent
+    q_lower, q_upper = round(low / step), round(high / step)  # half to even, like numpy's rint
     offset = (q_lower + q_upper) // 2 if centered else 0
-    lattice = Lattice(exponent, q_lower, q_upper, offset)
-    if lattice.sensitivity == 0:
-        raise ValueError(f"bounds ({lower}, {upper}) are too close to hold two lattice points")
-    return lattice
+    return Lattice(exponent, q_lower, q_upper, offset)
 
 
-def _ceil_log2(x: float) -> int:
-    """Smallest integer ``k`` with ``2**k >= x`` for a positive finite float ``x``."""
-    mantissa, exponent = math.frexp(x)  # x = mantissa * 2**exponent, 0.5 <= mantissa < 1
-    return exponent - 1 if mantissa == 0.5 else exponent
+def _ceil_log2(x: Fraction) -> int:
+    """Smallest integer ``k`` with ``2**k >= x`` for a positive rational ``x``."""
+    k = x.numerator.bit_length() - x.denominator.bit_length()
+    while Fraction(2) ** k < x:
+        k += 1
+    while Fraction(2) ** (k - 1) >= x:
+        k -= 1
+    return k
+
+
+def _floor_log2(x: Fraction) -> int:
+    """Largest integer ``k`` with ``2**k <= x`` for a positive rational ``x``."""
+    k = _ceil_log2(x)
+    return k if Fraction(2) ** k == x else k - 1

@@ -65,13 +65,15 @@ _WORD_TYPES = ((8, np.uint8), (16, np.uint16), (32, np.uint32), (64, np.uint64))
 
 def uniform_words(source: RandomSource, bits: int, n: int) -> I64:
     """Draw ``n`` uniform integers of ``bits`` bits (``1 <= bits <= 62``) as int64."""
+    if not 1 <= bits <= 62:
+        raise ValueError(f"between 1 and 62 bits per word, got {bits}")
     for width, dtype in _WORD_TYPES:
         if bits <= width:
             raw: npt.NDArray[np.unsignedinteger] = source.randbytes(n * width // 8).view(dtype)
             if bits < width:
                 raw = np.bitwise_and(raw, (1 << bits) - 1, dtype=dtype)
             return raw.astype(np.int64)
-    raise ValueError(f"at most 62 bits per word, got {bits}")
+    raise AssertionError("unreachable: 62 bits fit in a 64-bit word")
 
 
 def uniform_below(source: RandomSource, modulus: int, n: int) -> I64:

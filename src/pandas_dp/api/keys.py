@@ -1,0 +1,140 @@
+"""Public group keys: parse what the user passed into an Index, and refuse what cannot work.
+
+Keys are public input. They are never read from the data, and never from a Categorical's
+categories (those are data-derived). Everything here runs before any data is touched.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pandas.api import types as ptypes
+
+from pandas_dp.errors import DPTypeError, DPValueError
+
+
+def parse_by(by: Any) -> tuple[Hashable, ...]:
+    """Normalise ``by`` (a label or a list of labels) to a non-empty tuple of labels."""
+    labels = list(by) if isinstance(by, list | tuple) else [by]
+    if not labels:
+        raise DPValueError("by must name at least one column")
+    for label in labels:
+        if isinstance(label, pd.Series | np.ndarray | list | dict) or not isinstance(
+            label, Hashable
+        ):
+            raise DPTypeError(f"by must be column labels, got {type(label).__name__}")
+    if len(set(labels)) != len(labels):
+        raise DPValueError(f"by lists a column twice: {labels}")
+    return tuple(labels)
+
+
+def parse_keys(by: tuple[Hashable, ...], keys: Any) -> pd.Index | None:
+    """Turn the user's ``keys`` into an Index (one level per ``by`` column), or None.
+
+    Accepted forms: for one column, any list-like of values (or ``{column: values}``); for
+    several columns, ``{column: values}`` (their cross product, first column outermost), a
+    list of tuples, or a ``pd.MultiIndex``.
+
+    Raises
+    ------
+    DPValueError
+        If keys are empty, repeated, missing (NaN/None), or do not match ``by``.
+    DPTypeError
+        If keys are a single string or scalar, or unhashable.
+    """
+    if keys is None:
+        return None
+    if isinstance(keys, Mapping):
+        index = _from_mapping(by, keys)
+    elif len(by) == 1:
+        index = pd.Index(_values(keys, by[0]), name=by[0], tupleize_cols=False)
+    elif isinstance(keys, pd.MultiIndex):
+        index = keys.set_names(list(by))
+    else:
+        tuples = _values(keys, "keys")
+        for key in tuples:
+            if not isinstance(key, tuple) or len(key) != len(by):
+                raise DPValueError(
+                    f"with by={list(by)}, keys must be {len(by)}-tuples, a dict of "
+                    f"{{column: values}} or a pd.MultiIndex; got an entry {key!r}"
+                )
+        index = pd.MultiIndex.from_tuples(tuples, names=list(by))
+    _check_index(index, by)
+    return index
+
+
+def _values(keys: Any, what: Hashable) -> list[Any]:
+    if isinstance(keys, str | bytes) or not _is_list_like(keys):
+        raise DPTypeError(
+            f"keys for {what!r} must be a list of values, got {type(keys).__name__} "
+            f"(write keys=[{keys!r}] for a single key)"
+        )
+    values = list(keys)
+    for value in values:
+        if not isinstance(value, Hashable):
+            raise DPTypeError(f"keys must be hashable, got a {type(value).__name__}")
+    return values
+
+
+def _is_list_like(value: Any) -> bool:
+    return bool(ptypes.is_list_like(value)) and not isinstance(value, Mapping)
+
+
+def _from_mapping(by: tuple[Hashable, ...], keys: Mapping[Any, Any]) -> pd.Index:
+    if set(keys) != set(by):
+        raise DPValueError(
+            f"keys has entries for {sorted(map(str, keys))} but by is {list(map(str, by))}; "
+            "give one list of values per group-by column"
+        )
+    levels = [_values(keys[column], column) for column in by]
+    if len(by) == 1:
+        single: pd.Index = pd.Index(levels[0], name=by[0], tupleize_cols=False)
+        return single
+    return pd.MultiIndex.from_product(levels, names=list(by))
+
+
+def _check_index(index: pd.Index, by: tuple[Hashable, ...]) -> None:
+    if len(index) == 0:
+        raise DPValueError("keys is empty; pass at least one key")
+    if index.nlevels != len(by):
+        raise DPValueError(f"keys have {index.nlevels} levels but by has {len(by)} columns")
+    missing = (
+        index.isna()
+        if index.nlevels == 1
+        else np.asarray([any(pd.isna(part) for part in key) for key in index])
+    )
+    if np.asarray(missing).any():
+        raise DPValueError(
+            "keys cannot contain missing values (NaN/None); rows with a missing key are "
+            "dropped. Map missing values to a category of their own first, e.g. "
+            "df.assign(col=df[col].fillna('unknown'))"
+        )
+    if not index.is_unique:
+        raise DPValueError("keys contain duplicates; each key must appear once")
+
+
+def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
+    """Refuse keys whose type can never match their column's dtype (public information only).
+
+    Numeric or bool columns need number keys; string columns need non-number keys.
+    """
+    for level, dtype in enumerate(dtypes):
+        values = index.get_level_values(level) if index.nlevels > 1 else index
+        numeric_column = ptypes.is_numeric_dtype(dtype) and not isinstance(
+            dtype, pd.CategoricalDtype
+        )
+        numeric_keys = all(isinstance(v, numbers.Number) for v in values)
+        if numeric_column and not numeric_keys:
+            raise DPTypeError(
+                f"column {values.name!r} holds numbers ({dtype}) but its keys are not all "
+                "numbers; keys are matched by value and would never match"
+            )
+        text_column = ptypes.is_string_dtype(dtype) and not ptypes.is_object_dtype(dtype)
+        if text_column and not isinstance(dtype, pd.CategoricalDtype) and numeric_keys:
+            raise DPTypeError(
+                f"column {values.name!r} holds strings ({dtype}) but its keys are numbers"
+            )
