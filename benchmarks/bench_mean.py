@@ -1,4 +1,4 @@
-"""Which noisy-mean estimator is most accurate at equal ε? (It sets ``MEAN_SUM_SHARE``.)
+"""Which noisy-mean estimator is most accurate at equal ε? (It justifies the equal split.)
 
 Every candidate is ``noisy sum / max(noisy count, 1)`` clipped to the bounds -- never the
 true count, which would leak it (a known SmartNoise bug). They differ in whether values are
@@ -15,8 +15,8 @@ import numpy as np
 import pandas as pd
 
 from _util import table
+from pandas_dp.api.aggregation import mean_from
 from pandas_dp.api.pipeline import count_part, sum_part
-from pandas_dp.api.queries import finish_mean, mean_parts
 from pandas_dp.cli.demo import load_census
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.random import SystemRandomSource
@@ -26,21 +26,17 @@ TRIALS = 4000
 
 
 def _errors(frame, column, bounds, eps, share, centered, source, trials):
-    if centered:
-        parts = mean_parts(column, bounds, eps, None, share)
+    """Mean absolute error of ``trials`` releases of one candidate estimator."""
+    eps_sum = eps * share
+    total = sum_part(column, bounds, eps_sum, centered=centered, label="sum")
+    count = count_part(eps - eps_sum, column)
+    exact = aggregate_frame(frame, (total.measure, count.measure)).values
+    sums = int(exact[0][0]) + total.mechanism.sample(trials, source)
+    counts = int(exact[1][0]) + count.mechanism.sample(trials, source)
+    if centered:  # the library's own post-processing
+        estimates = mean_from(total, sums, counts, bounds)
     else:
-        eps_sum = eps * share
-        parts = (sum_part(column, bounds, eps_sum, label="sum"), count_part(eps - eps_sum, column))
-    exact = aggregate_frame(frame, tuple(p.measure for p in parts), None)
-    noisy = {
-        p.label: int(e[0]) + p.mechanism.sample(trials, source)
-        for p, e in zip(parts, exact, strict=True)
-    }
-    if centered:
-        estimates = finish_mean(parts, noisy, bounds)
-    else:
-        counts = np.maximum(noisy["count"].astype(float), 1.0)
-        estimates = np.clip(parts[0].to_real(noisy["sum"]) / counts, *bounds)
+        estimates = np.clip(total.to_real(sums) / np.maximum(counts, 1.0), *bounds)
     truth = frame[column].clip(*bounds).mean()
     return float(np.mean(np.abs(estimates - truth)))
 

@@ -25,7 +25,9 @@ CASES = {
     "frac negative": ("frac", (-1.0, 0.25)),
 }
 FILLS = [None, 7000.3, -1.0]
-SPLIT = re.compile(r"split (\d+(?:/\d+)?) to the centred sum, (\d+(?:/\d+)?) to the count")
+SPLIT = re.compile(
+    r"(\d+(?:/\d+)?) to the centred sum of [^,]+, (\d+(?:/\d+)?) to the (?:row )?count"
+)
 
 
 def _release(priv: pd.DataFrame, path: str, column: str, **kwargs: Any) -> float:
@@ -93,15 +95,20 @@ def test_mean_is_centred_sum_over_count_with_split_epsilon(
     assert sorted(call.mechanism.scale for call in calls) == sorted([sum_scale, count_scale])
     assert [call.size for call in calls] == [1, 1]
 
-    measurements = {m.label: m for m in priv.dp.session.releases[-1].measurements}
-    assert set(measurements) == {"sum", "count"}
-    assert measurements["sum"].epsilon == eps * sum_share
-    assert measurements["sum"].sensitivity == ref.sensitivity
-    assert measurements["sum"].exponent == ref.exponent
-    assert measurements["sum"].scale == sum_scale
-    assert measurements["count"].epsilon == eps * count_share
-    assert measurements["count"].sensitivity == 1
-    assert measurements["count"].scale == count_scale
+    # Labels: "centred_sum(<column>)", and "count" (rows) or "count(<column>)" (non-missing).
+    by_kind = {m.label.split("(")[0]: m for m in priv.dp.session.releases[-1].measurements}
+    assert set(by_kind) == {"centred_sum", "count"}
+    assert by_kind["centred_sum"].label == f"centred_sum({column})"
+    # The row count when missing values are imputed or the dtype cannot hold any.
+    rows_counted = fill is not None or glue_data[column].dtype.kind in "biu"
+    assert by_kind["count"].label == ("count" if rows_counted else f"count({column})")
+    assert by_kind["centred_sum"].epsilon == eps * sum_share
+    assert by_kind["centred_sum"].sensitivity == ref.sensitivity
+    assert by_kind["centred_sum"].exponent == ref.exponent
+    assert by_kind["centred_sum"].scale == sum_scale
+    assert by_kind["count"].epsilon == eps * count_share
+    assert by_kind["count"].sensitivity == 1
+    assert by_kind["count"].scale == count_scale
     assert priv.dp.session.spent.epsilon == eps
 
 

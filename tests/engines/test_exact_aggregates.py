@@ -33,7 +33,7 @@ def _units(value: float, measure: ClippedSum) -> int:
 
 
 def _aggregate(frame: pd.DataFrame, *measures: object, grouping: Grouping | None = None) -> list:
-    return [list(map(int, a)) for a in ENGINE.aggregate(frame, measures, grouping)]
+    return [list(map(int, a)) for a in ENGINE.aggregate(frame, measures, grouping).values]
 
 
 @pytest.mark.parametrize(

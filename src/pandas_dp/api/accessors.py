@@ -13,6 +13,8 @@ import pandas as pd
 
 from pandas_dp.api import queries
 from pandas_dp.api.attach import session_of
+from pandas_dp.api.groupby import DPGroupBy, histogram, value_counts
+from pandas_dp.api.pipeline import resolve
 from pandas_dp.api.protect import protect
 from pandas_dp.api.session import Session
 
@@ -67,7 +69,14 @@ class DataFrameDPAccessor(_Accessor):
     _obj: pd.DataFrame
 
     def protect(
-        self, epsilon: Any, delta: Any = 0, *, rng: Any = None, replace: bool = False
+        self,
+        epsilon: Any,
+        delta: Any = 0,
+        *,
+        rng: Any = None,
+        replace: bool = False,
+        privacy_unit: Hashable | None = None,
+        max_rows_per_unit: Any = None,
     ) -> pd.DataFrame:
         """Return a protected copy of the frame with a privacy budget of ``(epsilon, delta)``.
 
@@ -87,6 +96,12 @@ class DataFrameDPAccessor(_Accessor):
         replace : bool, default False
             Allow protecting a frame that already carries a session, starting a new,
             independent budget. Only the data owner should do this.
+        privacy_unit : label, optional
+            A column identifying the person behind each row (user-level privacy). Every
+            release then caps each person's rows at ``max_rows_per_unit`` (dropping extra
+            rows at random) and scales its sensitivity accordingly.
+        max_rows_per_unit : int, optional
+            Required with ``privacy_unit``: the most rows one person may contribute.
 
         Returns
         -------
@@ -102,8 +117,10 @@ class DataFrameDPAccessor(_Accessor):
 
         Notes
         -----
-        One row is one privacy unit (add/remove-one-row neighbours). The protect-time
-        index is recorded so that frames whose rows were later duplicated are refused.
+        By default one row is one privacy unit (add/remove-one-row neighbours) and the
+        protect-time index is recorded so that frames whose rows were later duplicated are
+        refused. With ``privacy_unit``, neighbours differ in all rows of one unit; since the
+        library caps each unit's rows itself, duplicated rows are harmless and accepted.
 
         Examples
         --------
@@ -112,7 +129,57 @@ class DataFrameDPAccessor(_Accessor):
         >>> priv.dp.session.total.epsilon
         Fraction(1, 1)
         """
-        return protect(self._obj, epsilon, delta, rng=rng, replace=replace)
+        return protect(
+            self._obj, epsilon, delta, rng=rng, replace=replace,
+            privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit,
+        )  # fmt: skip
+
+    def groupby(
+        self,
+        by: Any,
+        keys: Any = None,
+        *,
+        max_groups_per_unit: Any = None,
+        max_rows_per_group: Any = None,
+    ) -> DPGroupBy:
+        """Group the protected frame by public keys, for grouped releases.
+
+        Parameters
+        ----------
+        by : label or list of labels
+            The column(s) to group by.
+        keys : list-like, dict, list of tuples or MultiIndex, optional
+            The public keys: for one column a list of values; for several, a dict
+            ``{column: values}`` (their cross product), a list of tuples or a MultiIndex.
+            Results are indexed by exactly these keys, in this order. Without keys, the
+            keys are chosen from the data by DP partition selection, which needs a session
+            with δ > 0.
+        max_groups_per_unit : int, optional
+            Under a privacy unit: the most groups one unit may contribute to (extra groups
+            are dropped at random). Defaults to ``max_rows_per_unit``.
+        max_rows_per_group : int, optional
+            Under a privacy unit: the most rows one unit may add to one group.
+
+        Returns
+        -------
+        DPGroupBy
+            With ``count``, ``sum``, ``mean`` and ``agg`` releases.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"sex": [0, 1] * 500, "age": [30.0, 50.0] * 500})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> table = priv.dp.groupby("sex", keys=[0, 1]).agg(
+        ...     n="count", avg=("age", "mean"), bounds={"age": (0, 100)}, epsilon=1.0
+        ... )
+        >>> list(table.columns), list(table.index)
+        (['n', 'avg'], [0, 1])
+        """
+        return DPGroupBy(
+            resolve(self._obj), by, keys,
+            max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
+        )  # fmt: skip
 
     def sum(self, column: Hashable, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
         """Release the noisy sum of a column clipped to public bounds.
@@ -204,6 +271,117 @@ class SeriesDPAccessor(_Accessor):
     ) -> pd.Series:
         """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
         return protect(self._obj, epsilon, delta, rng=rng, replace=replace)
+
+    def value_counts(
+        self,
+        keys: Any = None,
+        *,
+        epsilon: Any,
+        delta: Any = None,
+        normalize: bool = False,
+        sort: bool = True,
+        ascending: bool = False,
+        nonnegative: bool = False,
+        total: Any = None,
+    ) -> pd.Series:
+        """Release noisy counts of each public key, like ``Series.value_counts``.
+
+        Parameters
+        ----------
+        keys : list-like, optional
+            The public values to count. Without keys, values are chosen by DP partition
+            selection (needs a session with δ > 0).
+        epsilon : float
+            Privacy cost, charged once for all keys.
+        delta : float, optional
+            δ for partition selection (keys=None only).
+        normalize : bool, default False
+            Return proportions of the (clamped) noisy total instead of counts.
+        sort : bool, default True
+            Sort by noisy count (post-processing, free).
+        ascending : bool, default False
+            Sort order.
+        nonnegative : bool, default False
+            Clamp counts at 0.
+        total : number, optional
+            Make the counts add up to this separately released total.
+
+        Returns
+        -------
+        Series
+            Named ``"count"`` (``"proportion"`` with ``normalize``), indexed by the keys.
+
+        Notes
+        -----
+        Values outside ``keys`` and missing values are dropped silently. Sensitivity 1 for
+        the vector of counts; discrete Laplace noise of scale ``1/ε`` per key; cost ``ε``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> s = pd.Series(["a"] * 300 + ["b"] * 100, name="letter").dp.protect(epsilon=1.0)
+        >>> counts = s.dp.value_counts(keys=["a", "b", "c"], epsilon=1.0)
+        >>> counts.index[0], counts.name
+        ('a', 'count')
+        """
+        return value_counts(
+            self._obj, keys, epsilon=epsilon, delta=delta, normalize=normalize, sort=sort,
+            ascending=ascending, nonnegative=nonnegative, total=total,
+        )  # fmt: skip
+
+    def histogram(
+        self,
+        bins: Any,
+        *,
+        epsilon: Any,
+        right: bool = True,
+        include_lowest: bool = False,
+        clip: bool = False,
+        nonnegative: bool = False,
+        total: Any = None,
+    ) -> pd.Series:
+        """Release noisy counts of the values falling in public bins.
+
+        Parameters
+        ----------
+        bins : sequence of float
+            Public, strictly increasing bin edges.
+        epsilon : float
+            Privacy cost, charged once for all bins.
+        right : bool, default True
+            Bins are ``(a, b]`` like :func:`pandas.cut`; ``False`` makes them ``[a, b)``.
+        include_lowest : bool, default False
+            With ``right=True``, also count values equal to the first edge in the first bin.
+        clip : bool, default False
+            Count values outside the edges in the first or last bin instead of dropping them.
+        nonnegative : bool, default False
+            Clamp counts at 0.
+        total : number, optional
+            Make the counts add up to this separately released total.
+
+        Returns
+        -------
+        Series
+            Indexed by an IntervalIndex of the bins, named ``"count"``.
+
+        Notes
+        -----
+        Missing values are dropped; out-of-range values are dropped unless ``clip``.
+        Sensitivity 1 for the vector of counts; discrete Laplace noise of scale ``1/ε`` per
+        bin; cost ``ε``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> ages = pd.Series([10, 20, 40, 70] * 250, name="age").dp.protect(epsilon=1.0)
+        >>> hist = ages.dp.histogram(bins=[0, 18, 65, 120], epsilon=1.0)
+        >>> [str(i) for i in hist.index]
+        ['(0.0, 18.0]', '(18.0, 65.0]', '(65.0, 120.0]']
+        """
+        return histogram(
+            self._obj, bins, epsilon=epsilon, right=right, include_lowest=include_lowest,
+            clip=clip, nonnegative=nonnegative, total=total,
+        )  # fmt: skip
 
     def sum(self, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
         """Release the noisy sum of the values clipped to public bounds.

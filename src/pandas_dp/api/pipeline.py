@@ -2,9 +2,11 @@
 
 Every release follows the same path::
 
-    resolve target (session, row guard, engine)  ->  validate arguments  ->  early budget check
-    ->  engine computes exact integer aggregates  ->  draw noise (data-independent)
-    ->  post-process into the result  ->  atomic charge  ->  return
+    resolve target (session, row guard, engine)  ->  validate arguments into a Plan
+    ->  early budget check  ->  engine computes exact integer aggregates (after bounding
+    each privacy unit's contribution)  ->  draw noise (data-independent)  ->  select keys
+    (only when keys are private)  ->  post-process into the result  ->  atomic charge
+    ->  return
 
 The charge is the last step before returning, so any failure before it (bad argument,
 missing column, an exception in the engine or the post-processing) charges nothing, and a
@@ -13,10 +15,11 @@ release that loses a race for the last of the budget is discarded unseen.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -25,7 +28,9 @@ from pandas_dp.accounting.events import Measurement, Release
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.session import Session
 from pandas_dp.engines import ClippedSum, Engine, Grouping, Measure, NonNull, Rows, engine_for
+from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.plan import Aggregate
+from pandas_dp.errors import NotProtectedError
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
 
@@ -51,18 +56,32 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
     Raises
     ------
     NotProtectedError
-        If ``obj`` carries no live session.
+        If ``obj`` carries no live session, or (under a privacy unit) lacks the unit column.
     DuplicatedRowsError
         If the session has a row guard and ``obj``'s rows may have been duplicated.
     """
     session = session_of(obj)
     if session.guard is not None:
         session.guard.check(obj.index)
+    unit = session.unit.column
     if isinstance(obj, pd.Series):
+        if unit is not None:
+            raise NotProtectedError(
+                f"this session protects units identified by column {unit!r}, which a Series "
+                "does not carry, so the rows of one unit cannot be capped. Release from the "
+                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...)"
+            )
         name = obj.name if obj.name is not None else SERIES_COLUMN
         data = obj.to_frame(name=name)
         return Target(session, data, engine_for(data), column=name)
-    return Target(session, obj, engine_for(obj))
+    engine = engine_for(obj)
+    if unit is not None and unit not in engine.columns(obj):
+        raise NotProtectedError(
+            f"this frame lacks the privacy-unit column {unit!r} that the session needs to cap "
+            "each unit's rows; keep it when selecting columns (e.g. priv[[..., "
+            f"{unit!r}]])"
+        )
+    return Target(session, obj, engine)
 
 
 @dataclass(frozen=True)
@@ -78,18 +97,24 @@ class Part:
     def to_real(self, units: Any) -> Any:
         """Noisy lattice units to the column's units (identity for counts)."""
         if self.lattice is None:
-            return units
+            return np.asarray(units)
         return np.ldexp(np.asarray(units, dtype=np.float64), self.lattice.exponent)
 
 
-def count_part(epsilon: Fraction, column: Hashable | None = None, label: str = "count") -> Part:
-    """Rows (or non-missing values of ``column``) with discrete Laplace noise of scale 1/ε.
+def count_part(
+    epsilon: Fraction,
+    column: Hashable | None = None,
+    label: str = "count",
+    sensitivity: int = 1,
+) -> Part:
+    """Rows (or non-missing values of ``column``) with discrete Laplace noise.
 
-    Adding or removing one row changes a count by at most 1.
+    One row changes a count by at most 1; one privacy unit by at most ``sensitivity`` (its
+    L1 contribution bound). The noise scale is ``sensitivity / ε``.
     """
-    mechanism = DiscreteLaplace.calibrated(1, epsilon)
+    mechanism = DiscreteLaplace.calibrated(sensitivity, epsilon)
     measure: Measure = Rows() if column is None else NonNull(column)
-    record = Measurement(label, mechanism.name, epsilon, 1, mechanism.effective_scale)
+    record = Measurement(label, mechanism.name, epsilon, sensitivity, mechanism.effective_scale)
     return Part(label, measure, mechanism, record)
 
 
@@ -101,22 +126,48 @@ def sum_part(
     centered: bool = False,
     fill: float | None = None,
     label: str = "sum",
+    rows_per_unit: int = 1,
 ) -> Part:
     """A clipped sum on a public lattice with discrete Laplace noise.
 
     One row changes the lattice sum by at most ``lattice.sensitivity`` units (the larger
-    rounded bound in absolute value, or half the rounded range when centred).
+    rounded bound in absolute value, or half the rounded range when centred); one privacy
+    unit by ``rows_per_unit`` times that.
     """
-    lattice = sum_lattice(bounds[0], bounds[1], epsilon, centered=centered)
-    mechanism = DiscreteLaplace.calibrated(lattice.sensitivity, epsilon)
+    lattice = sum_lattice(bounds[0], bounds[1], epsilon / rows_per_unit, centered=centered)
+    sensitivity = lattice.sensitivity * rows_per_unit
+    mechanism = DiscreteLaplace.calibrated(sensitivity, epsilon)
     measure = ClippedSum(
         column, lattice.exponent, lattice.lower, lattice.upper, lattice.offset, fill
     )
     record = Measurement(
-        label, mechanism.name, epsilon, lattice.sensitivity, mechanism.effective_scale,
-        lattice.exponent,
-    )  # fmt: skip
+        label, mechanism.name, epsilon, sensitivity, mechanism.effective_scale, lattice.exponent
+    )
     return Part(label, measure, mechanism, record, lattice)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Release only keys whose noisy count (part ``label``) is at least ``threshold``."""
+
+    label: str
+    threshold: int
+
+
+@dataclass(frozen=True)
+class Plan(Generic[T]):
+    """A validated release, ready to run: nothing in it depends on the data.
+
+    ``finish`` turns the released keys and the noisy integer aggregates (by part label)
+    into the user's result.
+    """
+
+    parts: tuple[Part, ...]
+    release: Release
+    finish: Callable[[pd.Index | None, dict[str, Aggregate]], T]
+    grouping: Grouping | None = None
+    bounding: Bounding | None = None
+    selection: Selection | None = None
 
 
 def add_noise(exact: Aggregate, noise: np.ndarray) -> Aggregate:
@@ -128,21 +179,35 @@ def add_noise(exact: Aggregate, noise: np.ndarray) -> Aggregate:
     return np.asarray(np.asarray(exact, dtype=object) + noise.astype(object), dtype=object)
 
 
-def run(
-    target: Target,
-    parts: tuple[Part, ...],
-    release: Release,
-    finish: Callable[[dict[str, Aggregate]], T],
-    grouping: Grouping | None = None,
-) -> T:
-    """Compute, noise, post-process and charge one release (see the module docstring)."""
+def _sorted_selection(keys: pd.Index, keep: np.ndarray) -> np.ndarray:
+    """Positions of the kept keys in a data-independent order (sorted by key)."""
+    positions = np.flatnonzero(keep)
+    chosen = keys[positions]
+    try:
+        order = np.asarray(chosen.argsort())
+    except TypeError:  # keys of mixed types: order by their text
+        order = np.argsort(np.asarray([repr(k) for k in chosen]), kind="stable")
+    return positions[order]
+
+
+def run(target: Target, plan: Plan[T]) -> T:
+    """Compute, noise, select, post-process and charge one release (module docstring)."""
     session = target.session
-    session.accountant.check(release)
-    exact = target.engine.aggregate(target.data, tuple(p.measure for p in parts), grouping)
+    session.accountant.check(plan.release)
+    measures = tuple(part.measure for part in plan.parts)
+    exact = target.engine.aggregate(target.data, measures, plan.grouping, plan.bounding)
     noisy = {
         part.label: add_noise(values, session.draw(part.mechanism, len(values)))
-        for part, values in zip(parts, exact, strict=True)
+        for part, values in zip(plan.parts, exact.values, strict=True)
     }
-    result = finish(noisy)
+    keys, release = exact.keys, plan.release
+    if plan.selection is not None:
+        assert keys is not None
+        passed = np.asarray(noisy[plan.selection.label] >= plan.selection.threshold)
+        chosen = _sorted_selection(keys, passed)
+        keys = keys[chosen]
+        noisy = {label: values[chosen] for label, values in noisy.items()}
+        release = dataclasses.replace(release, groups=max(len(keys), 1))
+    result = plan.finish(keys, noisy)
     session.accountant.charge(release)
     return result

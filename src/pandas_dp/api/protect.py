@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any, TypeVar
 
 import pandas as pd
@@ -10,13 +11,21 @@ from pandas_dp.api.attach import ATTRS_KEY, attach, has_session_mark
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
 from pandas_dp.budget import Budget
-from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.units import PrivacyUnit
 
 PandasObj = TypeVar("PandasObj", pd.DataFrame, pd.Series)
 
 
 def protect(
-    obj: PandasObj, epsilon: Any, delta: Any = 0, *, rng: Any = None, replace: bool = False
+    obj: PandasObj,
+    epsilon: Any,
+    delta: Any = 0,
+    *,
+    rng: Any = None,
+    replace: bool = False,
+    privacy_unit: Hashable | None = None,
+    max_rows_per_unit: Any = None,
 ) -> PandasObj:
     """Return a protected copy of ``obj`` that carries a new session with the given budget.
 
@@ -25,6 +34,12 @@ def protect(
     if not isinstance(replace, bool):
         raise DPTypeError(f"replace must be True or False, got {type(replace).__name__}")
     total = Budget.of(epsilon, delta)
+    unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
+    if unit.column is not None:
+        if isinstance(obj, pd.Series):
+            raise DPValueError("privacy_unit needs a DataFrame that holds the unit column")
+        if unit.column not in obj.columns:
+            raise DPKeyError(f"privacy_unit column {unit.column!r} not found in this frame")
     if has_session_mark(obj) and not replace:
         raise DPValueError(
             "this object is already protected (or derived from a protected one); protecting it "
@@ -32,13 +47,16 @@ def protect(
             "(obj.dp.session), or, if you are the data owner and mean to start over, pass "
             "replace=True."
         )
-    if not obj.index.is_unique:
+    if unit.is_rows and not obj.index.is_unique:
         raise DPValueError(
             "the index has repeated labels, so pandas-dp could not tell later whether rows were "
             "duplicated. Protect df.reset_index(drop=True) instead."
         )
     source = random_source(rng)
-    session = Session(total, source=source, guard=RowGuard(obj.index))
+    # With a unit column the library caps each unit's rows itself, so duplicated rows are
+    # harmless and the index guard is not needed.
+    guard = RowGuard(obj.index) if unit.is_rows else None
+    session = Session(total, source=source, guard=guard, unit=unit)
     protected = obj.copy(deep=False)
     protected.attrs = {k: v for k, v in obj.attrs.items() if k != ATTRS_KEY}
     attach(protected, session)

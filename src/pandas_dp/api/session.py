@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.accounting.accountant import Accountant
@@ -18,6 +19,7 @@ from pandas_dp.budget import Budget
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64, RandomSource, SeededRandomSource, SystemRandomSource
+from pandas_dp.units import PrivacyUnit
 
 #: Draws ``n`` noise variates for a mechanism; swapped out only by :mod:`pandas_dp.testing`.
 Sampler = Callable[[DiscreteLaplace, int], I64]
@@ -56,10 +58,18 @@ class Session:
         Exact budgets with ``.epsilon`` and ``.delta`` as :class:`fractions.Fraction`.
     """
 
-    def __init__(self, total: Budget, *, source: RandomSource, guard: RowGuard | None) -> None:
+    def __init__(
+        self,
+        total: Budget,
+        *,
+        source: RandomSource,
+        guard: RowGuard | None,
+        unit: PrivacyUnit | None = None,
+    ) -> None:
         self.id = uuid.uuid4().hex
         self.accountant = Accountant(total)
         self.guard = guard
+        self.unit = unit or PrivacyUnit()
         self._source = source
         self._sampler: Sampler = self._draw_exact
         self.handle = SessionHandle(self)
@@ -70,6 +80,10 @@ class Session:
     def draw(self, mechanism: DiscreteLaplace, n: int) -> I64:
         """Draw ``n`` noise variates for ``mechanism`` from this session's random source."""
         return self._sampler(mechanism, n)
+
+    def priorities(self, n: int) -> npt.NDArray[np.uint64]:
+        """``n`` uniform 64-bit words, for choosing at random which rows a unit keeps."""
+        return self._source.randbytes(8 * n).view(np.uint64)
 
     @property
     def total(self) -> Budget:

@@ -80,8 +80,8 @@ def parse_fill(fillna: Any, lower: float, upper: float) -> float | None:
     return min(max(value, lower), upper)
 
 
-def check_column(engine: Engine, data: object, column: Hashable) -> Hashable:
-    """Check that ``column`` exists once in ``data`` and holds numbers or bools.
+def check_column(engine: Engine, data: object, column: Hashable, numeric: bool = True) -> Hashable:
+    """Check that ``column`` exists once in ``data`` and (if ``numeric``) holds numbers or bools.
 
     Only the dtype is inspected, never the values: an ``object`` column is refused even if
     every value in it happens to be a number.
@@ -99,7 +99,7 @@ def check_column(engine: Engine, data: object, column: Hashable) -> Hashable:
     if len(matches) > 1:
         raise DPValueError(f"column label {column!r} appears more than once; rename the copies")
     dtype = dict(engine.dtypes(data).items())[column]
-    if not is_summable(dtype):
+    if numeric and not is_summable(dtype):
         raise DPTypeError(
             f"column {column!r} has dtype {dtype}; counts of rows work on any column, but "
             "sums and means need int, float or bool. Convert it first (for example "

@@ -4,19 +4,32 @@ Everything is computed with integers: values are rounded onto the query's lattic
 (see :class:`~pandas_dp.engines.plan.ClippedSum`) and summed exactly, so the result depends
 neither on row order nor on float rounding, and cannot overflow (a row contributes at most
 ``2**37`` units; sums over ``2**26`` rows or more are accumulated in Python integers).
-Grouping maps every row to the position of its key among the *public* keys with one
-vectorised lookup and aggregates with ``numpy.bincount``: no Python loop over groups.
+Grouping maps every row to the position of its key among the *public* keys with one hash pass
+(``pandas.factorize``) and aggregates with ``numpy.bincount``: no Python loop over groups,
+no copy of the frame.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
+from typing import Literal
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from pandas_dp.engines.plan import Aggregate, ClippedSum, Grouping, Measure, NonNull, Rows
+from pandas_dp.engines.bounding import Bounding, keep_mask
+from pandas_dp.engines.plan import (
+    Aggregate,
+    Aggregates,
+    Binning,
+    ClippedSum,
+    Grouping,
+    Measure,
+    NonNull,
+    Rows,
+)
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -85,58 +98,92 @@ def _grouped_total(bins: I64, units: I64, groups: int) -> Aggregate:
     return np.array([h * (1 << _HALF_BITS) + lo for h, lo in pairs], dtype=object)
 
 
-def group_codes(frame: pd.DataFrame, grouping: Grouping) -> I64:
+def plain_index(values: pd.Index | pd.Categorical | np.ndarray, name: Hashable) -> pd.Index:
+    """An Index of ``values`` that carries no Categorical dtype (whose categories are data)."""
+    if isinstance(values, pd.Categorical) or isinstance(
+        getattr(values, "dtype", None), pd.CategoricalDtype
+    ):
+        values = np.asarray(values)
+    return pd.Index(values, name=name, tupleize_cols=False)
+
+
+def _level_codes(column: pd.Series, keys: pd.Index) -> I64:
+    """Map a column to positions in ``keys`` by factorising first (one hash pass)."""
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    lookup = np.append(plain_index(keys, None).get_indexer(plain_index(uniques, None)), -1)
+    return np.asarray(lookup[codes], dtype=np.int64)  # code -1 (missing) maps to -1
+
+
+def _public_codes(frame: pd.DataFrame, by: tuple[Hashable, ...], keys: pd.Index) -> I64:
     """Position of each row's key among the public keys, or -1 (dropped)."""
-    keys = grouping.keys
-    if len(grouping.by) == 1:
-        return _level_codes(frame[grouping.by[0]], pd.Index(keys))
+    if len(by) == 1:
+        return _level_codes(frame[by[0]], keys)
     assert isinstance(keys, pd.MultiIndex)
     flat = np.zeros(len(frame), dtype=np.int64)
     valid = np.ones(len(frame), dtype=np.bool_)
-    stride = 1
     key_flat = np.zeros(len(keys), dtype=np.int64)
-    for level, column in reversed(list(enumerate(grouping.by))):
+    stride = 1
+    for level, column in reversed(list(enumerate(by))):
         values = keys.levels[level]
         codes = _level_codes(frame[column], values)
         valid &= codes >= 0
         flat += codes * stride
         key_flat += keys.codes[level].astype(np.int64) * stride
         stride *= len(values)
-    rows = pd.Index(key_flat).get_indexer(pd.Index(flat))
+    rows = np.asarray(pd.Index(key_flat).get_indexer(pd.Index(flat)), dtype=np.int64)
     rows[~valid] = -1
-    return np.asarray(rows, dtype=np.int64)
+    return rows
 
 
-def _level_codes(column: pd.Series, keys: pd.Index) -> I64:
-    """Map a column to positions in ``keys`` by factorising first (one hash pass)."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    lookup = np.append(keys.get_indexer(uniques), -1)  # code -1 (missing) maps to -1
-    return np.asarray(lookup[codes], dtype=np.int64)
+def _observed_codes(frame: pd.DataFrame, by: tuple[Hashable, ...]) -> tuple[pd.Index, I64]:
+    """The key combinations present in the data (private!) and each row's position."""
+    per_level = [pd.factorize(frame[column], use_na_sentinel=True) for column in by]
+    valid = np.ones(len(frame), dtype=np.bool_)
+    flat = np.zeros(len(frame), dtype=np.int64)
+    stride = 1
+    strides = []
+    for codes, uniques in reversed(per_level):
+        valid &= codes >= 0
+        flat += codes.astype(np.int64) * stride
+        strides.append((stride, len(uniques)))
+        stride *= max(len(uniques), 1)
+    strides.reverse()
+    present, inverse = np.unique(flat[valid], return_inverse=True)
+    codes_out = np.full(len(frame), -1, dtype=np.int64)
+    codes_out[valid] = inverse
+    levels = [
+        plain_index(uniques, column)[(present // step) % size]
+        for (_, uniques), (step, size), column in zip(per_level, strides, by, strict=True)
+    ]
+    if len(by) == 1:
+        return levels[0], codes_out
+    return pd.MultiIndex.from_arrays(levels, names=list(by)), codes_out
 
 
-def aggregate_frame(
-    frame: pd.DataFrame, measures: tuple[Measure, ...], grouping: Grouping | None
-) -> list[Aggregate]:
-    """Exact aggregates of one pandas frame (also used per partition by other engines)."""
-    bins: I64 | None = None
-    groups = 1
-    if grouping is not None:
-        groups = len(grouping.keys)
-        bins = group_codes(frame, grouping) + 1  # 0 collects rows outside the public keys
-    out: list[Aggregate] = []
-    for measure in measures:
-        if isinstance(measure, Rows):
-            out.append(_count(bins, groups, len(frame)))
-        elif isinstance(measure, NonNull):
-            present = frame[measure.column].notna().to_numpy()
-            out.append(_count(bins, groups, present))
-        else:
-            units = lattice_values(numeric_values(frame[measure.column]), measure)
-            if bins is None:
-                out.append(np.array([_exact_total(units)], dtype=object))
-            else:
-                out.append(_grouped_total(bins, units, groups))
-    return out
+def _binned_codes(column: pd.Series, binning: Binning) -> I64:
+    """Bin index of each row (-1 when dropped), following :class:`Binning`'s rules."""
+    x = numeric_values(column)
+    edges = np.asarray(binning.edges, dtype=np.float64)
+    bins = len(edges) - 1
+    side: Literal["left", "right"] = "left" if binning.right else "right"
+    codes = np.searchsorted(edges, x, side=side).astype(np.int64) - 1
+    if binning.include_lowest and binning.right:
+        codes[x == edges[0]] = 0
+    if binning.clip:
+        codes = np.clip(codes, 0, bins - 1)
+    else:
+        codes[(codes < 0) | (codes >= bins)] = -1
+    codes[np.isnan(x)] = -1
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, I64]:
+    if grouping.binning is not None:
+        assert grouping.keys is not None, "binned groupings come with their intervals"
+        return grouping.keys, _binned_codes(frame[grouping.by[0]], grouping.binning)
+    if grouping.keys is None:
+        return _observed_codes(frame, grouping.by)
+    return grouping.keys, _public_codes(frame, grouping.by, grouping.keys)
 
 
 def _count(bins: I64 | None, groups: int, rows: int | npt.NDArray[np.bool_]) -> I64:
@@ -147,6 +194,40 @@ def _count(bins: I64 | None, groups: int, rows: int | npt.NDArray[np.bool_]) -> 
     if not isinstance(rows, int):
         bins = bins[rows]
     return np.bincount(bins, minlength=groups + 1)[1:].astype(np.int64)
+
+
+def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: int) -> Aggregate:
+    if isinstance(measure, Rows):
+        return _count(bins, groups, len(frame))
+    if isinstance(measure, NonNull):
+        return _count(bins, groups, frame[measure.column].notna().to_numpy())
+    units = lattice_values(numeric_values(frame[measure.column]), measure)
+    if bins is None:
+        return np.array([_exact_total(units)], dtype=object)
+    return _grouped_total(bins, units, groups)
+
+
+def aggregate_frame(
+    frame: pd.DataFrame,
+    measures: tuple[Measure, ...],
+    grouping: Grouping | None = None,
+    bounding: Bounding | None = None,
+) -> Aggregates:
+    """Exact aggregates of one pandas frame (also used per partition by other engines).
+
+    Rows outside the keys and rows dropped by contribution bounding land in bin 0, which
+    is discarded; the frame itself is never copied.
+    """
+    keys: pd.Index | None = None
+    codes: I64 | None = None
+    if grouping is not None:
+        keys, codes = _grouping_codes(frame, grouping)
+    if bounding is not None:
+        keep = keep_mask(frame, bounding, codes)
+        codes = np.where(keep, 0 if codes is None else codes, -1)
+    groups = 1 if keys is None else len(keys)
+    bins = None if codes is None else codes + 1
+    return Aggregates(keys, [_measure(frame, m, bins, groups) for m in measures])
 
 
 class PandasEngine:
@@ -165,8 +246,12 @@ class PandasEngine:
         return data.dtypes
 
     def aggregate(
-        self, data: object, measures: tuple[Measure, ...], grouping: Grouping | None
-    ) -> list[Aggregate]:
+        self,
+        data: object,
+        measures: tuple[Measure, ...],
+        grouping: Grouping | None,
+        bounding: Bounding | None = None,
+    ) -> Aggregates:
         """Exact aggregates; see :func:`aggregate_frame`."""
         assert isinstance(data, pd.DataFrame)
-        return aggregate_frame(data, measures, grouping)
+        return aggregate_frame(data, measures, grouping, bounding)

@@ -15,6 +15,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from pandas_dp.engines.bounding import Bounding
+
 
 @dataclass(frozen=True)
 class Rows:
@@ -50,19 +52,46 @@ Measure = Rows | NonNull | ClippedSum
 
 
 @dataclass(frozen=True)
+class Binning:
+    """Histogram bins over one numeric column, with public edges.
+
+    ``right=True`` makes bins ``(e0, e1], (e1, e2], ...`` like :func:`pandas.cut`;
+    ``right=False`` makes them ``[e0, e1), ...``. ``include_lowest`` closes the outer end of
+    the first bin. With ``clip``, values outside the edges fall into the first or last bin
+    instead of being dropped. Missing values are always dropped.
+    """
+
+    edges: tuple[float, ...]
+    right: bool = True
+    include_lowest: bool = False
+    clip: bool = False
+
+
+@dataclass(frozen=True)
 class Grouping:
     """Group rows by ``by`` and report exactly the public ``keys``, in their order.
 
     Rows whose key is not among ``keys`` (including missing keys) are dropped silently;
-    keys with no rows get zeros.
+    keys with no rows get zeros. With ``keys=None`` the engine reports the keys it observed
+    (private: only a DP selection step may release any of them). With ``binning`` the single
+    ``by`` column is cut into the bins, whose intervals are the keys.
     """
 
     by: tuple[Hashable, ...]
-    keys: pd.Index
+    keys: pd.Index | None
+    binning: Binning | None = None
 
 
 #: One exact integer per group: int64 when it fits, else an object array of Python ints.
 Aggregate = npt.NDArray[np.int64] | npt.NDArray[np.object_]
+
+
+@dataclass(frozen=True)
+class Aggregates:
+    """What an engine returns: the groups' keys and one exact array per measure."""
+
+    keys: pd.Index | None
+    values: list[Aggregate]
 
 
 class Engine(Protocol):
@@ -77,6 +106,10 @@ class Engine(Protocol):
         """The dtype of each column of ``data``."""
 
     def aggregate(
-        self, data: object, measures: tuple[Measure, ...], grouping: Grouping | None
-    ) -> list[Aggregate]:
-        """One array per measure, with one exact integer per group (one group if ungrouped)."""
+        self,
+        data: object,
+        measures: tuple[Measure, ...],
+        grouping: Grouping | None,
+        bounding: Bounding | None = None,
+    ) -> Aggregates:
+        """Exact aggregates per group (one group if ungrouped), after contribution bounding."""

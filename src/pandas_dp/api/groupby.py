@@ -1,0 +1,274 @@
+"""Grouped releases: ``priv.dp.groupby(...)``, ``Series.dp.value_counts`` and histograms.
+
+Groups are disjoint, so one row (or one privacy unit, capped to ``max_groups_per_unit``
+groups) touches a bounded number of them: one call charges its ε once, whatever the number
+of groups (parallel composition). Keys are public, or chosen by DP partition selection.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.aggregation import PostProcess, Stat, caps_for, parse_named, plan, validate
+from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
+from pandas_dp.api.pipeline import Target, resolve, run
+from pandas_dp.api.validation import is_summable
+from pandas_dp.engines import Grouping
+from pandas_dp.engines.plan import Binning
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+
+
+class DPGroupBy:
+    """A grouping of a protected frame over public (or privately selected) keys.
+
+    Created by :meth:`DataFrameDPAccessor.groupby`; it holds only public parameters.
+    Every method releases one table and charges its ε once (parallel composition).
+    """
+
+    def __init__(
+        self,
+        target: Target,
+        by: Any,
+        keys: Any = None,
+        *,
+        max_groups_per_unit: Any = None,
+        max_rows_per_group: Any = None,
+        binning: Binning | None = None,
+    ) -> None:
+        self._target = target
+        self.by = parse_by(by)
+        columns = self._target.engine.columns(self._target.data)
+        dtypes = dict(self._target.engine.dtypes(self._target.data).items())
+        for label in self.by:
+            if label not in columns:
+                raise DPKeyError(f"group-by column {label!r} not found in this frame")
+        self.keys = parse_keys(self.by, keys)
+        if self.keys is not None and binning is None:
+            check_key_types(self.keys, [dtypes[label] for label in self.by])
+        self._grouping = Grouping(self.by, self.keys, binning)
+        self._caps = caps_for(self._target, True, max_groups_per_unit, max_rows_per_group)
+
+    def __repr__(self) -> str:
+        keys = "private (DP selection)" if self.keys is None else f"{len(self.keys)} public keys"
+        return f"<DPGroupBy by={list(self.by)}, {keys}>"
+
+    def _release(
+        self, stats: list[Stat], shape: str, post: PostProcess, query: str, **kw: Any
+    ) -> Any:
+        target = self._target
+        request = validate(
+            target, stats, grouping=self._grouping, caps=self._caps, query=query, **kw
+        )
+        return run(target, plan(target, request, shape=shape, post=post))
+
+    def count(
+        self, *, epsilon: Any, delta: Any = None, nonnegative: bool = False, total: Any = None
+    ) -> pd.Series:
+        """Release the noisy number of rows in each group.
+
+        Parameters
+        ----------
+        epsilon : float
+            Privacy cost, charged once for all groups.
+        delta : float, optional
+            Only when keys are chosen privately (``keys=None``): the δ spent on choosing
+            them. By default the same share of the session's δ as ``epsilon`` is of its ε.
+        nonnegative : bool, default False
+            Clamp counts at 0 (free post-processing; biases small counts upwards).
+        total : number, optional
+            A separately released total to make the counts add up to (least squares; with
+            ``nonnegative``, the closest non-negative counts), rounded to integers that sum
+            exactly to it when it is an integer.
+
+        Returns
+        -------
+        Series
+            Indexed by the keys, in their order, named ``"count"``.
+
+        Notes
+        -----
+        Rows outside the keys (and rows with a missing key) are dropped silently; keys
+        without rows get a noisy 0. Sensitivity: 1 for the whole vector of counts (one row
+        is in one group), ``k`` under a privacy unit capped at ``k`` rows. Mechanism:
+        discrete Laplace with scale ``sensitivity/ε`` on every group. Budget cost: ``ε``
+        (plus ``δ`` when keys are selected privately).
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"region": ["north"] * 600 + ["south"] * 400})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> counts = priv.dp.groupby("region", keys=["north", "south", "east"]).count(epsilon=1.0)
+        >>> list(counts.index), bool(abs(counts["north"] - 600) < 50)  # scale 1
+        (['north', 'south', 'east'], True)
+        """
+        return self._counts("groupby.count", epsilon, delta, PostProcess.of(nonnegative, total))
+
+    def _counts(self, query: str, epsilon: Any, delta: Any, post: PostProcess) -> pd.Series:
+        stat = Stat("count", "count")
+        counts: pd.Series = self._release(
+            [stat], "series", post, query, epsilon=epsilon, delta=delta
+        )
+        return counts
+
+    def sum(
+        self, column: Hashable, *, bounds: Any, epsilon: Any, delta: Any = None, fillna: Any = None
+    ) -> pd.Series:
+        """Release the noisy sum of a column, clipped to public bounds, in each group.
+
+        Notes
+        -----
+        Values are clipped and rounded onto a public power-of-two lattice as in
+        ``DataFrame.dp.sum``. Sensitivity: ``max(|lower|, |upper|)`` for the whole vector
+        (times ``k`` under a privacy unit). Mechanism: discrete Laplace on the lattice.
+        Budget cost: ``ε`` once (plus ``δ`` when keys are selected privately, which also
+        spends part of ε on the row counts that select them).
+        """
+        stat = Stat(column, "sum", column)
+        sums: pd.Series = self._release(
+            [stat], "series", PostProcess(), "groupby.sum",
+            epsilon=epsilon, delta=delta, bounds=bounds, fillna=fillna,
+        )  # fmt: skip
+        return sums
+
+    def mean(
+        self, column: Hashable, *, bounds: Any, epsilon: Any, delta: Any = None, fillna: Any = None
+    ) -> pd.Series:
+        """Release the noisy mean of a column, clipped to public bounds, in each group.
+
+        Notes
+        -----
+        Per group: ``centre + noisy centred sum / max(noisy count, 1)``, clipped to the
+        bounds; ε is split equally between the centred sum (sensitivity
+        ``(upper - lower)/2``) and the count (sensitivity 1). Budget cost: ``ε`` once.
+        """
+        stat = Stat(column, "mean", column)
+        means: pd.Series = self._release(
+            [stat], "series", PostProcess(), "groupby.mean",
+            epsilon=epsilon, delta=delta, bounds=bounds, fillna=fillna,
+        )  # fmt: skip
+        return means
+
+    def agg(
+        self,
+        *,
+        epsilon: Any,
+        bounds: Any = None,
+        delta: Any = None,
+        fillna: Any = None,
+        nonnegative: bool = False,
+        **named: Any,
+    ) -> pd.DataFrame:
+        """Release several statistics per group in one call, like pandas' named aggregation.
+
+        Parameters
+        ----------
+        epsilon : float
+            Total privacy cost of the call, charged once for all groups.
+        bounds : dict, optional
+            ``{column: (lower, upper)}`` for every summed or averaged column.
+        delta : float, optional
+            See :meth:`count`.
+        fillna : dict, optional
+            ``{column: value}``: public imputation for missing values.
+        nonnegative : bool, default False
+            Clamp count columns at 0.
+        **named
+            ``name="count"`` (rows), or ``name=(column, "count" | "sum" | "mean")``.
+
+        Returns
+        -------
+        DataFrame
+            One row per key, one column per statistic, in the given order.
+
+        Notes
+        -----
+        The statistics are computed from the fewest noisy measurements: one row count, and
+        per column a count of non-missing values, a clipped sum and a centred clipped sum,
+        each only if needed. A mean reuses the call's count (the row count when the column
+        cannot hold missing values or ``fillna`` is given). ε is split equally among the
+        measurements (sequential composition inside the call, parallel across groups); the
+        ledger's note lists them.
+        """
+        stats = parse_named(dict(named.items()))
+        table: pd.DataFrame = self._release(
+            stats, "frame", PostProcess.of(nonnegative), "groupby.agg",
+            epsilon=epsilon, delta=delta, bounds=bounds, fillna=fillna,
+        )  # fmt: skip
+        return table
+
+
+def value_counts(
+    series: pd.Series,
+    keys: Any = None,
+    *,
+    epsilon: Any,
+    delta: Any = None,
+    normalize: bool = False,
+    sort: bool = True,
+    ascending: bool = False,
+    nonnegative: bool = False,
+    total: Any = None,
+) -> pd.Series:
+    """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
+    target = resolve(series)
+    grouped = DPGroupBy(target, target.column, keys)
+    post = PostProcess.of(nonnegative or normalize, total)
+    counts = grouped._counts("value_counts", epsilon, delta, post)
+    if normalize:
+        counts = _proportions(counts)
+    if sort:
+        counts = counts.sort_values(ascending=ascending, kind="stable")
+    return counts
+
+
+def _proportions(counts: pd.Series) -> pd.Series:
+    clamped = np.maximum(counts.to_numpy(dtype=np.float64), 0.0)
+    total = clamped.sum()
+    values = clamped / total if total > 0 else np.full(len(clamped), 1.0 / max(len(clamped), 1))
+    return pd.Series(values, index=counts.index, name="proportion")
+
+
+def histogram(
+    series: pd.Series,
+    bins: Sequence[float],
+    *,
+    epsilon: Any,
+    right: bool = True,
+    include_lowest: bool = False,
+    clip: bool = False,
+    nonnegative: bool = False,
+    total: Any = None,
+) -> pd.Series:
+    """Noisy counts of values in public bins (see ``Series.dp.histogram``)."""
+    binning = Binning(_parse_edges(bins), bool(right), bool(include_lowest), bool(clip))
+    target = resolve(series)
+    dtype = dict(target.engine.dtypes(target.data).items())[target.column]
+    if not is_summable(dtype):
+        raise DPTypeError(f"histogram needs a numeric column, got dtype {dtype}")
+    intervals = pd.IntervalIndex.from_breaks(
+        list(binning.edges), closed="right" if binning.right else "left", name=target.column
+    )
+    grouped = DPGroupBy(target, target.column, intervals, binning=binning)
+    return grouped._counts("histogram", epsilon, None, PostProcess.of(nonnegative, total))
+
+
+def _parse_edges(bins: Any) -> tuple[float, ...]:
+    if isinstance(bins, str | bytes) or not hasattr(bins, "__iter__"):
+        raise DPTypeError("bins must be a list of public bin edges, e.g. [0, 18, 65, 120]")
+    edges = []
+    for edge in bins:
+        if isinstance(edge, bool) or not isinstance(edge, int | float | np.integer | np.floating):
+            raise DPTypeError(f"bin edges must be numbers, got {type(edge).__name__}")
+        if not math.isfinite(float(edge)):
+            raise DPValueError("bin edges must be finite; use clip=True to catch outliers")
+        edges.append(float(edge))
+    if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
+        raise DPValueError("bins must be at least two strictly increasing edges")
+    return tuple(edges)
