@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 import pandas as pd
 
+import bench_groupby
 import bench_mean
 import bench_queries
 import bench_sampler
@@ -38,6 +39,7 @@ def main() -> None:
         header,
         bench_sampler.run(bench_sampler.DRAWS // scale),
         bench_queries.run(bench_queries.ROWS // scale),
+        bench_groupby.run(bench_groupby.ROWS // scale),
         bench_mean.run(bench_mean.TRIALS // scale)[0],
     ]
     report = "\n\n".join(sections) + "\n"

@@ -27,6 +27,7 @@ from pandas_dp.engines import Grouping
 from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.mechanisms.lattice import lattice_at, lattice_exponent
 from pandas_dp.mechanisms.postprocess import fit_to_total, round_to_total
 from pandas_dp.mechanisms.selection import selection_threshold
 from pandas_dp.units import positive_int
@@ -216,11 +217,35 @@ def plan(target: Target, request: Request, *, shape: str, post: PostProcess) -> 
             parts[key] = sum_part(
                 column, request.bounds[column], eps_each, centered=kind == "csum",
                 fill=request.fill[column], label=label, rows_per_unit=caps.l1,
+                exponent=_shared_exponent(needs, column, request, eps_each / caps.l1),
             )  # fmt: skip
     selection, selection_note = _selection(target, request, parts, selecting)
     release = _release(request, tuple(parts.values()), selection_note)
     finish = _finisher(request, parts, sources, shape, post)
     return Plan(tuple(parts.values()), release, finish, request.grouping, caps.bounding, selection)
+
+
+def _shared_exponent(
+    needs: list[tuple[Any, ...]], column: Hashable, request: Request, epsilon: Fraction
+) -> int | None:
+    """One lattice step for a column's plain and centred sums, when both are released.
+
+    The finer of the two steps, so that the engine rounds the column once and derives the
+    centred sum exactly from the plain one; None when only one is needed or the finer step
+    would let a row exceed the lattice's range.
+    """
+    if ("sum", column) not in needs or ("csum", column) not in needs:
+        return None
+    lower, upper = request.bounds[column]
+    exponent = min(
+        lattice_exponent(lower, upper, epsilon, centered=False),
+        lattice_exponent(lower, upper, epsilon, centered=True),
+    )
+    try:
+        lattice_at(lower, upper, exponent, centered=False)
+    except ValueError:
+        return None
+    return exponent
 
 
 def _count_key(

@@ -32,7 +32,7 @@ from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import NotProtectedError
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
+from pandas_dp.mechanisms.lattice import Lattice, lattice_at, sum_lattice
 
 T = TypeVar("T")
 
@@ -127,6 +127,7 @@ def sum_part(
     fill: float | None = None,
     label: str = "sum",
     rows_per_unit: int = 1,
+    exponent: int | None = None,
 ) -> Part:
     """A clipped sum on a public lattice with discrete Laplace noise.
 
@@ -134,7 +135,10 @@ def sum_part(
     rounded bound in absolute value, or half the rounded range when centred); one privacy
     unit by ``rows_per_unit`` times that.
     """
-    lattice = sum_lattice(bounds[0], bounds[1], epsilon / rows_per_unit, centered=centered)
+    if exponent is None:
+        lattice = sum_lattice(bounds[0], bounds[1], epsilon / rows_per_unit, centered=centered)
+    else:  # a shared, finer step chosen by the caller (still from public parameters only)
+        lattice = lattice_at(bounds[0], bounds[1], exponent, centered)
     sensitivity = lattice.sensitivity * rows_per_unit
     mechanism = DiscreteLaplace.calibrated(sensitivity, epsilon)
     measure = ClippedSum(

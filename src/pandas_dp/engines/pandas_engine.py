@@ -11,8 +11,9 @@ no copy of the frame.
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Literal
 
 import numpy as np
@@ -34,8 +35,6 @@ from pandas_dp.engines.plan import (
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
-#: Split lattice values at bit 16 so that float64 bincount sums stay exact (< 2**53).
-_HALF_BITS = 16
 #: Sums of lattice values fit int64 for fewer rows than this (mirrors the lattice's limit).
 INT64_EXACT_ROWS = 1 << 26
 
@@ -79,23 +78,23 @@ def _exact_total(units: I64) -> int:
 
 
 def _grouped_total(bins: I64, units: I64, groups: int) -> Aggregate:
-    """Exact per-group sums of int64 ``units`` via two float64 bincounts.
+    """Exact per-group sums of int64 lattice values (each at most ``2**37`` in magnitude).
 
-    ``bins`` is the group code plus one (bin 0 collects dropped rows). The high part
-    (``units >> 16``, at most ``2**21``) and the low 16 bits sum exactly in float64 for
-    fewer than ``2**32`` rows; recombined totals fit int64 below ``INT64_EXACT_ROWS`` rows
-    and are Python integers above.
+    ``bins`` is the group code plus one (bin 0 collects dropped rows). Below
+    ``INT64_EXACT_ROWS`` rows no group total can reach ``2**63``, so an int64 scatter-add is
+    exact; larger frames are summed in slices whose totals are added as Python integers.
     """
-    if units.size >= 1 << 32:
-        raise ValueError("a pandas frame of 2**32 rows or more is beyond the exact engine")
-    high = (units >> _HALF_BITS).astype(np.float64)  # arithmetic shift: floor division
-    low = (units & ((1 << _HALF_BITS) - 1)).astype(np.float64)
-    high_sum = np.bincount(bins, weights=high, minlength=groups + 1)[1:].astype(np.int64)
-    low_sum = np.bincount(bins, weights=low, minlength=groups + 1)[1:].astype(np.int64)
     if units.size < INT64_EXACT_ROWS:
-        return high_sum * (1 << _HALF_BITS) + low_sum
-    pairs = zip(high_sum.tolist(), low_sum.tolist(), strict=True)
-    return np.array([h * (1 << _HALF_BITS) + lo for h, lo in pairs], dtype=object)
+        out = np.zeros(groups + 1, dtype=np.int64)
+        np.add.at(out, bins, units)
+        return out[1:]
+    step = INT64_EXACT_ROWS - 1
+    totals = [0] * groups
+    for start in range(0, units.size, step):
+        part = np.zeros(groups + 1, dtype=np.int64)
+        np.add.at(part, bins[start : start + step], units[start : start + step])
+        totals = [t + int(p) for t, p in zip(totals, part[1:].tolist(), strict=True)]
+    return np.array(totals, dtype=object)
 
 
 def plain_index(values: pd.Index | pd.Categorical | np.ndarray, name: Hashable) -> pd.Index:
@@ -227,7 +226,31 @@ def aggregate_frame(
         codes = np.where(keep, 0 if codes is None else codes, -1)
     groups = 1 if keys is None else len(keys)
     bins = None if codes is None else codes + 1
-    return Aggregates(keys, [_measure(frame, m, bins, groups) for m in measures])
+    cache: dict[Measure, Aggregate] = {}
+
+    def measured(measure: Measure) -> Aggregate:
+        if measure not in cache:
+            shared = _shared(measure, measured)
+            cache[measure] = _measure(frame, measure, bins, groups) if shared is None else shared
+        return cache[measure]
+
+    return Aggregates(keys, [measured(m) for m in measures])
+
+
+def _shared(measure: Measure, measured: Callable[[Measure], Aggregate]) -> Aggregate | None:
+    """A centred sum from the plain sum on the same lattice: ``Σ(q - c) = Σq - c·n``.
+
+    ``n`` counts the rows that contribute: the non-missing ones, or every row when missing
+    values are imputed. One pass over the column then serves both measures.
+    """
+    if not isinstance(measure, ClippedSum) or measure.offset == 0:
+        return None
+    plain = measured(dataclasses.replace(measure, offset=0))
+    count = measured(Rows() if measure.fill is not None else NonNull(measure.column))
+    largest = int(np.max(np.abs(count))) if count.size else 0
+    if abs(measure.offset) * largest < 1 << 62 and plain.dtype != object:
+        return np.asarray(plain - measure.offset * count, dtype=np.int64)
+    return np.asarray(plain.astype(object) - measure.offset * count.astype(object), dtype=object)
 
 
 class PandasEngine:

@@ -107,14 +107,30 @@ def sum_lattice(lower: float, upper: float, epsilon: Fraction, *, centered: bool
     small that this ``g`` would exceed a quarter of ``upper - lower``, ``g`` is capped there
     instead (the noise then dwarfs any rounding), so the bounds always stay apart.
     """
+    return lattice_at(lower, upper, lattice_exponent(lower, upper, epsilon, centered), centered)
+
+
+def lattice_exponent(lower: float, upper: float, epsilon: Fraction, centered: bool) -> int:
+    """The exponent :func:`sum_lattice` chooses (see its Notes)."""
     low, high = Fraction(lower), Fraction(upper)  # exact: every float is a dyadic rational
     reach = (high - low) / 2 if centered else max(abs(low), abs(high))
     magnitude = max(abs(low), abs(high))
     exponent = _ceil_log2(max(reach, reach / epsilon) / 2**ROW_BITS)
     exponent = min(exponent, _floor_log2((high - low) / 4))
-    exponent = max(exponent, _ceil_log2(magnitude / 2**RAW_BITS))
+    return max(exponent, _ceil_log2(magnitude / 2**RAW_BITS))
+
+
+def lattice_at(lower: float, upper: float, exponent: int, centered: bool) -> Lattice:
+    """The lattice of step ``2**exponent`` for these bounds.
+
+    Raises
+    ------
+    ValueError
+        If a row would contribute more than ``MAX_ROW_UNITS`` units at this step.
+    """
     step = Fraction(2) ** exponent
-    q_lower, q_upper = round(low / step), round(high / step)  # half to even, like numpy's rint
+    q_lower = round(Fraction(lower) / step)  # half to even, like numpy's rint
+    q_upper = round(Fraction(upper) / step)
     offset = (q_lower + q_upper) // 2 if centered else 0
     return Lattice(exponent, q_lower, q_upper, offset)
 
