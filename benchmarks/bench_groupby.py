@@ -18,7 +18,7 @@ import pandas as pd
 
 import pandas_dp  # noqa: F401
 from _util import best_time, table
-from pandas_dp.api.aggregation import mean_from
+from pandas_dp.api.results import mean_from
 from pandas_dp.api.pipeline import count_part, sum_part
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.pandas_engine import aggregate_frame
@@ -49,7 +49,7 @@ def speed(frame: pd.DataFrame, keys: list[str]) -> list[list[object]]:
             avg=("income", "mean"),
             bounds={"income": BOUNDS},
             epsilon=1.0,
-        ),  # fmt: skip
+        ),
         repeat=3,
     )
     base = best_time(

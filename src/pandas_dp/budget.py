@@ -78,7 +78,7 @@ def _show(x: Fraction) -> str:
 
 @dataclass(frozen=True, order=False)
 class Budget:
-    """An exact (ε, δ) privacy budget.
+    """An exact privacy budget: (ε, δ), or ρ for zero-concentrated DP.
 
     Parameters
     ----------
@@ -86,55 +86,113 @@ class Budget:
         Non-negative ε (zero is allowed for spent and remaining amounts).
     delta : Fraction
         δ in ``[0, 1)``.
+    rho : Fraction, optional
+        For a ρ-zCDP budget (Bun & Steinke 2016): the ρ; ε and δ are then 0 and unused.
 
     Examples
     --------
     >>> b = Budget.of(1.0)
     >>> b - Budget.of(0.1) * 10
     Budget(epsilon=0, delta=0)
+    >>> Budget.of_rho(0.5)
+    Budget(rho=1/2)
     """
 
     epsilon: Fraction
     delta: Fraction = Fraction(0)
+    rho: Fraction | None = None
 
     def __post_init__(self) -> None:
-        for name in ("epsilon", "delta"):
+        for name in ("epsilon", "delta", "rho"):
             value = getattr(self, name)
-            if not isinstance(value, Fraction):
+            if value is not None and not isinstance(value, Fraction):
                 object.__setattr__(self, name, exact(value, name))
         if self.epsilon < 0:
             raise DPValueError(f"epsilon must be >= 0, got {_show(self.epsilon)}")
         if not 0 <= self.delta < 1:
             raise DPValueError(f"delta must satisfy 0 <= delta < 1, got {_show(self.delta)}")
+        if self.rho is not None and (self.rho < 0 or self.epsilon or self.delta):
+            raise DPValueError("a ρ-zCDP budget has a non-negative rho and no epsilon or delta")
 
     @classmethod
     def of(cls, epsilon: Any, delta: Any = 0) -> Budget:
         """Validate user input and build a total budget (ε >= 1e-9, 0 <= δ < 1)."""
         return cls(parse_epsilon(epsilon), parse_delta(delta))
 
+    @classmethod
+    def of_rho(cls, rho: Any) -> Budget:
+        """Validate user input and build a total ρ-zCDP budget (``1e-9 <= ρ <= 1e6``)."""
+        return cls(Fraction(0), Fraction(0), parse_epsilon(rho, "rho"))
+
     def __add__(self, other: Budget) -> Budget:
+        if self.rho is not None or other.rho is not None:
+            return Budget(Fraction(0), rho=(self.rho or Fraction(0)) + (other.rho or Fraction(0)))
         return Budget(self.epsilon + other.epsilon, self.delta + other.delta)
 
     def __sub__(self, other: Budget) -> Budget:
+        if self.rho is not None:
+            return Budget(Fraction(0), rho=max(self.rho - (other.rho or 0), Fraction(0)))
         return Budget(
             max(self.epsilon - other.epsilon, Fraction(0)),
             max(self.delta - other.delta, Fraction(0)),
         )
 
     def __mul__(self, k: int) -> Budget:
+        if self.rho is not None:
+            return Budget(Fraction(0), rho=self.rho * k)
         return Budget(self.epsilon * k, self.delta * k)
 
     def covers(self, other: Budget) -> bool:
         """Whether ``other`` fits inside this budget (exact comparison)."""
+        if self.rho is not None:
+            return (other.rho or 0) <= self.rho and other.delta == 0 and other.epsilon == 0
         return other.epsilon <= self.epsilon and other.delta <= self.delta
 
     @property
     def is_pure(self) -> bool:
-        """True for a pure ε-DP budget (δ = 0)."""
-        return self.delta == 0
+        """True for a pure ε-DP budget (δ = 0, not zCDP)."""
+        return self.delta == 0 and self.rho is None
+
+    @property
+    def is_zcdp(self) -> bool:
+        """True for a ρ-zCDP budget."""
+        return self.rho is not None
 
     def __repr__(self) -> str:
+        if self.rho is not None:
+            return f"Budget(rho={self.rho})"
         return f"Budget(epsilon={self.epsilon}, delta={self.delta})"
 
     def __str__(self) -> str:
+        if self.rho is not None:
+            return f"ρ={_show(self.rho)}"
         return f"ε={_show(self.epsilon)}, δ={_show(self.delta)}"
+
+
+def zcdp_to_epsilon(rho: float, delta: float) -> float:
+    """The smallest ε (up to float rounding, rounded up) such that ρ-zCDP gives (ε, δ)-DP.
+
+    Uses the conversion of Canonne, Kamath & Steinke (2020, Corollary 13): for every
+    ``α > 1``, ``ε = αρ + (ln(1/δ) + α ln(1 - 1/α) - ln(α - 1)) / (α - 1)``, minimised over
+    ``α``, and never worse than Bun & Steinke's ``ρ + 2 sqrt(ρ ln(1/δ))``.
+    """
+    if rho <= 0:
+        return 0.0
+    if not 0 < delta < 1:
+        raise ValueError(f"converting zCDP needs 0 < delta < 1, got {delta}")
+    log_inv = math.log(1.0 / delta)
+
+    def eps_at(log_alpha_minus_one: float) -> float:
+        a1 = math.exp(log_alpha_minus_one)  # α - 1
+        alpha = a1 + 1.0
+        return alpha * rho + (log_inv + alpha * math.log1p(-1.0 / alpha) - math.log(a1)) / a1
+
+    grid = [x / 8 for x in range(-160, 161)]  # α - 1 from e^-20 to e^20
+    best = min(grid, key=eps_at)
+    low, high = best - 0.125, best + 0.125
+    for _ in range(80):  # golden-section refinement of a unimodal function
+        m1, m2 = low + (high - low) * 0.382, low + (high - low) * 0.618
+        low, high = (low, m2) if eps_at(m1) < eps_at(m2) else (m1, high)
+    tight = eps_at((low + high) / 2)
+    simple = rho + 2.0 * math.sqrt(rho * log_inv)
+    return min(tight, simple) * (1 + 1e-12)

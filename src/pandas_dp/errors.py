@@ -8,8 +8,9 @@ pandas user already catches for the same kind of mistake::
     ├── DPTypeError (TypeError)            a column whose dtype cannot be aggregated
     ├── DPKeyError (KeyError)              a column that does not exist
     ├── BudgetExceededError (RuntimeError) the release would overspend the session's budget
-    └── NotProtectedError (RuntimeError)   the frame has no usable session
-        └── DuplicatedRowsError            rows may have been duplicated since protect()
+    ├── NotProtectedError (RuntimeError)   the frame has no usable session
+    │   └── DuplicatedRowsError            rows may have been duplicated since protect()
+    └── MissingExtraError (ImportError)    an optional dependency is not installed
 
     PrivacyLeakWarning (UserWarning)       something weakens the privacy guarantee (e.g. a seed)
 
@@ -54,6 +55,10 @@ class DuplicatedRowsError(NotProtectedError):
     With one row per person, a duplicated row would let one person count twice. Raised when
     the index is not unique, holds labels the protected frame did not have, or is longer.
     """
+
+
+class MissingExtraError(DPError, ImportError):
+    """An optional dependency is missing; the message gives the ``pip install`` line."""
 
 
 class PrivacyLeakWarning(UserWarning):

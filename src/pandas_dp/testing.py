@@ -19,6 +19,7 @@ import pandas as pd
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.session import Session
 from pandas_dp.errors import PrivacyLeakWarning
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64
 
@@ -27,7 +28,7 @@ from pandas_dp.mechanisms.random import I64
 class NoiseCall:
     """One request for noise: the mechanism (with its scale) and how many variates."""
 
-    mechanism: DiscreteLaplace
+    mechanism: DiscreteLaplace | DiscreteGaussian
     size: int
 
 
@@ -69,7 +70,7 @@ def capture_noise(
     )
     calls: list[NoiseCall] = []
 
-    def fake(mechanism: DiscreteLaplace, n: int) -> I64:
+    def fake(mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
         calls.append(NoiseCall(mechanism, n))
         return np.full(n, value, dtype=np.int64)
 

@@ -71,3 +71,26 @@ class PrivacyUnit:
         if self.column is None:
             return "one row"
         return f"unit {self.column!s} (≤ {self.max_rows} rows)"
+
+
+@dataclass(frozen=True)
+class Contribution:
+    """How much one privacy unit can change one release, after the library's caps.
+
+    Attributes
+    ----------
+    l1 : int
+        Rows one unit can add in total (multiplies every L1 sensitivity).
+    l0 : int
+        Groups (outputs) one unit can change.
+    linf : int
+        Rows one unit can add to one group.
+    """
+
+    l1: int = 1
+    l0: int = 1
+    linf: int = 1
+
+    def __post_init__(self) -> None:
+        for name in ("l1", "l0", "linf"):
+            positive_int(getattr(self, name), name)

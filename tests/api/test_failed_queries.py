@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp import BudgetExceededError, DPError, DPKeyError, DPTypeError, DPValueError
-from pandas_dp.api import aggregation
+from pandas_dp.api import results
 from pandas_dp.engines.pandas_engine import PandasEngine
 
 
@@ -245,7 +245,7 @@ def test_failure_in_post_processing_charges_nothing(
     priv: pd.DataFrame, query: Callable, monkeypatch: pytest.MonkeyPatch, charges_nothing: Callable
 ) -> None:
     with monkeypatch.context() as mp:
-        mp.setattr(aggregation, "mean_from", _boom)
+        mp.setattr(results, "mean_from", _boom)
         with charges_nothing(priv), pytest.raises(RuntimeError, match="injected failure"):
             query(priv, 0.5)
     assert 0 <= query(priv, 0.5) <= 10

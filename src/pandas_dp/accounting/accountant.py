@@ -10,51 +10,11 @@ from __future__ import annotations
 
 import os
 import threading
-from fractions import Fraction
-from typing import Protocol
 
+from pandas_dp.accounting.composition import BasicComposition, Composition
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.budget import Budget
 from pandas_dp.errors import BudgetExceededError, DPValueError, NotProtectedError
-
-
-class Composition(Protocol):
-    """How the costs of successive releases combine into one guarantee.
-
-    A composition rule folds releases into an opaque *state*, one at a time and without
-    mutating it, and reads the current guarantee off a state.
-    """
-
-    name: str
-
-    def start(self) -> object:
-        """The state before any release."""
-
-    def add(self, state: object, release: Release) -> object:
-        """A new state: ``state`` followed by ``release``."""
-
-    def guarantee(self, state: object) -> Budget:
-        """The (ε, δ) guarantee that holds for all releases folded into ``state``."""
-
-
-class BasicComposition:
-    """Sequential composition: ε and δ of successive releases add up (Dwork et al. 2006)."""
-
-    name = "basic"
-
-    def start(self) -> Budget:
-        """Nothing spent."""
-        return Budget(Fraction(0))
-
-    def add(self, state: object, release: Release) -> Budget:
-        """Add the release's (ε, δ)."""
-        assert isinstance(state, Budget)
-        return state + release.cost
-
-    def guarantee(self, state: object) -> Budget:
-        """The summed budget itself."""
-        assert isinstance(state, Budget)
-        return state
 
 
 def _fmt(budget: Budget) -> str:
@@ -106,8 +66,14 @@ class Accountant:
             )
         if self.total.is_pure and release.cost.delta > 0:
             raise DPValueError(
-                f"{release.query} needs δ > 0 but the session is pure ε-DP (δ = 0); protect "
-                "the frame with a delta (e.g. delta=1e-6) or use a pure-DP mechanism"
+                f"{release.query} needs δ > 0 (Gaussian noise or keys chosen from the data) "
+                "but the session is pure ε-DP (δ = 0); protect the frame with a delta "
+                "(e.g. delta=1e-6), or use Laplace noise with public keys"
+            )
+        if self.total.is_zcdp and any(m.extra_delta for m in release.measurements):
+            raise DPValueError(
+                f"{release.query} chooses keys from the data, which spends δ, but the session "
+                "has a ρ-zCDP budget with no δ; pass public keys"
             )
         after = self.composition.guarantee(self.composition.add(self._state, release))
         if self.total.covers(after):

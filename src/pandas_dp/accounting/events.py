@@ -31,15 +31,25 @@ class Measurement:
     label : str
         What was measured (``"count"``, ``"sum"``, ...).
     mechanism : str
-        Noise distribution (``"discrete_laplace"``).
+        Noise distribution: ``"discrete_laplace"`` or ``"discrete_gaussian"``.
     epsilon, delta : Fraction
-        Privacy cost of this measurement on its own.
+        Nominal privacy cost of this measurement on its own: exact for Laplace (δ = 0), the
+        calibration target for Gaussian noise. Basic composition charges these.
     sensitivity : int
-        Largest change one privacy unit can make, in lattice units (L1).
+        Largest change one privacy unit can make, in noise units: L1 for Laplace; per
+        coordinate for Gaussian noise (see :attr:`coordinates`).
     scale : Fraction
-        Noise scale in lattice units, as actually sampled.
+        Noise scale in noise units as sampled: ``b`` for Laplace, ``σ`` (rounded down) for
+        Gaussian noise.
     exponent : int
-        The lattice step is ``2**exponent`` in the column's units (0 for counts).
+        A noise unit is ``2**exponent`` in the column's units (0 for counts).
+    coordinates : int
+        How many outputs (groups) one unit can change by ``sensitivity`` each (Gaussian
+        noise: L2 sensitivity ``sqrt(coordinates) * sensitivity``).
+    sigma2 : Fraction, optional
+        Exact ``σ²`` of Gaussian noise.
+    extra_delta : Fraction
+        δ spent beyond the noise itself (private key selection), under every accountant.
     """
 
     label: str
@@ -49,24 +59,58 @@ class Measurement:
     scale: Fraction
     exponent: int = 0
     delta: Fraction = Fraction(0)
+    coordinates: int = 1
+    sigma2: Fraction | None = None
+    extra_delta: Fraction = Fraction(0)
 
     def __post_init__(self) -> None:
-        if self.epsilon < 0 or not 0 <= self.delta < 1:
+        if self.epsilon < 0 or not 0 <= self.delta < 1 or not 0 <= self.extra_delta < 1:
             raise ValueError(f"invalid cost ε={self.epsilon}, δ={self.delta}")
-        if self.sensitivity < 0 or self.scale <= 0:
+        if self.sensitivity < 0 or self.scale <= 0 or self.coordinates < 1:
             raise ValueError(f"invalid noise: sensitivity={self.sensitivity}, scale={self.scale}")
+        if self.mechanism == "discrete_gaussian" and self.sigma2 is None:
+            raise ValueError("a Gaussian measurement needs its exact sigma2")
 
     @property
     def cost(self) -> Budget:
-        """The (ε, δ) this measurement spends."""
-        return Budget(self.epsilon, self.delta)
+        """The (ε, δ) this measurement spends under basic composition."""
+        return Budget(self.epsilon, self.delta + self.extra_delta)
+
+    @property
+    def is_gaussian(self) -> bool:
+        """Whether the noise is discrete Gaussian."""
+        return self.mechanism == "discrete_gaussian"
+
+    @property
+    def pure_epsilon(self) -> Fraction | None:
+        """Exact ε of pure ε-DP noise (``Δ/b`` for Laplace), or None for Gaussian noise."""
+        if self.is_gaussian:
+            return None
+        return Fraction(self.sensitivity) / self.scale
+
+    @property
+    def rho(self) -> Fraction:
+        """Exact zCDP ρ of this measurement.
+
+        ``ε²/2`` for pure ε-DP (Bun & Steinke 2016, Prop. 1.4) and
+        ``coordinates Δ² / (2σ²)`` for discrete Gaussian noise (Canonne et al. 2020).
+        """
+        pure = self.pure_epsilon
+        if pure is not None:
+            return pure * pure / 2
+        assert self.sigma2 is not None
+        return Fraction(self.coordinates * self.sensitivity**2) / (2 * self.sigma2)
 
     def describe(self) -> str:
         """One line a person can read, in the column's units."""
         step = math.ldexp(1.0, self.exponent)
+        spread = "sigma" if self.is_gaussian else "scale"
+        cost = f"ε={float(self.epsilon):.6g}"
+        if self.delta:
+            cost += f", δ={float(self.delta):.3g}"
         return (
             f"{self.label}: {self.mechanism}(sensitivity={self.sensitivity * step:.6g}, "
-            f"scale={float(self.scale) * step:.6g}, ε={float(self.epsilon):.6g})"
+            f"{spread}={float(self.scale) * step:.6g}, {cost})"
         )
 
 

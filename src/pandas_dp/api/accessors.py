@@ -11,11 +11,12 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api import queries
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.groupby import DPGroupBy, histogram, value_counts
 from pandas_dp.api.pipeline import resolve
+from pandas_dp.api.planning import PreviewAccessor, epsilon_for
 from pandas_dp.api.protect import protect
+from pandas_dp.api.queries import release_one
 from pandas_dp.api.session import Session
 
 
@@ -34,18 +35,33 @@ class _Accessor:
         """
         return session_of(self._obj)
 
-    def count(self, *, epsilon: Any) -> int:
+    def count(
+        self,
+        *,
+        epsilon: Any,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
         """Release a noisy count: rows of a DataFrame, non-missing values of a Series.
 
         Parameters
         ----------
         epsilon : float
             Privacy cost of this release.
+        delta : float, optional
+            For ``mechanism="gaussian"``: the δ of the Gaussian noise (by default the same
+            share of the session's δ as ``epsilon`` is of its ε).
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).
+        ci : float, optional
+            Confidence level, e.g. 0.95: return an :class:`~pandas_dp.Estimate`
+            ``(value, lower, upper, confidence)`` instead of a bare number.
 
         Returns
         -------
-        int
-            True count plus exact discrete Laplace noise; may be negative.
+        int or Estimate
+            True count plus exact integer noise; may be negative.
 
         Notes
         -----
@@ -60,7 +76,64 @@ class _Accessor:
         >>> isinstance(n, int), abs(n - 1000) < 100  # noise scale 2: |noise| < 100 w.p. 1 - 1e-21
         (True, True)
         """
-        return queries.count(self._obj, epsilon=epsilon)
+        return release_one(
+            self._obj, "count", None, epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci
+        )
+
+    @property
+    def preview(self) -> PreviewAccessor:
+        """Preview releases without spending: ``priv.dp.preview.count(epsilon=0.1)``.
+
+        The preview mirrors the release methods and returns a :class:`Preview` with the
+        mechanism, noise scale, cost and the error bound at the given (default 95%)
+        confidence. It reads no data and charges nothing.
+        """
+        return PreviewAccessor(self._obj)
+
+    def epsilon_for(
+        self,
+        statistic: str,
+        *,
+        error: float,
+        alpha: float = 0.05,
+        bounds: Any = None,
+        n: float | None = None,
+        mechanism: str = "laplace",
+        delta: Any = None,
+    ) -> float:
+        """The smallest ε for which a release's error stays within ``error``.
+
+        Parameters
+        ----------
+        statistic : {"count", "sum", "mean"}
+            What would be released (ungrouped; a group-by costs the same per group).
+        error : float
+            Largest acceptable error, in the statistic's units.
+        alpha : float, default 0.05
+            The error may exceed ``error`` with probability at most ``alpha``.
+        bounds : (float, float), optional
+            Clipping bounds, for sums and means.
+        n : float, optional
+            A planning value for the number of rows, for means (their error depends on it).
+        mechanism, delta
+            As for the releases.
+
+        Returns
+        -------
+        float
+            ε rounded up to three significant digits. Nothing is read or spent.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"x": [1.0] * 10}).dp.protect(epsilon=1.0)
+        >>> priv.dp.epsilon_for("count", error=50, alpha=0.05)
+        0.0594
+        """
+        return epsilon_for(
+            self._obj, statistic, error=error, alpha=alpha, bounds=bounds, n=n,
+            mechanism=mechanism, delta=delta,
+        )  # fmt: skip
 
 
 class DataFrameDPAccessor(_Accessor):
@@ -70,9 +143,11 @@ class DataFrameDPAccessor(_Accessor):
 
     def protect(
         self,
-        epsilon: Any,
+        epsilon: Any = None,
         delta: Any = 0,
         *,
+        rho: Any = None,
+        accounting: str = "basic",
         rng: Any = None,
         replace: bool = False,
         privacy_unit: Hashable | None = None,
@@ -90,6 +165,12 @@ class DataFrameDPAccessor(_Accessor):
             Total ε of the budget (at least 1e-9).
         delta : float, default 0
             Total δ, ``0 <= delta < 1``; 0 means pure ε-DP.
+        rho : float, optional
+            Instead of ε and δ: a ρ-zCDP budget (Bun & Steinke 2016).
+        accounting : {"basic", "advanced", "zcdp", "pld"}, default "basic"
+            How releases compose against an (ε, δ) budget: sums of ε and δ; advanced
+            composition of the pure-ε releases; zCDP; or privacy-loss distributions (needs
+            ``pandas-dp[pld]``). The tight accountants need ``delta > 0``.
         rng : int, optional
             Seed for reproducible *tests*. Voids the privacy guarantee and emits
             :class:`~pandas_dp.PrivacyLeakWarning`. By default noise comes from the OS CSPRNG.
@@ -130,8 +211,8 @@ class DataFrameDPAccessor(_Accessor):
         Fraction(1, 1)
         """
         return protect(
-            self._obj, epsilon, delta, rng=rng, replace=replace,
-            privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit,
+            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
+            replace=replace, privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit,
         )  # fmt: skip
 
     def groupby(
@@ -181,7 +262,17 @@ class DataFrameDPAccessor(_Accessor):
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
         )  # fmt: skip
 
-    def sum(self, column: Hashable, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+    def sum(
+        self,
+        column: Hashable,
+        *,
+        bounds: Any,
+        epsilon: Any,
+        fillna: Any = None,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
         """Release the noisy sum of a column clipped to public bounds.
 
         Parameters
@@ -194,10 +285,12 @@ class DataFrameDPAccessor(_Accessor):
             Privacy cost of this release.
         fillna : float, optional
             Public value used for missing entries. By default missing entries are skipped.
+        delta, mechanism, ci
+            As for :meth:`count`.
 
         Returns
         -------
-        float
+        float or Estimate
             A multiple of the lattice step ``g`` (a power of two chosen from the bounds and
             ε only).
 
@@ -220,9 +313,22 @@ class DataFrameDPAccessor(_Accessor):
         >>> abs(s - 1000) < 100  # noise scale 2
         True
         """
-        return queries.total(self._obj, column, bounds=bounds, epsilon=epsilon, fillna=fillna)
+        return release_one(
+            self._obj, "sum", column, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
 
-    def mean(self, column: Hashable, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+    def mean(
+        self,
+        column: Hashable,
+        *,
+        bounds: Any,
+        epsilon: Any,
+        fillna: Any = None,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
         """Release the noisy mean of a column clipped to public bounds.
 
         Parameters
@@ -235,10 +341,13 @@ class DataFrameDPAccessor(_Accessor):
             Privacy cost of this release, split between a sum and a count.
         fillna : float, optional
             Public value used for missing entries. By default they are skipped.
+        delta, mechanism, ci
+            As for :meth:`count`. The mean's interval is conservative: each of its two
+            measurements gets half of ``1 - ci``, and the ratio is bounded over both ranges.
 
         Returns
         -------
-        float
+        float or Estimate
             Always inside ``[lower, upper]``.
 
         Notes
@@ -258,7 +367,10 @@ class DataFrameDPAccessor(_Accessor):
         >>> 0 <= m <= 100 and abs(m - 40) < 5
         True
         """
-        return queries.mean(self._obj, column, bounds=bounds, epsilon=epsilon, fillna=fillna)
+        return release_one(
+            self._obj, "mean", column, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
 
 
 class SeriesDPAccessor(_Accessor):
@@ -267,10 +379,19 @@ class SeriesDPAccessor(_Accessor):
     _obj: pd.Series
 
     def protect(
-        self, epsilon: Any, delta: Any = 0, *, rng: Any = None, replace: bool = False
+        self,
+        epsilon: Any = None,
+        delta: Any = 0,
+        *,
+        rho: Any = None,
+        accounting: str = "basic",
+        rng: Any = None,
+        replace: bool = False,
     ) -> pd.Series:
         """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
-        return protect(self._obj, epsilon, delta, rng=rng, replace=replace)
+        return protect(
+            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng, replace=replace
+        )
 
     def value_counts(
         self,
@@ -283,7 +404,9 @@ class SeriesDPAccessor(_Accessor):
         ascending: bool = False,
         nonnegative: bool = False,
         total: Any = None,
-    ) -> pd.Series:
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Release noisy counts of each public key, like ``Series.value_counts``.
 
         Parameters
@@ -305,10 +428,14 @@ class SeriesDPAccessor(_Accessor):
             Clamp counts at 0.
         total : number, optional
             Make the counts add up to this separately released total.
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            The noise (Gaussian needs δ > 0).
+        ci : float, optional
+            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
 
         Returns
         -------
-        Series
+        Series or DataFrame
             Named ``"count"`` (``"proportion"`` with ``normalize``), indexed by the keys.
 
         Notes
@@ -326,7 +453,8 @@ class SeriesDPAccessor(_Accessor):
         """
         return value_counts(
             self._obj, keys, epsilon=epsilon, delta=delta, normalize=normalize, sort=sort,
-            ascending=ascending, nonnegative=nonnegative, total=total,
+            ascending=ascending, nonnegative=nonnegative, total=total, mechanism=mechanism,
+            ci=ci,
         )  # fmt: skip
 
     def histogram(
@@ -339,7 +467,9 @@ class SeriesDPAccessor(_Accessor):
         clip: bool = False,
         nonnegative: bool = False,
         total: Any = None,
-    ) -> pd.Series:
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> pd.Series | pd.DataFrame:
         """Release noisy counts of the values falling in public bins.
 
         Parameters
@@ -358,10 +488,14 @@ class SeriesDPAccessor(_Accessor):
             Clamp counts at 0.
         total : number, optional
             Make the counts add up to this separately released total.
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            The noise (Gaussian needs δ > 0).
+        ci : float, optional
+            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
 
         Returns
         -------
-        Series
+        Series or DataFrame
             Indexed by an IntervalIndex of the bins, named ``"count"``.
 
         Notes
@@ -380,10 +514,19 @@ class SeriesDPAccessor(_Accessor):
         """
         return histogram(
             self._obj, bins, epsilon=epsilon, right=right, include_lowest=include_lowest,
-            clip=clip, nonnegative=nonnegative, total=total,
+            clip=clip, nonnegative=nonnegative, total=total, mechanism=mechanism, ci=ci,
         )  # fmt: skip
 
-    def sum(self, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+    def sum(
+        self,
+        *,
+        bounds: Any,
+        epsilon: Any,
+        fillna: Any = None,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
         """Release the noisy sum of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.sum`` on this column; see its Notes for clipping, lattice,
@@ -396,9 +539,21 @@ class SeriesDPAccessor(_Accessor):
         >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
         True
         """
-        return queries.total(self._obj, bounds=bounds, epsilon=epsilon, fillna=fillna)
+        return release_one(
+            self._obj, "sum", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
 
-    def mean(self, *, bounds: Any, epsilon: Any, fillna: Any = None) -> float:
+    def mean(
+        self,
+        *,
+        bounds: Any,
+        epsilon: Any,
+        fillna: Any = None,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
         """Release the noisy mean of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,
@@ -411,7 +566,10 @@ class SeriesDPAccessor(_Accessor):
         >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
         True
         """
-        return queries.mean(self._obj, bounds=bounds, epsilon=epsilon, fillna=fillna)
+        return release_one(
+            self._obj, "mean", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
 
 
 def register() -> None:

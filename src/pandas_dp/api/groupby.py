@@ -15,9 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.aggregation import PostProcess, Stat, caps_for, parse_named, plan, validate
+from pandas_dp.api.aggregation import Stat, parse_named, plan, preview, validate
+from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
 from pandas_dp.api.pipeline import Target, resolve, run
+from pandas_dp.api.results import PostProcess
 from pandas_dp.api.validation import is_summable
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Binning
@@ -40,8 +42,10 @@ class DPGroupBy:
         max_groups_per_unit: Any = None,
         max_rows_per_group: Any = None,
         binning: Binning | None = None,
+        previewing: bool = False,
     ) -> None:
         self._target = target
+        self._previewing = previewing
         self.by = parse_by(by)
         columns = self._target.engine.columns(self._target.data)
         dtypes = dict(self._target.engine.dtypes(self._target.data).items())
@@ -58,18 +62,25 @@ class DPGroupBy:
         keys = "private (DP selection)" if self.keys is None else f"{len(self.keys)} public keys"
         return f"<DPGroupBy by={list(self.by)}, {keys}>"
 
-    def _release(
-        self, stats: list[Stat], shape: str, post: PostProcess, query: str, **kw: Any
-    ) -> Any:
+    def _release(self, stats: list[Stat], shape: str, query: str, **kw: Any) -> Any:
         target = self._target
         request = validate(
             target, stats, grouping=self._grouping, caps=self._caps, query=query, **kw
         )
-        return run(target, plan(target, request, shape=shape, post=post))
+        if self._previewing:
+            return preview(target, request)
+        return run(target, plan(target, request, shape=shape))
 
     def count(
-        self, *, epsilon: Any, delta: Any = None, nonnegative: bool = False, total: Any = None
-    ) -> pd.Series:
+        self,
+        *,
+        epsilon: Any,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+        nonnegative: bool = False,
+        total: Any = None,
+    ) -> pd.Series | pd.DataFrame:
         """Release the noisy number of rows in each group.
 
         Parameters
@@ -77,8 +88,14 @@ class DPGroupBy:
         epsilon : float
             Privacy cost, charged once for all groups.
         delta : float, optional
-            Only when keys are chosen privately (``keys=None``): the δ spent on choosing
-            them. By default the same share of the session's δ as ``epsilon`` is of its ε.
+            The δ this release spends: with ``keys=None`` on choosing keys privately, with
+            ``mechanism="gaussian"`` on the Gaussian noise. By default the same share of the
+            session's δ as ``epsilon`` is of its ε.
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).
+        ci : float, optional
+            Confidence level, e.g. 0.95: adds ``count_lower`` / ``count_upper`` columns
+            (the Series becomes a DataFrame).
         nonnegative : bool, default False
             Clamp counts at 0 (free post-processing; biases small counts upwards).
         total : number, optional
@@ -88,7 +105,7 @@ class DPGroupBy:
 
         Returns
         -------
-        Series
+        Series or DataFrame
             Indexed by the keys, in their order, named ``"count"``.
 
         Notes
@@ -96,8 +113,9 @@ class DPGroupBy:
         Rows outside the keys (and rows with a missing key) are dropped silently; keys
         without rows get a noisy 0. Sensitivity: 1 for the whole vector of counts (one row
         is in one group), ``k`` under a privacy unit capped at ``k`` rows. Mechanism:
-        discrete Laplace with scale ``sensitivity/ε`` on every group. Budget cost: ``ε``
-        (plus ``δ`` when keys are selected privately).
+        discrete Laplace with scale ``sensitivity/ε`` on every group (or discrete Gaussian).
+        Budget cost: ``ε`` (plus ``δ`` when keys are selected privately or noise is
+        Gaussian).
 
         Examples
         --------
@@ -108,52 +126,65 @@ class DPGroupBy:
         >>> list(counts.index), bool(abs(counts["north"] - 600) < 50)  # scale 1
         (['north', 'south', 'east'], True)
         """
-        return self._counts("groupby.count", epsilon, delta, PostProcess.of(nonnegative, total))
-
-    def _counts(self, query: str, epsilon: Any, delta: Any, post: PostProcess) -> pd.Series:
-        stat = Stat("count", "count")
-        counts: pd.Series = self._release(
-            [stat], "series", post, query, epsilon=epsilon, delta=delta
+        post = PostProcess.of(nonnegative, total)
+        return self._counts(
+            "groupby.count", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, post=post
         )
-        return counts
+
+    def _counts(self, query: str, **kw: Any) -> Any:
+        return self._release([Stat("count", "count")], "series", query, **kw)
 
     def sum(
-        self, column: Hashable, *, bounds: Any, epsilon: Any, delta: Any = None, fillna: Any = None
-    ) -> pd.Series:
+        self,
+        column: Hashable,
+        *,
+        bounds: Any,
+        epsilon: Any,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+        fillna: Any = None,
+    ) -> pd.Series | pd.DataFrame:
         """Release the noisy sum of a column, clipped to public bounds, in each group.
 
         Notes
         -----
         Values are clipped and rounded onto a public power-of-two lattice as in
         ``DataFrame.dp.sum``. Sensitivity: ``max(|lower|, |upper|)`` for the whole vector
-        (times ``k`` under a privacy unit). Mechanism: discrete Laplace on the lattice.
-        Budget cost: ``ε`` once (plus ``δ`` when keys are selected privately, which also
-        spends part of ε on the row counts that select them).
+        (times ``k`` under a privacy unit). Mechanism: discrete Laplace (or Gaussian) on the
+        lattice. Budget cost: ``ε`` once (plus ``δ`` when keys are selected privately, which
+        also spends part of ε on the row counts that select them, or for Gaussian noise).
         """
-        stat = Stat(column, "sum", column)
-        sums: pd.Series = self._release(
-            [stat], "series", PostProcess(), "groupby.sum",
-            epsilon=epsilon, delta=delta, bounds=bounds, fillna=fillna,
+        return self._release(
+            [Stat(column, "sum", column)], "series", "groupby.sum", epsilon=epsilon,
+            delta=delta, mechanism=mechanism, ci=ci, bounds=bounds, fillna=fillna,
         )  # fmt: skip
-        return sums
 
     def mean(
-        self, column: Hashable, *, bounds: Any, epsilon: Any, delta: Any = None, fillna: Any = None
-    ) -> pd.Series:
+        self,
+        column: Hashable,
+        *,
+        bounds: Any,
+        epsilon: Any,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+        fillna: Any = None,
+    ) -> pd.Series | pd.DataFrame:
         """Release the noisy mean of a column, clipped to public bounds, in each group.
 
         Notes
         -----
         Per group: ``centre + noisy centred sum / max(noisy count, 1)``, clipped to the
         bounds; ε is split equally between the centred sum (sensitivity
-        ``(upper - lower)/2``) and the count (sensitivity 1). Budget cost: ``ε`` once.
+        ``(upper - lower)/2``) and the count (sensitivity 1). Budget cost: ``ε`` once. With
+        ``ci``, the interval is conservative: each part gets half of ``1 - ci`` and the
+        ratio is bounded over both ranges.
         """
-        stat = Stat(column, "mean", column)
-        means: pd.Series = self._release(
-            [stat], "series", PostProcess(), "groupby.mean",
-            epsilon=epsilon, delta=delta, bounds=bounds, fillna=fillna,
+        return self._release(
+            [Stat(column, "mean", column)], "series", "groupby.mean", epsilon=epsilon,
+            delta=delta, mechanism=mechanism, ci=ci, bounds=bounds, fillna=fillna,
         )  # fmt: skip
-        return means
 
     def agg(
         self,
@@ -161,6 +192,8 @@ class DPGroupBy:
         epsilon: Any,
         bounds: Any = None,
         delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
         fillna: Any = None,
         nonnegative: bool = False,
         **named: Any,
@@ -175,6 +208,10 @@ class DPGroupBy:
             ``{column: (lower, upper)}`` for every summed or averaged column.
         delta : float, optional
             See :meth:`count`.
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            The noise of every measurement.
+        ci : float, optional
+            Confidence level: adds ``<name>_lower`` / ``<name>_upper`` after each column.
         fillna : dict, optional
             ``{column: value}``: public imputation for missing values.
         nonnegative : bool, default False
@@ -192,16 +229,16 @@ class DPGroupBy:
         The statistics are computed from the fewest noisy measurements: one row count, and
         per column a count of non-missing values, a clipped sum and a centred clipped sum,
         each only if needed. A mean reuses the call's count (the row count when the column
-        cannot hold missing values or ``fillna`` is given). ε is split equally among the
-        measurements (sequential composition inside the call, parallel across groups); the
-        ledger's note lists them.
+        cannot hold missing values or ``fillna`` is given). ε (and δ for Gaussian noise) is
+        split equally among the measurements (sequential composition inside the call,
+        parallel across groups); the ledger's note lists them.
         """
         stats = parse_named(dict(named.items()))
-        table: pd.DataFrame = self._release(
-            stats, "frame", PostProcess.of(nonnegative), "groupby.agg",
-            epsilon=epsilon, delta=delta, bounds=bounds, fillna=fillna,
+        result: pd.DataFrame = self._release(
+            stats, "frame", "groupby.agg", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
         )  # fmt: skip
-        return table
+        return result
 
 
 def value_counts(
@@ -215,16 +252,23 @@ def value_counts(
     ascending: bool = False,
     nonnegative: bool = False,
     total: Any = None,
-) -> pd.Series:
+    mechanism: str = "laplace",
+    ci: float | None = None,
+) -> pd.Series | pd.DataFrame:
     """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
+    if normalize and ci is not None:
+        raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
     grouped = DPGroupBy(target, target.column, keys)
     post = PostProcess.of(nonnegative or normalize, total)
-    counts = grouped._counts("value_counts", epsilon, delta, post)
+    counts = grouped._counts(
+        "value_counts", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, post=post
+    )
     if normalize:
         counts = _proportions(counts)
     if sort:
-        counts = counts.sort_values(ascending=ascending, kind="stable")
+        by = {"by": "count"} if isinstance(counts, pd.DataFrame) else {}
+        counts = counts.sort_values(**by, ascending=ascending, kind="stable")
     return counts
 
 
@@ -245,7 +289,9 @@ def histogram(
     clip: bool = False,
     nonnegative: bool = False,
     total: Any = None,
-) -> pd.Series:
+    mechanism: str = "laplace",
+    ci: float | None = None,
+) -> pd.Series | pd.DataFrame:
     """Noisy counts of values in public bins (see ``Series.dp.histogram``)."""
     binning = Binning(_parse_edges(bins), bool(right), bool(include_lowest), bool(clip))
     target = resolve(series)
@@ -256,7 +302,8 @@ def histogram(
         list(binning.edges), closed="right" if binning.right else "left", name=target.column
     )
     grouped = DPGroupBy(target, target.column, intervals, binning=binning)
-    return grouped._counts("histogram", epsilon, None, PostProcess.of(nonnegative, total))
+    post = PostProcess.of(nonnegative, total)
+    return grouped._counts("histogram", epsilon=epsilon, mechanism=mechanism, ci=ci, post=post)
 
 
 def _parse_edges(bins: Any) -> tuple[float, ...]:

@@ -16,6 +16,7 @@ release that loses a race for the last of the budget is discarded unseen.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,8 +32,10 @@ from pandas_dp.engines import ClippedSum, Engine, Grouping, Measure, NonNull, Ro
 from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import NotProtectedError
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, lattice_at, sum_lattice
+from pandas_dp.units import Contribution
 
 T = TypeVar("T")
 
@@ -84,38 +87,111 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
     return Target(session, obj, engine)
 
 
+Noise = DiscreteLaplace | DiscreteGaussian
+
+
+@dataclass(frozen=True)
+class NoiseChoice:
+    """The noise of a release: discrete Laplace, or discrete Gaussian with its δ share."""
+
+    gaussian: bool = False
+    delta: Fraction = Fraction(0)  # δ of each Gaussian measurement
+
+
 @dataclass(frozen=True)
 class Part:
-    """One noisy measure: what the engine computes and the noise that protects it."""
+    """One noisy measure: what the engine computes and the noise that protects it.
+
+    The exact aggregate, in units of ``2**(lattice exponent)``, is rounded to a multiple of
+    ``2**shift`` of those units (Gaussian noise on a coarser lattice; 0 otherwise) before
+    noise is added in units of ``2**shift``.
+    """
 
     label: str
     measure: Measure
-    mechanism: DiscreteLaplace
+    mechanism: Noise
     measurement: Measurement
     lattice: Lattice | None = None
+    shift: int = 0
+
+    @property
+    def exponent(self) -> int:
+        """Noise units are ``2**exponent`` in the column's units."""
+        return (0 if self.lattice is None else self.lattice.exponent) + self.shift
+
+    def round(self, exact: Aggregate) -> Aggregate:
+        """Round exact aggregates to multiples of ``2**shift`` units (half up)."""
+        if self.shift == 0:
+            return exact
+        return (exact + (1 << (self.shift - 1))) >> self.shift
 
     def to_real(self, units: Any) -> Any:
-        """Noisy lattice units to the column's units (identity for counts)."""
-        if self.lattice is None:
+        """Noisy values in noise units to the column's units (identity for counts)."""
+        if self.exponent == 0:
             return np.asarray(units)
-        return np.ldexp(np.asarray(units, dtype=np.float64), self.lattice.exponent)
+        return np.ldexp(np.asarray(units, dtype=np.float64), self.exponent)
+
+    def halfwidth(self, alpha: float) -> float:
+        """Largest error, in the column's units, exceeded with probability at most ``alpha``.
+
+        The noise's exact quantile, plus the worst rounding: half a noise unit when the
+        aggregate was rounded to a coarser lattice, and ``g/2`` per row for up to ``2**32``
+        rows of a lattice sum.
+        """
+        error = math.ldexp(self.mechanism.quantile_halfwidth(alpha), self.exponent)
+        if self.shift:
+            error += math.ldexp(0.5, self.exponent)
+        if self.lattice is not None:
+            error += self.lattice.rounding_allowance()
+        return error
+
+
+#: Defaults: one row per unit, Laplace noise.
+ROW = Contribution()
+LAPLACE = NoiseChoice()
+
+
+def _noisy(
+    label: str,
+    measure: Measure,
+    units: int,
+    contribution: Contribution,
+    epsilon: Fraction,
+    noise: NoiseChoice,
+    lattice: Lattice | None = None,
+) -> Part:
+    """Calibrate noise for an aggregate whose rows move it by at most ``units`` each."""
+    exponent = 0 if lattice is None else lattice.exponent
+    if not noise.gaussian:
+        sensitivity = units * contribution.l1
+        laplace = DiscreteLaplace.calibrated(sensitivity, epsilon)
+        record = Measurement(
+            label, laplace.name, epsilon, sensitivity, laplace.effective_scale, exponent
+        )
+        return Part(label, measure, laplace, record, lattice)
+    plan = plan_gaussian(units * contribution.linf, contribution.l0, epsilon, noise.delta)
+    gauss = plan.mechanism
+    record = Measurement(
+        label, gauss.name, epsilon, plan.sensitivity, gauss.scale, exponent + plan.shift,
+        delta=noise.delta, coordinates=plan.coordinates, sigma2=gauss.sigma2,
+    )  # fmt: skip
+    return Part(label, measure, gauss, record, lattice, plan.shift)
 
 
 def count_part(
     epsilon: Fraction,
     column: Hashable | None = None,
     label: str = "count",
-    sensitivity: int = 1,
+    contribution: Contribution = ROW,
+    noise: NoiseChoice = LAPLACE,
 ) -> Part:
-    """Rows (or non-missing values of ``column``) with discrete Laplace noise.
+    """Rows (or non-missing values of ``column``) with calibrated noise.
 
-    One row changes a count by at most 1; one privacy unit by at most ``sensitivity`` (its
-    L1 contribution bound). The noise scale is ``sensitivity / ε``.
+    One row changes a count by at most 1; one privacy unit by its contribution bound
+    (``l1`` in total for Laplace noise; ``linf`` in each of ``l0`` groups for Gaussian).
     """
-    mechanism = DiscreteLaplace.calibrated(sensitivity, epsilon)
     measure: Measure = Rows() if column is None else NonNull(column)
-    record = Measurement(label, mechanism.name, epsilon, sensitivity, mechanism.effective_scale)
-    return Part(label, measure, mechanism, record)
+    return _noisy(label, measure, 1, contribution, epsilon, noise)
 
 
 def sum_part(
@@ -126,28 +202,24 @@ def sum_part(
     centered: bool = False,
     fill: float | None = None,
     label: str = "sum",
-    rows_per_unit: int = 1,
+    contribution: Contribution = ROW,
+    noise: NoiseChoice = LAPLACE,
     exponent: int | None = None,
 ) -> Part:
-    """A clipped sum on a public lattice with discrete Laplace noise.
+    """A clipped sum on a public lattice with calibrated noise.
 
     One row changes the lattice sum by at most ``lattice.sensitivity`` units (the larger
     rounded bound in absolute value, or half the rounded range when centred); one privacy
-    unit by ``rows_per_unit`` times that.
+    unit by its contribution bound times that.
     """
     if exponent is None:
-        lattice = sum_lattice(bounds[0], bounds[1], epsilon / rows_per_unit, centered=centered)
+        lattice = sum_lattice(bounds[0], bounds[1], epsilon / contribution.l1, centered=centered)
     else:  # a shared, finer step chosen by the caller (still from public parameters only)
         lattice = lattice_at(bounds[0], bounds[1], exponent, centered)
-    sensitivity = lattice.sensitivity * rows_per_unit
-    mechanism = DiscreteLaplace.calibrated(sensitivity, epsilon)
     measure = ClippedSum(
         column, lattice.exponent, lattice.lower, lattice.upper, lattice.offset, fill
     )
-    record = Measurement(
-        label, mechanism.name, epsilon, sensitivity, mechanism.effective_scale, lattice.exponent
-    )
-    return Part(label, measure, mechanism, record, lattice)
+    return _noisy(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
 
 
 @dataclass(frozen=True)
@@ -201,7 +273,7 @@ def run(target: Target, plan: Plan[T]) -> T:
     measures = tuple(part.measure for part in plan.parts)
     exact = target.engine.aggregate(target.data, measures, plan.grouping, plan.bounding)
     noisy = {
-        part.label: add_noise(values, session.draw(part.mechanism, len(values)))
+        part.label: add_noise(part.round(values), session.draw(part.mechanism, len(values)))
         for part, values in zip(plan.parts, exact.values, strict=True)
     }
     keys, release = exact.keys, plan.release

@@ -7,11 +7,13 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
+from pandas_dp.accounting.composition import ACCOUNTANTS
 from pandas_dp.api.attach import ATTRS_KEY, attach, has_session_mark
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
 from pandas_dp.budget import Budget
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.optional import require
 from pandas_dp.units import PrivacyUnit
 
 PandasObj = TypeVar("PandasObj", pd.DataFrame, pd.Series)
@@ -19,9 +21,11 @@ PandasObj = TypeVar("PandasObj", pd.DataFrame, pd.Series)
 
 def protect(
     obj: PandasObj,
-    epsilon: Any,
+    epsilon: Any = None,
     delta: Any = 0,
     *,
+    rho: Any = None,
+    accounting: str = "basic",
     rng: Any = None,
     replace: bool = False,
     privacy_unit: Hashable | None = None,
@@ -33,7 +37,7 @@ def protect(
     """
     if not isinstance(replace, bool):
         raise DPTypeError(f"replace must be True or False, got {type(replace).__name__}")
-    total = Budget.of(epsilon, delta)
+    total = _total(epsilon, delta, rho, accounting)
     unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
     if unit.column is not None:
         if isinstance(obj, pd.Series):
@@ -56,8 +60,31 @@ def protect(
     # With a unit column the library caps each unit's rows itself, so duplicated rows are
     # harmless and the index guard is not needed.
     guard = RowGuard(obj.index) if unit.is_rows else None
-    session = Session(total, source=source, guard=guard, unit=unit)
+    session = Session(total, source=source, guard=guard, unit=unit, accounting=accounting)
     protected = obj.copy(deep=False)
     protected.attrs = {k: v for k, v in obj.attrs.items() if k != ATTRS_KEY}
     attach(protected, session)
     return protected
+
+
+def _total(epsilon: Any, delta: Any, rho: Any, accounting: Any) -> Budget:
+    """Validate the budget and the accountant that goes with it."""
+    if accounting not in ACCOUNTANTS:
+        raise DPValueError(f"accounting must be one of {ACCOUNTANTS}, got {accounting!r}")
+    if rho is not None:
+        if epsilon is not None or delta != 0:
+            raise DPValueError("give either epsilon (and delta) or rho, not both")
+        if accounting not in ("basic", "zcdp"):
+            raise DPValueError("a rho budget is accounted by zCDP; leave accounting out")
+        return Budget.of_rho(rho)
+    if epsilon is None:  # a missing required argument is a TypeError in Python
+        raise DPTypeError("protect needs a budget: epsilon=... (and delta=...), or rho=...")
+    total = Budget.of(epsilon, delta)
+    if accounting != "basic" and total.delta == 0:
+        raise DPValueError(
+            f"accounting={accounting!r} trades a little δ for a smaller ε, so it needs a budget "
+            "with delta > 0 (e.g. delta=1e-6); a pure ε budget composes by simple addition"
+        )
+    if accounting == "pld":
+        require("dp_accounting", "pld")
+    return total

@@ -12,17 +12,19 @@ import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.accounting.accountant import Accountant
+from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.api.attach import SessionHandle
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.budget import Budget
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64, RandomSource, SeededRandomSource, SystemRandomSource
 from pandas_dp.units import PrivacyUnit
 
 #: Draws ``n`` noise variates for a mechanism; swapped out only by :mod:`pandas_dp.testing`.
-Sampler = Callable[[DiscreteLaplace, int], I64]
+Sampler = Callable[["DiscreteLaplace | DiscreteGaussian", int], I64]
 
 LEDGER_COLUMNS = [
     "sequence", "time", "query", "columns", "epsilon", "delta", "composition", "groups",
@@ -65,19 +67,25 @@ class Session:
         source: RandomSource,
         guard: RowGuard | None,
         unit: PrivacyUnit | None = None,
+        accounting: str = "basic",
     ) -> None:
         self.id = uuid.uuid4().hex
-        self.accountant = Accountant(total)
+        self.accountant = Accountant(total, composition_for(total, accounting))
         self.guard = guard
         self.unit = unit or PrivacyUnit()
         self._source = source
         self._sampler: Sampler = self._draw_exact
         self.handle = SessionHandle(self)
 
-    def _draw_exact(self, mechanism: DiscreteLaplace, n: int) -> I64:
+    def _draw_exact(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
         return mechanism.sample(n, self._source)
 
-    def draw(self, mechanism: DiscreteLaplace, n: int) -> I64:
+    @property
+    def accounting(self) -> str:
+        """The composition rule: ``basic``, ``advanced``, ``zcdp`` or ``pld``."""
+        return self.accountant.composition.name
+
+    def draw(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
         """Draw ``n`` noise variates for ``mechanism`` from this session's random source."""
         return self._sampler(mechanism, n)
 

@@ -11,6 +11,7 @@ ICML 2018 (the analytic Gaussian, valid for every ε > 0).
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 from fractions import Fraction
@@ -18,6 +19,7 @@ from fractions import Fraction
 import numpy as np
 from scipy import special
 
+from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.random import I64, RandomSource
 from pandas_dp.mechanisms.samplers import bernoulli_exp_neg, discrete_laplace
 
@@ -138,6 +140,22 @@ def discrete_gaussian_delta(sigma2: float, epsilon: float, sensitivity: int) -> 
     return max(0.0, upper_first - math.exp(epsilon) * lower_second)
 
 
+def analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
+    """σ of the continuous analytic Gaussian (Balle & Wang 2018), by bisection."""
+    low, high = 1e-6 * sensitivity, sensitivity
+    while analytic_gaussian_delta(high, epsilon, sensitivity) > delta:
+        low, high = high, high * 2
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (
+            (low, mid)
+            if analytic_gaussian_delta(mid, epsilon, sensitivity) <= delta
+            else (mid, high)
+        )
+    return high
+
+
+@functools.lru_cache(maxsize=1024)
 def calibrate_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
     """Smallest σ (up to 1e-6 relative) with discrete-Gaussian δ(ε) at most ``delta``.
 
@@ -150,11 +168,14 @@ def calibrate_sigma(epsilon: float, delta: float, sensitivity: int) -> float:
     def ok(sigma: float) -> bool:
         return discrete_gaussian_delta(sigma * sigma, epsilon, sensitivity) <= delta
 
-    low, high = 1e-3 * sensitivity, float(sensitivity)
+    guess = analytic_sigma(epsilon, delta, sensitivity)
+    low, high = 0.5 * guess, 1.05 * guess
     while not ok(high):
-        low, high = high, high * 2
+        low, high = high, high * 1.5
         if high > MAX_SIGMA:
             raise ValueError(f"(ε={epsilon}, δ={delta}) needs σ beyond the sampler's range")
+    while ok(low) and low > 1e-9:
+        low, high = low / 2, low
     while high - low > 1e-6 * high:
         mid = (low + high) / 2
         low, high = (low, mid) if ok(mid) else (mid, high)
@@ -206,8 +227,13 @@ class DiscreteGaussian:
 
     @property
     def scale(self) -> Fraction:
-        """The noise scale ``σ`` (rounded up to a Fraction), for the ledger."""
-        return Fraction(self.sigma).limit_denominator(1 << 20)
+        """``σ`` rounded *down* to a multiple of ``2**-20`` (the safe side for accounting)."""
+        return Fraction(math.floor(math.sqrt(self.sigma2) * 2**20), 2**20)
+
+    @property
+    def effective_scale(self) -> Fraction:
+        """Same as :attr:`scale` (the sampler uses ``sigma2`` exactly)."""
+        return self.scale
 
     def sample(self, n: int, source: RandomSource) -> I64:
         """Draw ``n`` independent variates (at least 256 are drawn)."""
@@ -248,3 +274,77 @@ class DiscreteGaussian:
         while k > 0 and self.tail(k) <= alpha:
             k -= 1
         return k
+
+
+def calibrate_sigma_zcdp(epsilon: float, delta: float, l2_squared: int) -> float:
+    """Smallest σ whose ρ = ``l2_squared / (2σ²)`` converts to (ε, δ)-DP (CKS20, Cor. 13).
+
+    Used when one unit can change several coordinates (a multivariate discrete Gaussian is
+    ``‖Δ‖²/(2σ²)``-zCDP, CKS20 Thm. 14), where the one-dimensional curve does not apply.
+    """
+    low, high = 1e-12, 1e6
+    for _ in range(200):  # bisection on ρ: the conversion grows with ρ
+        mid = (low + high) / 2
+        low, high = (mid, high) if zcdp_to_epsilon(mid, delta) <= epsilon else (low, mid)
+    return math.sqrt(l2_squared / (2 * low))
+
+
+#: Gaussian noise is drawn on a coarser lattice when σ would exceed this many noise units, so
+#: that its exact privacy-loss distribution stays cheap to build.
+SIGMA_TARGET = 2.0**14
+#: ... but never so coarse that one unit's change spans fewer noise units than this (the
+#: rounding adds one unit to the sensitivity).
+MIN_SHIFTED_SENSITIVITY = 64
+
+
+@dataclass(frozen=True)
+class GaussianPlan:
+    """Discrete Gaussian noise for an integer aggregate, on a possibly coarser lattice.
+
+    The exact aggregate (in its own units) is first rounded to a multiple of ``2**shift``
+    units; rounding two neighbouring aggregates can move them one extra unit apart, which
+    :attr:`sensitivity` includes. Noise is then drawn in units of ``2**shift``.
+    """
+
+    mechanism: DiscreteGaussian
+    shift: int
+    sensitivity: int
+    coordinates: int
+
+
+def plan_gaussian(
+    sensitivity: int, coordinates: int, epsilon: Fraction, delta: Fraction
+) -> GaussianPlan:
+    """Calibrate discrete Gaussian noise for ``(epsilon, delta)``-DP.
+
+    Parameters
+    ----------
+    sensitivity : int
+        Largest change of one coordinate, in the aggregate's units.
+    coordinates : int
+        How many coordinates (groups) one privacy unit can change.
+    epsilon, delta : Fraction
+        The target guarantee of this measurement on its own.
+
+    Notes
+    -----
+    One coordinate: the analytic calibration on the exact discrete-Gaussian curve (CKS20
+    Thm. 7, the discrete analogue of Balle & Wang 2018). Several: through zCDP.
+    """
+
+    def sigma_for(units: int) -> float:
+        if coordinates == 1:
+            return calibrate_sigma(float(epsilon), float(delta), units)
+        return calibrate_sigma_zcdp(float(epsilon), float(delta), coordinates * units * units)
+
+    # σ/Δ is scale-free for the continuous curve: it decides how coarse the noise lattice is.
+    ratio = analytic_sigma(float(epsilon), float(delta), 1.0) * math.sqrt(coordinates)
+    shift = 0
+    while (
+        ratio * sensitivity / 2**shift > SIGMA_TARGET
+        and sensitivity >> (shift + 1) >= MIN_SHIFTED_SENSITIVITY
+    ):
+        shift += 1
+    units = sensitivity if shift == 0 else -(-sensitivity // 2**shift) + 1
+    sigma = sigma_for(units)
+    return GaussianPlan(DiscreteGaussian(exact_sigma2(sigma)), shift, units, coordinates)

@@ -1,0 +1,72 @@
+"""Per-release contribution caps: how much one privacy unit can move a release."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from pandas_dp.api.pipeline import Target
+from pandas_dp.engines.bounding import Bounding
+from pandas_dp.errors import DPValueError
+from pandas_dp.units import Contribution, positive_int
+
+
+@dataclass(frozen=True)
+class Caps:
+    """The contribution bound of a release and what the engine must enforce for it.
+
+    Attributes
+    ----------
+    contribution : Contribution
+        ``l1`` rows in all, ``l0`` groups, ``linf`` rows per group.
+    bounding : Bounding or None
+        The caps the engine applies (None for row-level privacy: one row, one unit).
+    """
+
+    contribution: Contribution = field(default_factory=Contribution)
+    bounding: Bounding | None = None
+
+    def describe(self) -> str:
+        """Ledger text."""
+        if self.bounding is None:
+            return "privacy unit: one row"
+        c = self.contribution
+        return (
+            f"privacy unit {self.bounding.unit!s}: ≤ {c.l0} groups, ≤ {c.linf} rows per "
+            f"group, ≤ {c.l1} rows in all (rows beyond the caps dropped at random)"
+        )
+
+
+def caps_for(
+    target: Target, grouped: bool, max_groups: Any = None, max_rows_per_group: Any = None
+) -> Caps:
+    """Contribution caps from the session's privacy unit and the query's own bounds.
+
+    With ``k`` rows per unit, ``g`` groups per unit and ``r`` rows per group (``g`` and ``r``
+    default to ``k``): ``l1 = min(k, g·r)``, ``l0 = g``, ``linf = r`` (PipelineDP's L0 × L∞
+    for L1, and L0, L∞ for Gaussian noise).
+    """
+    unit = target.session.unit
+    if unit.column is None:
+        if max_groups is not None or max_rows_per_group is not None:
+            raise DPValueError(
+                "max_groups_per_unit / max_rows_per_group need a privacy unit; protect with "
+                "privacy_unit='<id column>', max_rows_per_unit=k"
+            )
+        return Caps()
+    k = unit.max_rows
+    groups = k if max_groups is None else min(k, positive_int(max_groups, "max_groups_per_unit"))
+    per_group = k
+    if max_rows_per_group is not None:
+        per_group = min(k, positive_int(max_rows_per_group, "max_rows_per_group"))
+    if not grouped:
+        groups, per_group = 1, k
+    bounding = Bounding(
+        unit.column,
+        k,
+        max_groups=groups if grouped and groups < k else None,
+        max_rows_per_group=per_group if grouped and per_group < k else None,
+        priorities=target.session.priorities,
+    )
+    contribution = Contribution(l1=min(k, groups * per_group), l0=groups, linf=per_group)
+    return Caps(contribution, bounding)

@@ -1,0 +1,242 @@
+"""From noisy integers to what the user sees: values, confidence intervals, previews.
+
+Everything here is post-processing of released values with public parameters (free), or
+accuracy statements computed from public parameters only (previews).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.pipeline import Part
+from pandas_dp.engines.plan import Aggregate
+from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.mechanisms.accuracy import ratio_interval
+from pandas_dp.mechanisms.postprocess import fit_to_total, round_to_total
+
+
+class Estimate(NamedTuple):
+    """A released value with its confidence interval (for ungrouped releases with ``ci=``)."""
+
+    value: float
+    lower: float
+    upper: float
+    confidence: float
+
+
+@dataclass(frozen=True)
+class PostProcess:
+    """Free post-processing of released counts (no budget): clamp, fit to a total, round."""
+
+    nonnegative: bool = False
+    total: float | None = None
+
+    @classmethod
+    def of(cls, nonnegative: Any = False, total: Any = None) -> PostProcess:
+        """Validate the user's options."""
+        if not isinstance(nonnegative, bool):
+            kind = type(nonnegative).__name__
+            raise DPTypeError(f"nonnegative must be True or False, got {kind}")
+        if total is None:
+            return cls(nonnegative)
+        if isinstance(total, bool) or not isinstance(total, int | float | np.number):
+            raise DPTypeError("total must be a number (a previously released count)")
+        value = float(total)
+        if not np.isfinite(value):
+            raise DPValueError("total must be finite")
+        if nonnegative and value < 0:
+            raise DPValueError("a non-negative fit needs a total of at least 0")
+        return cls(nonnegative, value)
+
+    def apply(self, counts: np.ndarray) -> np.ndarray:
+        """Post-process one column of noisy counts."""
+        if self.total is not None:
+            fitted = fit_to_total(counts, self.total, nonnegative=self.nonnegative)
+            if self.total.is_integer():
+                return round_to_total(fitted, int(self.total))
+            return fitted
+        if self.nonnegative:
+            return np.asarray(np.maximum(counts, 0))
+        return counts
+
+
+@dataclass(frozen=True)
+class Output:
+    """How one requested statistic is computed from the measurements.
+
+    ``how`` is count/sum/mean; ``parts`` are its measurement(s) (a mean: centred sum, then
+    count); ``bounds`` are the clipping bounds of summed or averaged columns.
+    """
+
+    name: Hashable
+    how: str
+    parts: tuple[Part, ...]
+    bounds: tuple[float, float] | None = None
+
+
+def mean_from(
+    centred: Part, sums: Aggregate, counts: Aggregate, bounds: tuple[float, float]
+) -> np.ndarray:
+    """Post-process noisy centred sums and counts into means: never 0/0, always in bounds.
+
+    ``centre + noisy centred sum / max(noisy count, 1)``, clipped to ``bounds``.
+    """
+    assert centred.lattice is not None
+    centre = centred.lattice.to_real(centred.lattice.offset)
+    denominators = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+    means = centre + centred.to_real(sums) / denominators
+    return np.asarray(np.clip(means, *bounds), dtype=np.float64)
+
+
+def _values(out: Output, noisy: dict[str, Aggregate], post: PostProcess) -> np.ndarray:
+    first = out.parts[0]
+    if out.how == "count":
+        return post.apply(np.asarray(noisy[first.label], dtype=np.int64))
+    if out.how == "sum":
+        return np.asarray(first.to_real(noisy[first.label]), dtype=np.float64)
+    assert out.bounds is not None
+    count = out.parts[1]
+    return mean_from(first, noisy[first.label], noisy[count.label], out.bounds)
+
+
+def _interval(
+    out: Output, noisy: dict[str, Aggregate], alpha: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """A (1 - alpha) interval for the exact (clipped, lattice-rounded) statistic."""
+    first = out.parts[0]
+    raw = np.asarray(first.to_real(noisy[first.label]), dtype=np.float64)
+    if out.how in ("count", "sum"):
+        width = first.halfwidth(alpha)
+        lower, upper = raw - width, raw + width
+        if out.how == "count" or (out.bounds is not None and out.bounds[0] >= 0):
+            lower = np.maximum(lower, 0.0)
+            upper = np.maximum(upper, 0.0)
+        if out.bounds is not None and out.bounds[1] <= 0:
+            lower, upper = np.minimum(lower, 0.0), np.minimum(upper, 0.0)
+        return lower, upper
+    assert out.bounds is not None
+    assert first.lattice is not None
+    count = out.parts[1]
+    centre = first.lattice.to_real(first.lattice.offset)
+    reach = (centre - out.bounds[0], out.bounds[1] - centre)
+    lower, upper = ratio_interval(
+        raw, first.halfwidth(alpha / 2),
+        np.asarray(noisy[count.label], dtype=np.float64), count.halfwidth(alpha / 2),
+        (-reach[0], reach[1]),
+    )  # fmt: skip
+    return centre + lower, centre + upper
+
+
+def finisher(
+    outputs: list[Output], shape: str, post: PostProcess, confidence: float | None
+) -> Callable[[pd.Index | None, dict[str, Aggregate]], Any]:
+    """Build the function that turns noisy aggregates into the user's result.
+
+    ``shape`` is ``"scalar"`` (one statistic, ungrouped), ``"series"`` (one statistic per
+    key) or ``"frame"``. With ``confidence``, each statistic ``x`` gains ``x_lower`` and
+    ``x_upper`` (a Series becomes a DataFrame; a scalar an :class:`Estimate`).
+    """
+    alpha = None if confidence is None else 1.0 - confidence
+
+    def finish(keys: pd.Index | None, noisy: dict[str, Aggregate]) -> Any:
+        columns: dict[Hashable, np.ndarray] = {}
+        for out in outputs:
+            columns[out.name] = _values(out, noisy, post)
+            if alpha is not None:
+                lower, upper = _interval(out, noisy, alpha)
+                columns[f"{out.name}_lower"], columns[f"{out.name}_upper"] = lower, upper
+        (first, *_) = outputs
+        if shape == "scalar":
+            value = columns[first.name][0]
+            value = int(value) if first.how == "count" else float(value)
+            if alpha is None:
+                return value
+            lower, upper = columns[f"{first.name}_lower"][0], columns[f"{first.name}_upper"][0]
+            return Estimate(value, float(lower), float(upper), 1.0 - alpha)
+        index = keys if keys is not None else pd.RangeIndex(1)
+        if shape == "series" and alpha is None:
+            return pd.Series(columns[first.name], index=index, name=first.name)
+        return pd.DataFrame(columns, index=index)
+
+    return finish
+
+
+@dataclass(frozen=True)
+class Preview:
+    """What a release would cost and how accurate it would be; it spends nothing.
+
+    Attributes
+    ----------
+    query : str
+        The release previewed.
+    table : DataFrame
+        One row per statistic: mechanism, noise scale (column units), ε and δ of its
+        measurements, and ``error``: the half-width of a ``confidence`` interval for counts
+        and sums (means: see :meth:`mean_error`).
+    epsilon, delta : float
+        The release's cost under basic composition (the accountant may do better).
+    confidence : float
+        Confidence level of ``error``.
+    """
+
+    query: str
+    table: pd.DataFrame
+    epsilon: float
+    delta: float
+    confidence: float
+    outputs: tuple[Output, ...] = ()
+
+    def mean_error(self, n: float) -> pd.Series:
+        """Conservative error of each mean if its true count were ``n``, at ``confidence``.
+
+        A mean's error depends on its count, which is private; give a planning value.
+        """
+        alpha = 1.0 - self.confidence
+        errors = {}
+        for out in self.outputs:
+            if out.how != "mean":
+                continue
+            total, count = out.parts
+            assert out.bounds is not None
+            lower, upper = ratio_interval(
+                np.zeros(1), total.halfwidth(alpha / 2), np.full(1, float(n)),
+                count.halfwidth(alpha / 2), (-np.inf, np.inf),
+            )  # fmt: skip
+            errors[out.name] = float(max(-lower[0], upper[0]))
+        return pd.Series(errors, name="error", dtype=np.float64)
+
+    def __repr__(self) -> str:
+        head = (
+            f"Preview of {self.query}: costs ε={self.epsilon:.6g}, δ={self.delta:.3g}; "
+            f"errors at {self.confidence:.0%} confidence"
+        )
+        with pd.option_context("display.width", 120, "display.max_columns", 20):
+            return f"{head}\n{self.table.to_string()}"
+
+
+def preview_of(
+    query: str, outputs: list[Output], epsilon: float, delta: float, confidence: float
+) -> Preview:
+    """Describe a planned release from its public parameters only."""
+    alpha = 1.0 - confidence
+    rows = []
+    for out in outputs:
+        first = out.parts[0]
+        rows.append(
+            {
+                "statistic": str(out.name),
+                "how": out.how,
+                "mechanism": first.measurement.mechanism,
+                "scale": float(first.measurement.scale) * 2.0**first.exponent,
+                "epsilon": float(sum(p.measurement.epsilon for p in out.parts)),
+                "delta": float(sum(p.measurement.cost.delta for p in out.parts)),
+                "error": np.nan if out.how == "mean" else first.halfwidth(alpha),
+            }
+        )
+    table = pd.DataFrame(rows).set_index("statistic")
+    return Preview(query, table, epsilon, delta, confidence, tuple(outputs))

@@ -1,0 +1,96 @@
+"""Confidence intervals and accuracy planning from public parameters only.
+
+Every interval here is a statement about the noise, whose law is public: given the noise
+scale and the confidence level, how far the released value can be from the exact aggregate.
+They never touch the data, so computing them costs no budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+F64 = npt.NDArray[np.float64]
+
+
+class Noise(Protocol):
+    """What the accuracy maths needs from a noise distribution (discrete Laplace/Gaussian)."""
+
+    name: str
+
+    def quantile_halfwidth(self, alpha: float) -> int:
+        """Smallest integer ``k`` with ``P(|Z| > k) <= alpha``."""
+
+    def variance(self) -> float:
+        """The variance of one variate."""
+
+
+def check_confidence(confidence: float) -> float:
+    """Validate a confidence level in (0, 1) and return ``alpha = 1 - confidence``."""
+    if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+        raise TypeError(f"confidence must be a number in (0, 1), got {type(confidence).__name__}")
+    if not 0.0 < float(confidence) < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {confidence}")
+    return 1.0 - float(confidence)
+
+
+def ratio_interval(
+    sums: F64,
+    sum_halfwidth: float,
+    counts: F64,
+    count_halfwidth: float,
+    bounds: tuple[float, float],
+) -> tuple[F64, F64]:
+    """Conservative interval for ``S*/N*`` given ``|S - S*| <= a`` and ``|N - N*| <= b``.
+
+    Parameters
+    ----------
+    sums, counts : ndarray
+        Released (noisy) centred sums, in the column's units, and counts.
+    sum_halfwidth, count_halfwidth : float
+        ``a`` and ``b``: each holds with probability at least ``1 - α/2``, so both hold
+        with probability at least ``1 - α`` (union bound).
+    bounds : (float, float)
+        The range ``S*/N*`` can take (``±(U - L)/2`` for centred values).
+
+    Returns
+    -------
+    (lower, upper) : ndarrays
+
+    Notes
+    -----
+    On that event ``S* ∈ [S - a, S + a]`` and ``N* ∈ [max(N - b, 1), N + b]``; the ratio is
+    monotone in each variable on that box, so its extremes sit at the corners. When
+    ``N + b < 1`` the data can have no row at all and the interval is the whole range.
+    """
+    low_n = np.maximum(counts - count_halfwidth, 1.0)
+    high_n = np.maximum(counts + count_halfwidth, 1.0)
+    corners = np.stack(
+        [(sums + ds) / n for ds in (-sum_halfwidth, sum_halfwidth) for n in (low_n, high_n)]
+    )
+    lower = np.clip(corners.min(axis=0), *bounds)
+    upper = np.clip(corners.max(axis=0), *bounds)
+    empty = counts + count_halfwidth < 1.0
+    lower[empty], upper[empty] = bounds
+    return lower, upper
+
+
+def smallest_epsilon(error_at: Callable[[float], float], target: float) -> float:
+    """Smallest ε (to 3 significant digits, rounded up) with ``error_at(ε) <= target``.
+
+    ``error_at`` must decrease with ε. Searches ``[1e-9, 1e6]`` in log space.
+    """
+    if error_at(1e6) > target:
+        raise ValueError(f"no ε up to 1e6 reaches an error of {target:g}")
+    low, high = math.log(1e-9), math.log(1e6)
+    for _ in range(100):
+        mid = (low + high) / 2
+        low, high = (low, mid) if error_at(math.exp(mid)) <= target else (mid, high)
+    value = math.exp(high)
+    digits = 2 - math.floor(math.log10(value))
+    rounded = math.ceil(value * 10**digits) / 10**digits
+    return rounded if error_at(rounded) <= target else value

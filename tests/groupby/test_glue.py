@@ -1,0 +1,405 @@
+"""Glue of grouped releases: shapes, names, exact pre-noise values, ε split, scales, ledger.
+
+With the ``noise`` fixture every noise variate is a constant, so each release returns its
+exact (clipped, lattice-rounded) aggregate; it is compared with a reference computed with
+plain pandas from the documented rules. The scale passed to the sampler is compared with
+``sensitivity / ε_each`` computed independently (``lattices`` fixture, documented rule).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+REGIONS = ["north", "south", "east", "west"]
+INCOME = (0.0, 2e5)
+
+
+def ref_counts(data: pd.DataFrame, by: list[str] | str, keys: pd.Index) -> pd.Series:
+    """Rows per public key with plain pandas (NaN keys and unknown keys dropped)."""
+    return data.groupby(by).size().reindex(keys, fill_value=0)
+
+
+def ref_sums(
+    data: pd.DataFrame, by: list[str] | str, keys: pd.Index, column: str, lattice, fill=None
+) -> pd.Series:
+    """Per key: clip, round to the lattice, sum (missing values skipped or filled), in lattice
+    units. Exact: every partial sum is an integer below 2**53 held in float64."""
+    values = data[column] if fill is None else data[column].fillna(fill)
+    units = lattice.units(values)
+    labels = [data[b] for b in ([by] if isinstance(by, str) else by)]
+    return units.groupby(labels).sum().reindex(keys, fill_value=0.0)
+
+
+def region_index() -> pd.Index:
+    return pd.Index(REGIONS, name="region")
+
+
+# --- shapes and keys -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        REGIONS,
+        tuple(REGIONS),
+        np.array(REGIONS, dtype=object),
+        pd.Index(REGIONS),
+        pd.Series(REGIONS),
+        {"region": REGIONS},
+    ],
+    ids=["list", "tuple", "ndarray", "Index", "Series", "dict"],
+)
+def test_count_single_column_key_forms(regional, protect_seeded, noise, keys):
+    priv = protect_seeded(regional, epsilon=1.0)
+    with noise(priv) as calls:
+        counts = priv.dp.groupby("region", keys=keys).count(epsilon=0.5)
+    pd.testing.assert_index_equal(counts.index, region_index())
+    assert counts.name == "count"
+    assert counts.dtype == np.int64
+    expected = ref_counts(regional, "region", region_index())
+    assert counts.tolist() == expected.tolist()
+    assert counts["west"] == 0  # an empty group gets a (here zero) noisy count
+    assert counts.sum() == len(regional) - 17  # the 'elsewhere' rows are dropped silently
+    assert [(c.size, c.mechanism.scale) for c in calls] == [(4, Fraction(2))]
+
+
+def test_keys_order_is_the_users_order(regional, protect_seeded, noise):
+    priv = protect_seeded(regional, epsilon=1.0)
+    order = ["west", "east", "north", "south"]
+    with noise(priv):
+        counts = priv.dp.groupby("region", keys=order).count(epsilon=0.5)
+    assert counts.index.tolist() == order
+    assert counts.tolist() == ref_counts(regional, "region", pd.Index(order)).tolist()
+
+
+def test_numeric_keys_keep_their_dtype(regional, protect_seeded, noise):
+    priv = protect_seeded(regional, epsilon=1.0)
+    with noise(priv):
+        counts = priv.dp.groupby("sex", keys=[1, 0, 7]).count(epsilon=0.5)
+    pd.testing.assert_index_equal(counts.index, pd.Index([1, 0, 7], name="sex"))
+    assert counts.index.dtype == np.int64
+    assert counts.tolist() == [(regional.sex == 1).sum(), (regional.sex == 0).sum(), 0]
+
+
+def multi_key_forms() -> dict[str, tuple[object, pd.MultiIndex]]:
+    product = pd.MultiIndex.from_product([REGIONS, [0, 1]], names=["region", "sex"])
+    tuples = [("west", 1), ("north", 0), ("east", 1), ("north", 1)]
+    as_tuples = pd.MultiIndex.from_tuples(tuples, names=["region", "sex"])
+    # A MultiIndex with other level names, unsorted, and a level value no key uses.
+    other = pd.MultiIndex.from_tuples([("south", 1), ("east", 0), ("north", 9)], names=["a", "b"])
+    renamed = other.set_names(["region", "sex"])
+    return {
+        "dict": ({"region": REGIONS, "sex": [0, 1]}, product),
+        "tuples": (tuples, as_tuples),
+        "MultiIndex": (other, renamed),
+        "MultiIndex subset": (product[[5, 0, 2]], product[[5, 0, 2]]),
+    }
+
+
+@pytest.mark.parametrize("form", list(multi_key_forms()))
+def test_count_multi_column_key_forms(regional, protect_seeded, noise, form):
+    keys, expected_index = multi_key_forms()[form]
+    priv = protect_seeded(regional, epsilon=1.0)
+    with noise(priv) as calls:
+        counts = priv.dp.groupby(["region", "sex"], keys=keys).count(epsilon=0.5)
+    pd.testing.assert_index_equal(counts.index, expected_index, exact=True)
+    assert list(counts.index.names) == ["region", "sex"]
+    assert counts.name == "count"
+    expected = ref_counts(regional, ["region", "sex"], expected_index)
+    assert counts.tolist() == expected.tolist()
+    assert [c.size for c in calls] == [len(expected_index)]
+    entry = priv.dp.session.ledger.iloc[-1]
+    assert (entry["groups"], entry["composition"]) == (len(expected_index), "parallel")
+
+
+def test_dict_keys_are_a_cross_product_first_column_outermost(regional, protect_seeded, noise):
+    priv = protect_seeded(regional, epsilon=1.0)
+    with noise(priv):
+        counts = priv.dp.groupby(["sex", "region"], keys={"region": REGIONS, "sex": [1, 0]}).count(
+            epsilon=0.5
+        )
+    # The order of ``by`` decides the nesting; each level keeps its keys' order.
+    assert counts.index.tolist() == [(s, r) for s in (1, 0) for r in REGIONS]
+    assert list(counts.index.names) == ["sex", "region"]
+    assert counts.loc[(1, "west")] == 0
+
+
+def test_empty_protected_frame_gives_zeros_for_every_key(regional, protect_seeded, noise):
+    priv = protect_seeded(regional, epsilon=3.0)
+    empty = priv.iloc[:0]
+    with noise(priv):
+        counts = empty.dp.groupby("region", keys=REGIONS).count(epsilon=1)
+        sums = empty.dp.groupby("region", keys=REGIONS).sum("income", bounds=INCOME, epsilon=1)
+        means = empty.dp.groupby("region", keys=REGIONS).mean("income", bounds=INCOME, epsilon=1)
+    assert counts.tolist() == [0] * 4
+    assert sums.tolist() == [0.0] * 4
+    # With a zero noisy count the mean never divides by zero: centre + 0 / max(0, 1).
+    assert means.tolist() == [1e5] * 4
+
+
+# --- exact values and scales of sums and means ---------------------------------------------
+
+
+@pytest.mark.parametrize("fill", [None, 50_000.0])
+def test_grouped_sum_exact_value_and_scale(regional, protect_seeded, noise, lattices, fill):
+    priv = protect_seeded(regional, epsilon=1.0)
+    with noise(priv) as calls:
+        sums = priv.dp.groupby("region", keys=REGIONS).sum(
+            "income", bounds=INCOME, epsilon=0.5, fillna=fill
+        )
+    lat = lattices(*INCOME, Fraction(1, 2), plain=True, centred=False)["sum"]
+    assert sums.name == "income"
+    assert sums.dtype == np.float64
+    pd.testing.assert_index_equal(sums.index, region_index())
+    expected = ref_sums(regional, "region", region_index(), "income", lat, fill) * lat.step
+    assert sums.tolist() == expected.tolist()
+    (call,) = calls
+    assert call.size == 4
+    assert call.mechanism.scale == Fraction(lat.sensitivity) / Fraction(1, 2)
+    (measurement,) = priv.dp.session.releases[-1].measurements
+    assert (measurement.label, measurement.exponent) == ("sum(income)", lat.exponent)
+    assert measurement.sensitivity == lat.sensitivity
+    # One noise unit moves every group by exactly one lattice step.
+    with noise(priv, value=1):
+        plus_one = priv.dp.groupby("region", keys=REGIONS).sum(
+            "income", bounds=INCOME, epsilon=0.5, fillna=fill
+        )
+    assert (plus_one - sums).tolist() == [lat.step] * 4
+
+
+def test_grouped_mean_exact_value_scales_and_count_reuse(regional, protect_seeded, noise, lattices):
+    priv = protect_seeded(regional, epsilon=1.0)
+    with noise(priv) as calls:
+        means = priv.dp.groupby("region", keys=REGIONS).mean("income", bounds=INCOME, epsilon=0.5)
+    each = Fraction(1, 4)
+    lat = lattices(*INCOME, each, plain=False, centred=True)["centred_sum"]
+    centred = ref_sums(regional, "region", region_index(), "income", lat)
+    nonmissing = regional["income"].notna().groupby(regional["region"]).sum()
+    count = nonmissing.reindex(region_index(), fill_value=0)
+    expected = (lat.centre + centred * lat.step / np.maximum(count, 1)).clip(*INCOME)
+    assert means.name == "income"
+    pd.testing.assert_series_equal(means, expected.rename("income"), check_exact=True)
+    release = priv.dp.session.releases[-1]
+    labels = [m.label for m in release.measurements]
+    assert labels == ["centred_sum(income)", "count(income)"]
+    assert [m.epsilon for m in release.measurements] == [each, each]
+    assert [c.mechanism.scale for c in calls] == [lat.sensitivity / each, 1 / each]
+    assert [c.size for c in calls] == [4, 4]
+    note = priv.dp.session.ledger["note"].iloc[-1]
+    assert (
+        "split equally: 1/2 to the centred sum of income, 1/2 to the count of non-missing" in note
+    )
+
+
+def test_mean_of_an_int_column_reuses_the_row_count(regional, protect_seeded, noise, lattices):
+    priv = protect_seeded(regional, epsilon=1.0)
+    with noise(priv) as calls:
+        means = priv.dp.groupby("region", keys=REGIONS).mean("age", bounds=(0, 100), epsilon=0.5)
+    release = priv.dp.session.releases[-1]
+    assert [m.label for m in release.measurements] == ["centred_sum(age)", "count"]
+    lat = lattices(0, 100, Fraction(1, 4), plain=False, centred=True)["centred_sum"]
+    centred = ref_sums(regional, "region", region_index(), "age", lat)
+    rows = ref_counts(regional, "region", region_index())
+    expected = (lat.centre + centred * lat.step / np.maximum(rows, 1)).clip(0, 100)
+    assert means.tolist() == expected.tolist()
+    assert len(calls) == 2
+
+
+AGG_NOTE = (
+    "ε 1 split equally: 1/4 to the row count, 1/4 to the sum of income, 1/4 to the centred "
+    "sum of income, 1/4 to the count of non-missing income"
+)
+
+
+def test_agg_table_measurements_split_and_exact_values(regional, protect_seeded, noise, lattices):
+    priv = protect_seeded(regional, epsilon=2.0)
+    with noise(priv) as calls:
+        table = priv.dp.groupby("region", keys=REGIONS).agg(
+            n="count", total=("income", "sum"), avg=("income", "mean"),
+            nonmissing=("income", "count"), bounds={"income": INCOME}, epsilon=1.0,
+        )  # fmt: skip
+    assert list(table.columns) == ["n", "total", "avg", "nonmissing"]
+    pd.testing.assert_index_equal(table.index, region_index())
+    assert table.dtypes.tolist() == [np.int64, np.float64, np.float64, np.int64]
+
+    # Four measurements, each ε/4; the mean and `nonmissing` share one count.
+    each = Fraction(1, 4)
+    release = priv.dp.session.releases[-1]
+    labels = [m.label for m in release.measurements]
+    assert labels == ["count", "sum(income)", "centred_sum(income)", "count(income)"]
+    assert [m.epsilon for m in release.measurements] == [each] * 4
+    assert sum(m.epsilon for m in release.measurements) == 1
+    ledger = priv.dp.session.ledger
+    assert len(ledger) == 1
+    assert ledger["note"].iloc[0].startswith(AGG_NOTE)
+    assert "parallel composition over 4 disjoint groups" in ledger["note"].iloc[0]
+    assert (ledger["epsilon"].iloc[0], ledger["groups"].iloc[0]) == (1.0, 4)
+    assert priv.dp.session.spent.epsilon == 1
+
+    # Plain and centred sums of one column share the finer lattice step.
+    lats = lattices(*INCOME, each, plain=True, centred=True)
+    assert lats["sum"].exponent == lats["centred_sum"].exponent
+    scales = [1 / each, lats["sum"].sensitivity / each, lats["centred_sum"].sensitivity / each]
+    assert [c.mechanism.scale for c in calls] == [*scales, 1 / each]
+    exponent = lats["sum"].exponent
+    assert [m.exponent for m in release.measurements] == [0, exponent, exponent, 0]
+    assert [c.size for c in calls] == [4] * 4
+
+    keys = region_index()
+    rows = ref_counts(regional, "region", keys)
+    nonmissing = regional["income"].notna().groupby(regional["region"]).sum()
+    nonmissing = nonmissing.reindex(keys, fill_value=0)
+    total = ref_sums(regional, "region", keys, "income", lats["sum"]) * lats["sum"].step
+    lat = lats["centred_sum"]
+    centred = ref_sums(regional, "region", keys, "income", lat)
+    avg = (lat.centre + centred * lat.step / np.maximum(nonmissing, 1)).clip(*INCOME)
+    assert table["n"].tolist() == rows.tolist()
+    assert table["nonmissing"].tolist() == nonmissing.tolist()
+    assert table["total"].tolist() == total.tolist()
+    assert table["avg"].tolist() == avg.tolist()
+
+
+@pytest.mark.parametrize(
+    ("named", "fillna", "labels"),
+    [
+        # An int column cannot hold NaN: its mean reuses the row count.
+        (
+            {"n": "count", "s": ("age", "sum"), "m": ("age", "mean")},
+            None,
+            ["count", "sum(age)", "centred_sum(age)"],
+        ),
+        # With fillna every row counts: the mean reuses the row count too.
+        ({"n": "count", "m": ("income", "mean")}, {"income": 0}, ["count", "centred_sum(income)"]),
+        # A float column's mean reuses the requested count of non-missing values.
+        (
+            {"c": ("income", "count"), "m": ("income", "mean")},
+            None,
+            ["count(income)", "centred_sum(income)"],
+        ),
+        # Two means of one column share everything.
+        ({"a": ("age", "mean"), "b": ("age", "mean")}, None, ["centred_sum(age)", "count"]),
+    ],
+    ids=["int column", "fillna", "non-missing count", "repeated"],
+)
+def test_agg_shares_measurements(regional, protect_seeded, noise, named, fillna, labels):
+    priv = protect_seeded(regional, epsilon=2.0)
+    bounds = {"age": (0, 100), "income": INCOME}
+    with noise(priv) as calls:
+        table = priv.dp.groupby("region", keys=REGIONS).agg(
+            epsilon=1.0, bounds=bounds, fillna=fillna, **named
+        )
+    release = priv.dp.session.releases[-1]
+    assert [m.label for m in release.measurements] == labels
+    each = Fraction(1, len(labels))
+    assert [m.epsilon for m in release.measurements] == [each] * len(labels)
+    assert len(calls) == len(labels)
+    note = priv.dp.session.ledger["note"].iloc[-1]
+    assert note.startswith("ε 1 split equally: ")
+    assert note.count(f"1/{len(labels)} to the ") == len(labels)
+    assert list(table.columns) == list(named)
+    if "n" in named and "m" in named:
+        # The mean's count *is* the released row count: recompute it from n.
+        assert (table["n"] == ref_counts(regional, "region", region_index()).to_numpy()).all()
+
+
+@pytest.mark.parametrize(
+    ("bounds", "shared"),
+    [((0.0, 2e5), True), ((-3e4, 5e4), True), ((-1.0, 1.0), True), ((1e5, 100001.0), False)],
+)
+def test_lattice_sharing_rule(protect_seeded, noise, lattices, bounds, shared):
+    rng = np.random.default_rng(7)
+    data = pd.DataFrame(
+        {"g": rng.choice(["a", "b"], 300), "x": rng.uniform(bounds[0] - 1, bounds[1] + 1, 300)}
+    )
+    priv = protect_seeded(data, epsilon=1.0)
+    with noise(priv) as calls:
+        table = priv.dp.groupby("g", keys=["a", "b"]).agg(
+            s=("x", "sum"), m=("x", "mean"), bounds={"x": bounds}, epsilon=0.9
+        )
+    each = Fraction(3, 10)  # 0.9 split three ways: sum, centred sum, count(x)
+    lats = lattices(*bounds, each, plain=True, centred=True)
+    plain, centred = lats["sum"], lats["centred_sum"]
+    assert (plain.exponent == centred.exponent) is shared
+    measurements = priv.dp.session.releases[-1].measurements
+    assert [m.exponent for m in measurements[:2]] == [plain.exponent, centred.exponent]
+    expected_scales = [plain.sensitivity / each, centred.sensitivity / each, 1 / each]
+    assert [c.mechanism.scale for c in calls] == expected_scales
+    keys = pd.Index(["a", "b"], name="g")
+    sums = ref_sums(data, "g", keys, "x", plain) * plain.step
+    assert table["s"].tolist() == sums.tolist()
+    units = ref_sums(data, "g", keys, "x", centred)
+    n = data.groupby("g").size().reindex(keys)
+    means = (centred.centre + units * centred.step / n).clip(*bounds)
+    assert table["m"].tolist() == means.tolist()
+
+
+def test_multi_column_sum_matches_reference(regional, protect_seeded, noise, lattices):
+    priv = protect_seeded(regional, epsilon=1.0)
+    keys = pd.MultiIndex.from_product([REGIONS, [0, 1]], names=["region", "sex"])
+    with noise(priv):
+        sums = priv.dp.groupby(["region", "sex"], keys=keys).sum("age", bounds=(20, 80), epsilon=1)
+    lat = lattices(20, 80, Fraction(1), plain=True, centred=False)["sum"]
+    expected = ref_sums(regional, ["region", "sex"], keys, "age", lat) * lat.step
+    pd.testing.assert_index_equal(sums.index, keys)
+    assert sums.tolist() == expected.tolist()
+    assert sums.name == "age"
+
+
+# --- parallel composition ------------------------------------------------------------------
+
+
+def test_fifty_groups_are_charged_once(census, protect_seeded, noise):
+    priv = protect_seeded(census, epsilon=1.0)
+    keys = list(range(20, 70))
+    with noise(priv) as calls:
+        counts = priv.dp.groupby("age", keys=keys).count(epsilon=0.5)
+    assert counts.tolist() == census.groupby("age").size().reindex(keys, fill_value=0).tolist()
+    session = priv.dp.session
+    assert session.spent.epsilon == Fraction(1, 2)
+    assert session.spent.delta == 0
+    ledger = session.ledger
+    assert len(ledger) == 1
+    row = ledger.iloc[0]
+    assert (row["query"], row["epsilon"], row["delta"]) == ("groupby.count", 0.5, 0.0)
+    assert (row["composition"], row["groups"]) == ("parallel", 50)
+    assert row["columns"] == "age"
+    assert "parallel composition over 50 disjoint groups" in row["note"]
+    # One noise draw of 50 variates, all at scale Δ/ε = 1/0.5.
+    assert [(c.size, c.mechanism.scale) for c in calls] == [(50, Fraction(2))]
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        lambda p: p.dp.groupby("region", keys=REGIONS).count(epsilon=0.5),
+        lambda p: p.dp.groupby("region", keys=REGIONS).sum("income", bounds=INCOME, epsilon=0.5),
+        lambda p: p.dp.groupby("region", keys=REGIONS).mean("income", bounds=INCOME, epsilon=0.5),
+        lambda p: p.dp.groupby("region", keys=REGIONS).agg(
+            n="count", a=("age", "mean"), bounds={"age": (0, 99)}, epsilon=0.5
+        ),
+        lambda p: p["region"].dp.value_counts(keys=REGIONS, epsilon=0.5),
+        lambda p: p["age"].dp.histogram(bins=[0, 18, 30, 45, 65, 120], epsilon=0.5),
+    ],
+    ids=["count", "sum", "mean", "agg", "value_counts", "histogram"],
+)
+def test_every_grouped_release_charges_its_epsilon_once(regional, protect_seeded, release):
+    priv = protect_seeded(regional, epsilon=1.0)
+    release(priv)
+    release(priv)
+    session = priv.dp.session
+    assert session.spent.epsilon == 1  # two releases of 0.5, whatever the number of groups
+    assert session.remaining.epsilon == 0
+    assert (session.ledger["composition"] == "parallel").all()
+    assert (session.ledger["epsilon"] == 0.5).all()
+    assert len(session.ledger) == 2
+
+
+def test_repr_of_a_grouping_shows_public_facts_only(regional, protect_seeded):
+    priv = protect_seeded(regional, epsilon=1.0)
+    assert repr(priv.dp.groupby("region", keys=REGIONS)) == (
+        "<DPGroupBy by=['region'], 4 public keys>"
+    )
