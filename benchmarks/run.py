@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import numpy as np
 import pandas as pd
 
+import bench_accounting
 import bench_groupby
 import bench_mean
 import bench_queries
@@ -41,6 +42,7 @@ def main() -> None:
         bench_queries.run(bench_queries.ROWS // scale),
         bench_groupby.run(bench_groupby.ROWS // scale),
         bench_mean.run(bench_mean.TRIALS // scale)[0],
+        bench_accounting.run(),
     ]
     report = "\n\n".join(sections) + "\n"
     print(report)

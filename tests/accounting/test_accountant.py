@@ -192,9 +192,9 @@ def test_records_are_immutable_and_the_ledger_is_a_copy(
         lambda: Measurement("x", "t", Fraction(1), -1, Fraction(1)),
         lambda: Measurement("x", "t", Fraction(1), 1, Fraction(1), delta=Fraction(1)),
         lambda: Release("q", (), ()),
-        lambda: Release("q", (), (Measurement("x", "t", Fraction(1), 1, Fraction(1)),), groups=0),
+        lambda: Release("q", (), (Measurement("x", "t", Fraction(1), 1, Fraction(1)),), groups=-1),
     ],
-    ids=["negative ε", "zero scale", "negative sensitivity", "δ = 1", "empty", "no groups"],
+    ids=["negative ε", "zero scale", "negative sensitivity", "δ = 1", "empty", "negative groups"],
 )
 def test_invalid_records_are_rejected(build: Callable[[], Any]) -> None:
     with pytest.raises(ValueError):  # noqa: PT011 - the record type names the problem

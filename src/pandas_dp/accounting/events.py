@@ -150,8 +150,8 @@ class Release:
             raise ValueError("a release needs at least one measurement")
         if self.composition not in (SEQUENTIAL, PARALLEL):
             raise ValueError(f"unknown composition {self.composition!r}")
-        if self.groups < 1:
-            raise ValueError(f"groups must be >= 1, got {self.groups}")
+        if self.groups < 0:
+            raise ValueError(f"groups must be >= 0, got {self.groups}")
 
     @property
     def cost(self) -> Budget:

@@ -298,7 +298,7 @@ class DataFrameDPAccessor(_Accessor):
         -----
         Each value is clipped to ``[lower, upper]`` (±inf to the bounds) and rounded to a
         multiple of ``g = 2**k``, the smallest power of two with
-        ``g >= max(Δ, Δ/ε) / 2**30`` where ``Δ = max(|lower|, |upper|)``. The rounded values are
+        ``g >= max(Δ, Δ/ε) / 2**36`` where ``Δ = max(|lower|, |upper|)``. The rounded values are
         summed exactly as integers, so neither row order nor float rounding changes the
         result, and no sum can overflow. Each row's rounding error is at most ``g/2``.
         Sensitivity: ``max(|lower|, |upper|)`` rounded to the lattice. Mechanism: discrete

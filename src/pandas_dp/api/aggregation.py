@@ -18,6 +18,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Measurement, Release
 from pandas_dp.api.caps import Caps
@@ -60,7 +61,9 @@ def parse_named(named: Mapping[Hashable, Any]) -> list[Stat]:
     for name, spec in named.items():
         if isinstance(spec, str):
             column, how = None, spec
-        elif isinstance(spec, tuple) and len(spec) == 2:  # pd.NamedAgg is a tuple too
+        elif isinstance(spec, pd.NamedAgg):  # a tuple in pandas 2, a plain class in pandas 3
+            column, how = spec.column, spec.aggfunc
+        elif isinstance(spec, tuple) and len(spec) == 2:
             column, how = spec
         else:
             raise DPTypeError(

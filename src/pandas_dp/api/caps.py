@@ -31,10 +31,11 @@ class Caps:
         if self.bounding is None:
             return "privacy unit: one row"
         c = self.contribution
-        return (
-            f"privacy unit {self.bounding.unit!s}: ≤ {c.l0} groups, ≤ {c.linf} rows per "
-            f"group, ≤ {c.l1} rows in all (rows beyond the caps dropped at random)"
-        )
+        if self.bounding.max_groups is None and self.bounding.max_rows_per_group is None:
+            caps = f"≤ {c.l1} rows"
+        else:
+            caps = f"≤ {c.l0} groups, ≤ {c.linf} rows per group, ≤ {c.l1} rows in all"
+        return f"privacy unit {self.bounding.unit!s}: {caps} (extra rows dropped at random)"
 
 
 def caps_for(

@@ -72,7 +72,8 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
             raise NotProtectedError(
                 f"this session protects units identified by column {unit!r}, which a Series "
                 "does not carry, so the rows of one unit cannot be capped. Release from the "
-                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...)"
+                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...) or "
+                f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...)"
             )
         name = obj.name if obj.name is not None else SERIES_COLUMN
         data = obj.to_frame(name=name)
@@ -283,7 +284,7 @@ def run(target: Target, plan: Plan[T]) -> T:
         chosen = _sorted_selection(keys, passed)
         keys = keys[chosen]
         noisy = {label: values[chosen] for label, values in noisy.items()}
-        release = dataclasses.replace(release, groups=max(len(keys), 1))
+        release = dataclasses.replace(release, groups=len(keys))
     result = plan.finish(keys, noisy)
     session.accountant.charge(release)
     return result

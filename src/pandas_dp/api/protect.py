@@ -58,8 +58,8 @@ def protect(
         )
     source = random_source(rng)
     # With a unit column the library caps each unit's rows itself, so duplicated rows are
-    # harmless and the index guard is not needed.
-    guard = RowGuard(obj.index) if unit.is_rows else None
+    # harmless: only the structural check of the index applies.
+    guard = RowGuard(obj.index, labels=unit.is_rows)
     session = Session(total, source=source, guard=guard, unit=unit, accounting=accounting)
     protected = obj.copy(deep=False)
     protected.attrs = {k: v for k, v in obj.attrs.items() if k != ATTRS_KEY}

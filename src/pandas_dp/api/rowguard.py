@@ -27,25 +27,35 @@ _FIX = (
 
 
 class RowGuard:
-    """The protect-time index, and the check that a derived index is a subset of it."""
+    """The protect-time index, and the checks a derived frame's index must pass.
 
-    def __init__(self, index: pd.Index) -> None:
+    The *structural* check (the index names are those of the protected frame) always
+    applies: it refuses frames aggregated or reshaped by pandas (``groupby().sum()``,
+    ``pivot_table``, ``set_index``, ``stack``), whose rows are not people. The *label*
+    checks (duplicate-free subset of the protected labels) apply under row-level privacy
+    only; with a privacy-unit column the library caps each unit itself.
+    """
+
+    def __init__(self, index: pd.Index, *, labels: bool = True) -> None:
         self.index = index
+        self.labels = labels
 
     def check(self, index: pd.Index) -> None:
-        """Raise :class:`DuplicatedRowsError` unless ``index`` is a duplicate-free subset."""
+        """Raise :class:`DuplicatedRowsError` if ``index`` fails the checks that apply."""
         recorded = self.index
-        if index is recorded or len(index) == 0:
+        if index is recorded:
             return
-        if len(index) > len(recorded):
-            raise DuplicatedRowsError(
-                f"this frame has more rows than the frame that was protected. {_FIX}"
-            )
         if list(index.names) != list(recorded.names):
             raise DuplicatedRowsError(
                 "this frame's index is not the protected frame's index (its name changed, as "
                 "after set_index, groupby().sum(), pivot_table or stack): its rows are no longer "
                 f"one per person. {_FIX}"
+            )
+        if not self.labels or len(index) == 0:
+            return
+        if len(index) > len(recorded):
+            raise DuplicatedRowsError(
+                f"this frame has more rows than the frame that was protected. {_FIX}"
             )
         if len(index) == len(recorded) and index.equals(recorded):
             return
