@@ -80,7 +80,7 @@ def run() -> str:
                     "Gaussian counts, σ = 10",
                 ],
                 rows,
-            ),  # fmt: skip
+            ),
         ]
     )
 
