@@ -12,6 +12,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -19,6 +20,7 @@ import pandas as pd
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.session import Session
 from pandas_dp.errors import PrivacyLeakWarning
+from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64
@@ -28,7 +30,7 @@ from pandas_dp.mechanisms.random import I64
 class NoiseCall:
     """One request for noise: the mechanism (with its scale) and how many variates."""
 
-    mechanism: DiscreteLaplace | DiscreteGaussian
+    mechanism: DiscreteLaplace | DiscreteGaussian | ExponentialMechanism
     size: int
 
 
@@ -37,6 +39,8 @@ def capture_noise(
     target: pd.DataFrame | pd.Series | Session, value: int = 0
 ) -> Iterator[list[NoiseCall]]:
     """Replace the session's noise by the constant ``value`` and record every request.
+
+    Exponential-mechanism choices (quantiles, modes) pick the best-scoring candidate.
 
     Parameters
     ----------
@@ -74,9 +78,13 @@ def capture_noise(
         calls.append(NoiseCall(mechanism, n))
         return np.full(n, value, dtype=np.int64)
 
-    original = session._sampler
-    session._sampler = fake
+    def best(mechanism: ExponentialMechanism, scores: Any, denominator: int) -> I64:
+        calls.append(NoiseCall(mechanism, len(scores)))
+        return np.asarray(np.argmin(scores, axis=1), dtype=np.int64)
+
+    original = session._sampler, session._chooser
+    session._sampler, session._chooser = fake, best
     try:
         yield calls
     finally:
-        session._sampler = original
+        session._sampler, session._chooser = original

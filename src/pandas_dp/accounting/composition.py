@@ -224,7 +224,7 @@ def measurement_pld(measurement: Measurement) -> Any:
         return one.self_compose(measurement.coordinates) if measurement.coordinates > 1 else one
     epsilon = measurement.pure_epsilon
     assert epsilon is not None
-    if measurement.sensitivity <= 1024:
+    if measurement.mechanism == "discrete_laplace" and measurement.sensitivity <= 1024:
         parameter = math.nextafter(1.0 / float(measurement.scale), math.inf)  # rounded up
         return pld.from_discrete_laplace_mechanism(
             parameter, sensitivity=measurement.sensitivity,

@@ -83,10 +83,15 @@ class Measurement:
 
     @property
     def pure_epsilon(self) -> Fraction | None:
-        """Exact ε of pure ε-DP noise (``Δ/b`` for Laplace), or None for Gaussian noise."""
+        """Exact ε of a pure ε-DP measurement, or None for Gaussian noise.
+
+        ``Δ/b`` for Laplace noise; the calibrated ε for selections (exponential mechanism).
+        """
         if self.is_gaussian:
             return None
-        return Fraction(self.sensitivity) / self.scale
+        if self.mechanism == "discrete_laplace":
+            return Fraction(self.sensitivity) / self.scale
+        return self.epsilon
 
     @property
     def rho(self) -> Fraction:

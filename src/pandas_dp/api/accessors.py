@@ -18,6 +18,7 @@ from pandas_dp.api.planning import PreviewAccessor, epsilon_for
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries import release_one
 from pandas_dp.api.session import Session
+from pandas_dp.api.stats_accessors import FrameStatistics, SeriesStatistics
 
 
 class _Accessor:
@@ -136,7 +137,7 @@ class _Accessor:
         )  # fmt: skip
 
 
-class DataFrameDPAccessor(_Accessor):
+class DataFrameDPAccessor(FrameStatistics, _Accessor):
     """Differentially private releases from a protected DataFrame (``df.dp``)."""
 
     _obj: pd.DataFrame
@@ -373,7 +374,7 @@ class DataFrameDPAccessor(_Accessor):
         )  # fmt: skip
 
 
-class SeriesDPAccessor(_Accessor):
+class SeriesDPAccessor(SeriesStatistics, _Accessor):
     """Differentially private releases from a protected Series (``s.dp``)."""
 
     _obj: pd.Series

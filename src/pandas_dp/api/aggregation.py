@@ -27,8 +27,11 @@ from pandas_dp.api.pipeline import (
     Part,
     Plan,
     Selection,
+    SelectPart,
     Target,
     count_part,
+    quantile_part,
+    squares_part,
     sum_part,
 )
 from pandas_dp.api.results import Output, PostProcess, Preview, finisher, preview_of
@@ -37,10 +40,15 @@ from pandas_dp.budget import parse_delta, parse_epsilon
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.accuracy import check_confidence
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import lattice_at, lattice_exponent
+from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, MAX_CELLS
 from pandas_dp.mechanisms.selection import selection_threshold
+from pandas_dp.units import positive_int
 
-HOWS = ("count", "sum", "mean")
+HOWS = ("count", "sum", "mean", "var", "std", "median")
+#: Statistics of spread, computed from the count and the first two centred moments.
+SPREADS = ("var", "std")
 MECHANISMS = ("laplace", "gaussian")
 
 
@@ -51,6 +59,8 @@ class Stat:
     name: Hashable
     how: str
     column: Hashable | None = None
+    q: Fraction | None = None  # for quantiles
+    ddof: int = 1  # for var and std, as in pandas
 
 
 def parse_named(named: Mapping[Hashable, Any]) -> list[Stat]:
@@ -62,7 +72,7 @@ def parse_named(named: Mapping[Hashable, Any]) -> list[Stat]:
         if isinstance(spec, str):
             column, how = None, spec
         elif isinstance(spec, pd.NamedAgg):  # a tuple in pandas 2, a plain class in pandas 3
-            column, how = spec.column, spec.aggfunc
+            column, how = spec.column, str(spec.aggfunc)
         elif isinstance(spec, tuple) and len(spec) == 2:
             column, how = spec
         else:
@@ -73,7 +83,10 @@ def parse_named(named: Mapping[Hashable, Any]) -> list[Stat]:
             raise DPValueError(f"{name}: unsupported statistic {how!r}; choose from {HOWS}")
         if column is None and how != "count":
             raise DPValueError(f"{name}: {how!r} needs a column, e.g. ('income', {how!r})")
-        stats.append(Stat(name, how, column))
+        if how == "median":
+            stats.append(Stat(name, "quantile", column, Fraction(1, 2)))
+        else:
+            stats.append(Stat(name, how, column))
     return stats
 
 
@@ -98,6 +111,7 @@ class Request:
     gaussian: bool = False
     confidence: float | None = None
     post: PostProcess = field(default_factory=PostProcess)
+    cells: int = DEFAULT_CELLS
 
     @property
     def selecting(self) -> bool:
@@ -120,6 +134,7 @@ def validate(
     caps: Caps | None = None,
     query: str,
     per_column: bool = True,
+    cells: Any = None,
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
@@ -130,6 +145,11 @@ def validate(
     if mechanism not in MECHANISMS:
         raise DPValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
     confidence = None if ci is None else 1.0 - _alpha(ci)
+    if confidence is not None and any(s.how == "quantile" for s in stats):
+        raise DPValueError(
+            "quantiles come with a rank-error guarantee, not an interval in the column's "
+            "units; leave ci out and see priv.dp.preview for the rank error"
+        )
     post = post or PostProcess()
     if confidence is not None and post.total is not None:
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
@@ -148,9 +168,12 @@ def validate(
         lower, upper = parsed_bounds[stat.column]
         fills[stat.column] = parse_fill(fill_by_col.get(stat.column), lower, upper)
     parsed_delta = None if delta is None else parse_delta(delta)
+    grid = DEFAULT_CELLS if cells is None else positive_int(cells, "cells")
+    if grid > MAX_CELLS:
+        raise DPValueError(f"cells must be at most {MAX_CELLS}, got {grid}")
     return Request(
         stats, eps, parsed_bounds, fills, grouping, caps or Caps(), query, parsed_delta,
-        mechanism == "gaussian", confidence, post,
+        mechanism == "gaussian", confidence, post, grid,
     )  # fmt: skip
 
 
@@ -196,11 +219,19 @@ def _sources(target: Target, request: Request, stat: Stat) -> tuple[tuple[Any, .
         return (_count_key(target, request, stat.column, mean=False),)
     if stat.how == "sum":
         return (("sum", stat.column),)
-    return (("csum", stat.column), _count_key(target, request, stat.column, mean=True))
+    if stat.how == "quantile":
+        return (("quantile", stat.column, stat.q),)
+    count = _count_key(target, request, stat.column, mean=True)
+    if stat.how in SPREADS:
+        return (("csq", stat.column), ("csum", stat.column), count)
+    return (("csum", stat.column), count)
 
 
 #: Measurement labels, as they appear in the ledger: ``count``, ``count(income)``, ...
-_LABELS = {"rows": "count", "nonnull": "count", "sum": "sum", "csum": "centred_sum"}
+_LABELS = {
+    "rows": "count", "nonnull": "count", "sum": "sum", "csum": "centred_sum",
+    "csq": "squares", "quantile": "quantile",
+}  # fmt: skip
 
 
 def _noise(target: Target, request: Request, measurements: int) -> NoiseChoice:
@@ -227,7 +258,7 @@ def _noise(target: Target, request: Request, measurements: int) -> NoiseChoice:
 
 @dataclass(frozen=True)
 class _Built:
-    parts: tuple[Part, ...]
+    parts: tuple[Part | SelectPart, ...]
     outputs: list[Output]
     release: Release
     selection: Selection | None
@@ -242,22 +273,40 @@ def _build(target: Target, request: Request) -> _Built:
     eps_each = request.epsilon / len(needs)
     noise = _noise(target, request, len(needs))
     contribution = request.caps.contribution
-    parts: dict[tuple[Any, ...], Part] = {}
-    for key in needs:
+    parts: dict[tuple[Any, ...], Part | SelectPart] = {}
+    for key in sorted(needs, key=lambda k: k[0] == "csq"):  # squares use the centred sum's centre
         kind, column = key[0], key[1] if len(key) > 1 else None
-        label = _LABELS[kind] if column is None else f"{_LABELS[kind]}({column})"
+        label = _label(key)
         if kind in ("rows", "nonnull"):
             parts[key] = count_part(eps_each, column, label, contribution, noise)
+        elif kind == "quantile":
+            parts[key] = quantile_part(
+                column, request.bounds[column], key[2], eps_each, label=label,
+                contribution=contribution, cells=request.cells,
+            )  # fmt: skip
+        elif kind == "csq":
+            centred = parts[("csum", column)]
+            assert centred.lattice is not None
+            centre = centred.lattice.to_real(centred.lattice.offset)
+            parts[key] = squares_part(
+                column, request.bounds[column], centre, eps_each, fill=request.fill[column],
+                label=label, contribution=contribution, noise=noise,
+            )  # fmt: skip
         else:
             parts[key] = sum_part(
                 column, request.bounds[column], eps_each, centered=kind == "csum",
                 fill=request.fill[column], label=label, contribution=contribution, noise=noise,
                 exponent=_shared_exponent(needs, column, request, eps_each / contribution.l1),
             )  # fmt: skip
+    parts = {key: parts[key] for key in needs}  # back to the planned order
     selection, selection_note = _selection(target, request, parts)
     outputs = [
         Output(
-            s.name, s.how, tuple(parts[k] for k in sources[s.name]), request.bounds.get(s.column)
+            s.name,
+            s.how,
+            tuple(parts[k] for k in sources[s.name]),
+            request.bounds.get(s.column),
+            s.ddof,
         )
         for s in request.stats
     ]
@@ -309,7 +358,7 @@ def _shared_exponent(
 
 
 def _selection(
-    target: Target, request: Request, parts: dict[tuple[Any, ...], Part]
+    target: Target, request: Request, parts: dict[tuple[Any, ...], Part | SelectPart]
 ) -> tuple[Selection | None, str]:
     """Threshold for private key selection (and the δ it spends), or nothing.
 
@@ -335,6 +384,8 @@ def _selection(
     if delta == 0:
         raise DPValueError("partition selection needs delta > 0")
     rows = parts[("rows",)]
+    assert isinstance(rows, Part)
+    assert isinstance(rows.mechanism, DiscreteLaplace)
     contribution = request.caps.contribution
     threshold = selection_threshold(
         rows.mechanism.effective_scale, delta, contribution.l0, contribution.linf
@@ -354,15 +405,30 @@ def _with_delta(measurement: Measurement, delta: Fraction) -> Measurement:
     )
 
 
+def _label(key: tuple[Any, ...]) -> str:
+    """Ledger label of a measurement: ``count``, ``sum(income)``, ``quantile(income, 0.5)``."""
+    kind = _LABELS[key[0]]
+    if len(key) == 1:
+        return kind
+    if key[0] == "quantile":
+        return f"{kind}({key[1]}, {float(key[2]):g})"
+    return f"{kind}({key[1]})"
+
+
 def _describe(label: str) -> str:
     kind, _, column = label.removesuffix("+selection").partition("(")
     column = column.removesuffix(")")
     if kind == "count":
         return f"the count of non-missing {column}" if column else "the row count"
+    if kind == "quantile":
+        name, _, level = column.rpartition(", ")
+        return f"the {level} quantile of {name}"
     return f"the {kind.replace('_', ' ')} of {column}"
 
 
-def _release(request: Request, parts: tuple[Part, ...], selection_note: str) -> Release:
+def _release(
+    request: Request, parts: tuple[Part | SelectPart, ...], selection_note: str
+) -> Release:
     grouping = request.grouping
     columns = [str(c) for c in (grouping.by if grouping else ())]
     columns += [str(s.column) for s in request.stats if s.column is not None]
@@ -385,6 +451,13 @@ def _release(request: Request, parts: tuple[Part, ...], selection_note: str) -> 
         notes.append(request.caps.describe())
     if any(s.how == "mean" for s in request.stats):
         notes.append("mean = centre + noisy centred sum / max(noisy count, 1), clipped to bounds")
+    if any(s.how in SPREADS for s in request.stats):
+        notes.append(
+            "var = (noisy squares - noisy centred sum²/N) / max(N - ddof, 1), N = max(noisy "
+            "count, 1), clipped to [0, ((upper - lower)/2)²]"
+        )
+    if any(s.how == "quantile" for s in request.stats):
+        notes.append("quantiles: exponential mechanism over a public grid (Smith 2011)")
     if any(f is not None for f in request.fill.values()):
         notes.append("missing values imputed with the public fillna value")
     elif request.fill:

@@ -30,11 +30,13 @@ from pandas_dp.api.attach import session_of
 from pandas_dp.api.session import Session
 from pandas_dp.engines import ClippedSum, Engine, Grouping, Measure, NonNull, Rows, engine_for
 from pandas_dp.engines.bounding import Bounding
-from pandas_dp.engines.plan import Aggregate
+from pandas_dp.engines.plan import Aggregate, CellCounts, ClippedSquares
 from pandas_dp.errors import NotProtectedError
+from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, lattice_at, sum_lattice
+from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_value, quantile_scores, square_units
 from pandas_dp.units import Contribution
 
 T = TypeVar("T")
@@ -132,6 +134,10 @@ class Part:
             return np.asarray(units)
         return np.ldexp(np.asarray(units, dtype=np.float64), self.exponent)
 
+    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+        """Round, then add exact noise drawn from the session's random source."""
+        return add_noise(self.round(exact), session.draw(self.mechanism, len(exact)))
+
     def halfwidth(self, alpha: float) -> float:
         """Largest error, in the column's units, exceeded with probability at most ``alpha``.
 
@@ -223,6 +229,104 @@ def sum_part(
     return _noisy(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
 
 
+def squares_part(
+    column: Hashable,
+    bounds: tuple[float, float],
+    centre: float,
+    epsilon: Fraction,
+    *,
+    fill: float | None = None,
+    label: str = "centred_squares",
+    contribution: Contribution = ROW,
+    noise: NoiseChoice = LAPLACE,
+) -> Part:
+    """The sum of squared deviations from a public ``centre``, capped per row, with noise.
+
+    Each row's square is rounded to ``2**e`` and capped at ``units`` steps (about ``2**36``),
+    which is one row's sensitivity. (Centring the squares would halve it, but the count's
+    noise would then re-enter the variance with the same weight.)
+    """
+    exponent, units = square_units(bounds[0], bounds[1], centre)
+    lattice = Lattice(exponent, 0, units)
+    measure = ClippedSquares(column, exponent, centre, bounds[0], bounds[1], units, 0, fill)
+    return _noisy(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
+
+
+def quantile_part(
+    column: Hashable,
+    bounds: tuple[float, float],
+    q: Fraction,
+    epsilon: Fraction,
+    *,
+    cells: int = DEFAULT_CELLS,
+    label: str = "quantile",
+    contribution: Contribution = ROW,
+) -> SelectPart:
+    """Smith's exponential-mechanism quantile over a public grid of ``cells`` cells.
+
+    Sensitivity of the rank scores: 1 per row (``l1`` per privacy unit).
+    """
+    lower, upper = bounds
+    mechanism = ExponentialMechanism(epsilon, Fraction(contribution.l1))
+    record = Measurement(
+        label, mechanism.name, epsilon, contribution.l1, 2 * contribution.l1 / epsilon
+    )
+
+    def to_real(index: Any) -> Any:
+        return grid_value(np.asarray(index, dtype=np.int64), lower, upper, cells)
+
+    return SelectPart(
+        label, CellCounts(column, lower, upper, cells), mechanism, record,
+        lambda counts: quantile_scores(np.asarray(counts, dtype=np.int64), q), to_real,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class SelectPart:
+    """A choice among public candidates by the exponential mechanism (e.g. a quantile).
+
+    ``score`` turns the exact aggregate into integer score numerators (one row per group,
+    one column per candidate) and their common denominator; ``to_real`` turns chosen
+    candidate indices into released values.
+    """
+
+    label: str
+    measure: Measure
+    mechanism: ExponentialMechanism
+    measurement: Measurement
+    score: Callable[[Aggregate], tuple[np.ndarray, int]]
+    to_real: Callable[[Any], Any]
+    lattice: Lattice | None = None
+    rounds: int = 1
+
+    @property
+    def exponent(self) -> int:
+        """Selections are not on a noise lattice."""
+        return 0
+
+    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+        """Choose one candidate per group, or ``rounds`` distinct ones by peeling.
+
+        Peeling (top-k): each round chooses among the candidates not chosen yet with
+        ``ε / rounds``; by sequential composition the rounds together cost ``ε``.
+        """
+        scores, denominator = self.score(exact)
+        if self.rounds == 1:
+            return session.choose(self.mechanism, scores, denominator)
+        each = dataclasses.replace(self.mechanism, epsilon=self.mechanism.epsilon / self.rounds)
+        remaining = np.arange(scores.shape[1])
+        picked = []
+        for _ in range(self.rounds):
+            index = int(session.choose(each, scores[:, remaining], denominator)[0])
+            picked.append(remaining[index])
+            remaining = np.delete(remaining, index)
+        return np.asarray(picked, dtype=np.int64)
+
+    def halfwidth(self, alpha: float) -> float:
+        """Selections have no interval in the column's units."""
+        raise ValueError(f"{self.label} is a selection; its error is in ranks, not units")
+
+
 @dataclass(frozen=True)
 class Selection:
     """Release only keys whose noisy count (part ``label``) is at least ``threshold``."""
@@ -239,7 +343,7 @@ class Plan(Generic[T]):
     into the user's result.
     """
 
-    parts: tuple[Part, ...]
+    parts: tuple[Part | SelectPart, ...]
     release: Release
     finish: Callable[[pd.Index | None, dict[str, Aggregate]], T]
     grouping: Grouping | None = None
@@ -274,7 +378,7 @@ def run(target: Target, plan: Plan[T]) -> T:
     measures = tuple(part.measure for part in plan.parts)
     exact = target.engine.aggregate(target.data, measures, plan.grouping, plan.bounding)
     noisy = {
-        part.label: add_noise(part.round(values), session.draw(part.mechanism, len(values)))
+        part.label: part.release(values, session)
         for part, values in zip(plan.parts, exact.values, strict=True)
     }
     keys, release = exact.keys, plan.release

@@ -8,6 +8,7 @@ validation and planning, then a description of cost and accuracy instead of a re
 from __future__ import annotations
 
 from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any
 
 import pandas as pd
@@ -16,6 +17,28 @@ from pandas_dp.api.aggregation import Stat, plan, preview, validate
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.pipeline import resolve, run
 from pandas_dp.errors import DPKeyError
+
+
+def release_many(
+    obj: pd.DataFrame | pd.Series,
+    stats: list[Stat],
+    *,
+    query: str,
+    previewing: bool = False,
+    **kwargs: Any,
+) -> Any:
+    """Release (or preview) several ungrouped statistics at once: a one-row DataFrame.
+
+    A statistic whose column is None reads the Series' own values (for Series targets).
+    """
+    target = resolve(obj)
+    if target.column is not None:
+        stats = [s if s.column is not None else replace(s, column=target.column) for s in stats]
+    caps = caps_for(target, grouped=False)
+    request = validate(target, stats, caps=caps, query=query, **kwargs)
+    if previewing:
+        return preview(target, request)
+    return run(target, plan(target, request, shape="frame"))
 
 
 def release_one(

@@ -13,11 +13,12 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.pipeline import Part
-from pandas_dp.engines.plan import Aggregate
+from pandas_dp.api.pipeline import Part, SelectPart
+from pandas_dp.engines.plan import Aggregate, CellCounts
 from pandas_dp.errors import DPTypeError, DPValueError
-from pandas_dp.mechanisms.accuracy import ratio_interval
+from pandas_dp.mechanisms.accuracy import ratio_interval, variance_interval
 from pandas_dp.mechanisms.postprocess import fit_to_total, round_to_total
+from pandas_dp.mechanisms.quantile import rank_error, variance_from
 
 
 class Estimate(NamedTuple):
@@ -75,8 +76,9 @@ class Output:
 
     name: Hashable
     how: str
-    parts: tuple[Part, ...]
+    parts: tuple[Part | SelectPart, ...]
     bounds: tuple[float, float] | None = None
+    ddof: int = 1
 
 
 def mean_from(
@@ -93,14 +95,27 @@ def mean_from(
     return np.asarray(np.clip(means, *bounds), dtype=np.float64)
 
 
+def _reach(out: Output) -> float:
+    assert out.bounds is not None
+    return (out.bounds[1] - out.bounds[0]) / 2
+
+
 def _values(out: Output, noisy: dict[str, Aggregate], post: PostProcess) -> np.ndarray:
     first = out.parts[0]
     if out.how == "count":
         return post.apply(np.asarray(noisy[first.label], dtype=np.int64))
-    if out.how == "sum":
+    if out.how in ("sum", "quantile"):
         return np.asarray(first.to_real(noisy[first.label]), dtype=np.float64)
     assert out.bounds is not None
+    if out.how in ("var", "std"):
+        squares, centred, count = out.parts
+        spread = variance_from(
+            noisy[count.label], centred.to_real(noisy[centred.label]),
+            squares.to_real(noisy[squares.label]), _reach(out), out.ddof,
+        )  # fmt: skip
+        return spread if out.how == "var" else np.sqrt(spread)
     count = out.parts[1]
+    assert isinstance(first, Part)
     return mean_from(first, noisy[first.label], noisy[count.label], out.bounds)
 
 
@@ -120,6 +135,15 @@ def _interval(
             lower, upper = np.minimum(lower, 0.0), np.minimum(upper, 0.0)
         return lower, upper
     assert out.bounds is not None
+    if out.how in ("var", "std"):
+        squares, centred, count = out.parts
+        lower, upper = variance_interval(
+            np.asarray(noisy[count.label], dtype=np.float64), count.halfwidth(alpha / 3),
+            centred.to_real(noisy[centred.label]), centred.halfwidth(alpha / 3),
+            squares.to_real(noisy[squares.label]), squares.halfwidth(alpha / 3),
+            _reach(out), out.ddof,
+        )  # fmt: skip
+        return (lower, upper) if out.how == "var" else (np.sqrt(lower), np.sqrt(upper))
     assert first.lattice is not None
     count = out.parts[1]
     centre = first.lattice.to_real(first.lattice.offset)
@@ -177,7 +201,8 @@ class Preview:
     table : DataFrame
         One row per statistic: mechanism, noise scale (column units), ε and δ of its
         measurements, and ``error``: the half-width of a ``confidence`` interval for counts
-        and sums (means: see :meth:`mean_error`).
+        and sums, in the column's units; for quantiles, the rank error at ``confidence``
+        (``error_in`` says which); for means and spreads, NaN (see :meth:`mean_error`).
     epsilon, delta : float
         The release's cost under basic composition (the accountant may do better).
     confidence : float
@@ -227,6 +252,15 @@ def preview_of(
     rows = []
     for out in outputs:
         first = out.parts[0]
+        error, unit = np.nan, "column"
+        if out.how in ("count", "sum"):
+            error = first.halfwidth(alpha)
+        elif out.how == "quantile":
+            assert isinstance(first.measure, CellCounts)
+            sensitivity = int(first.measurement.sensitivity)
+            epsilon = float(first.measurement.epsilon)
+            error = rank_error(epsilon, first.measure.cells + 1, alpha, sensitivity)
+            unit = "ranks"
         rows.append(
             {
                 "statistic": str(out.name),
@@ -235,7 +269,8 @@ def preview_of(
                 "scale": float(first.measurement.scale) * 2.0**first.exponent,
                 "epsilon": float(sum(p.measurement.epsilon for p in out.parts)),
                 "delta": float(sum(p.measurement.cost.delta for p in out.parts)),
-                "error": np.nan if out.how == "mean" else first.halfwidth(alpha),
+                "error": error,
+                "error_in": unit,
             }
         )
     table = pd.DataFrame(rows).set_index("statistic")

@@ -18,6 +18,7 @@ from pandas_dp.api.attach import SessionHandle
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.budget import Budget
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
+from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64, RandomSource, SeededRandomSource, SystemRandomSource
@@ -25,6 +26,8 @@ from pandas_dp.units import PrivacyUnit
 
 #: Draws ``n`` noise variates for a mechanism; swapped out only by :mod:`pandas_dp.testing`.
 Sampler = Callable[["DiscreteLaplace | DiscreteGaussian", int], I64]
+#: Chooses candidates by the exponential mechanism; swapped out only by the testing helpers.
+Chooser = Callable[["ExponentialMechanism", npt.NDArray[np.int64], int], I64]
 
 LEDGER_COLUMNS = [
     "sequence", "time", "query", "columns", "epsilon", "delta", "composition", "groups",
@@ -75,6 +78,7 @@ class Session:
         self.unit = unit or PrivacyUnit()
         self._source = source
         self._sampler: Sampler = self._draw_exact
+        self._chooser: Chooser = self._choose_exact
         self.handle = SessionHandle(self)
 
     def _draw_exact(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
@@ -88,6 +92,17 @@ class Session:
     def draw(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
         """Draw ``n`` noise variates for ``mechanism`` from this session's random source."""
         return self._sampler(mechanism, n)
+
+    def _choose_exact(
+        self, mechanism: ExponentialMechanism, scores: npt.NDArray[np.int64], denominator: int
+    ) -> I64:
+        return mechanism.choose(scores, denominator, self._source)
+
+    def choose(
+        self, mechanism: ExponentialMechanism, scores: npt.NDArray[np.int64], denominator: int
+    ) -> I64:
+        """One candidate per row of ``scores`` by the exponential mechanism."""
+        return self._chooser(mechanism, scores, denominator)
 
     def priorities(self, n: int) -> npt.NDArray[np.uint64]:
         """``n`` uniform 64-bit words, for choosing at random which rows a unit keeps."""

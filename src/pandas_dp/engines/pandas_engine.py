@@ -25,6 +25,8 @@ from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
     Binning,
+    CellCounts,
+    ClippedSquares,
     ClippedSum,
     Grouping,
     Measure,
@@ -69,6 +71,46 @@ def lattice_values(values: F64, measure: ClippedSum) -> I64:
     if measure.offset:
         units -= measure.offset
     return units
+
+
+def square_values(values: F64, measure: ClippedSquares) -> I64:
+    """Per-row capped squares ``min(rint((clip(x) - c)**2 / 2**e), units) - offset``."""
+    with np.errstate(all="ignore"):
+        deviation = np.clip(values, measure.lower, measure.upper) - measure.centre
+        squares = deviation * deviation * math.ldexp(1.0, -measure.exponent)
+        np.rint(squares, out=squares)
+        np.clip(squares, 0, measure.units, out=squares)
+        missing = np.isnan(squares)
+        if missing.any():
+            if measure.fill is None:
+                squares[missing] = measure.offset
+            else:
+                gap = min(max(measure.fill, measure.lower), measure.upper) - measure.centre
+                squares[missing] = min(
+                    round(math.ldexp(gap * gap, -measure.exponent)), measure.units
+                )
+        units = squares.astype(np.int64)
+    if measure.offset:
+        units -= measure.offset
+    return units
+
+
+def cell_codes(values: F64, measure: CellCounts) -> I64:
+    """The grid cell of each value, or -1 for missing values."""
+    width = (measure.upper - measure.lower) / measure.cells
+    with np.errstate(all="ignore"):
+        position = np.floor((np.clip(values, measure.lower, measure.upper) - measure.lower) / width)
+        np.clip(position, 0, measure.cells - 1, out=position)
+        position[np.isnan(position)] = -1
+        return position.astype(np.int64)
+
+
+def _cell_counts(bins: I64 | None, groups: int, cells: I64, count: int) -> Aggregate:
+    """A (groups, cells) matrix of counts; ``bins`` 0 and cell -1 are dropped."""
+    group = np.zeros(cells.size, dtype=np.int64) if bins is None else bins - 1
+    keep = (group >= 0) & (cells >= 0)
+    flat = np.bincount(group[keep] * count + cells[keep], minlength=groups * count)
+    return flat.reshape(groups, count).astype(np.int64)
 
 
 def _exact_total(units: I64) -> int:
@@ -200,7 +242,13 @@ def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: in
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):
         return _count(bins, groups, frame[measure.column].notna().to_numpy())
-    units = lattice_values(numeric_values(frame[measure.column]), measure)
+    values = numeric_values(frame[measure.column])
+    if isinstance(measure, CellCounts):
+        return _cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
+    if isinstance(measure, ClippedSquares):
+        units = square_values(values, measure)
+    else:
+        units = lattice_values(values, measure)
     if bins is None:
         return np.array([_exact_total(units)], dtype=object)
     return _grouped_total(bins, units, groups)

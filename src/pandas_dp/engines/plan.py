@@ -48,7 +48,42 @@ class ClippedSum:
     fill: float | None = None
 
 
-Measure = Rows | NonNull | ClippedSum
+@dataclass(frozen=True)
+class ClippedSquares:
+    """Exact sum of squared deviations from a public centre, each rounded and capped.
+
+    Each value ``x`` contributes ``min(rint((clip(x, lower, upper) - centre)**2 *
+    2**-exponent), units) - offset`` (an integer in ``[-offset, units - offset]``): a
+    deterministic function of the row alone with a bounded range, whatever float rounding
+    does. Missing values contribute 0, or the square of ``fill`` when it is given.
+    """
+
+    column: Hashable
+    exponent: int
+    centre: float
+    lower: float
+    upper: float
+    units: int
+    offset: int = 0
+    fill: float | None = None
+
+
+@dataclass(frozen=True)
+class CellCounts:
+    """How many values fall in each of ``cells`` equal cells of ``[lower, upper]``.
+
+    A value ``x`` (clipped to the bounds) is in cell ``floor((x - lower) / width)``, capped
+    at ``cells - 1``; missing values are not counted. The result has one row per group and
+    one column per cell: a histogram on a public grid, from which ranks are read.
+    """
+
+    column: Hashable
+    lower: float
+    upper: float
+    cells: int
+
+
+Measure = Rows | NonNull | ClippedSum | ClippedSquares | CellCounts
 
 
 @dataclass(frozen=True)

@@ -94,3 +94,30 @@ def smallest_epsilon(error_at: Callable[[float], float], target: float) -> float
     digits = 2 - math.floor(math.log10(value))
     rounded = math.ceil(value * 10**digits) / 10**digits
     return rounded if error_at(rounded) <= target else value
+
+
+def variance_interval(
+    count: F64, count_halfwidth: float,
+    centred_sum: F64, sum_halfwidth: float,
+    squares: F64, squares_halfwidth: float,
+    reach: float, ddof: int,
+) -> tuple[F64, F64]:  # fmt: skip
+    """Conservative interval for ``(S2 - S1²/N) / (N - ddof)`` by interval arithmetic.
+
+    Each released moment is within its half-width with probability ``1 - α/3`` (union
+    bound). The numerator decreases in ``S1²`` and increases in ``S2`` and ``N``; the
+    denominator is positive; the result is clamped to ``[0, reach**2]``.
+    """
+    n_low = np.maximum(count - count_halfwidth, 1.0)
+    n_high = np.maximum(count + count_halfwidth, 1.0)
+    s1_low, s1_high = centred_sum - sum_halfwidth, centred_sum + sum_halfwidth
+    s1_sq_max = np.maximum(s1_low**2, s1_high**2)
+    s1_sq_min = np.where((s1_low <= 0) & (s1_high >= 0), 0.0, np.minimum(s1_low**2, s1_high**2))
+    num_low = squares - squares_halfwidth - s1_sq_max / n_low
+    num_high = squares + squares_halfwidth - s1_sq_min / n_high
+    den_low = np.maximum(n_low - ddof, 1.0)
+    den_high = np.maximum(n_high - ddof, 1.0)
+    lower = np.where(num_low >= 0, num_low / den_high, num_low / den_low)
+    upper = np.where(num_high >= 0, num_high / den_low, num_high / den_high)
+    top = reach * reach
+    return np.clip(lower, 0.0, top), np.clip(upper, 0.0, top)

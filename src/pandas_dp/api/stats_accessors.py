@@ -1,0 +1,231 @@
+"""Accessor methods for spreads, quantiles, mode, top-k and ``describe`` (mixins).
+
+The DataFrame forms name a column first; the Series forms release the Series itself. Both
+forward to :mod:`pandas_dp.api.statistics`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import pandas as pd
+
+from pandas_dp.api.statistics import DESCRIBE_PERCENTILES, describe, quantile, spread, top_k
+
+
+class SeriesStatistics:
+    """``Series.dp`` spreads, quantiles, mode and top-k."""
+
+    _obj: Any
+
+    def var(
+        self, *, bounds: Any, epsilon: Any, ddof: int = 1, fillna: Any = None,
+        delta: Any = None, mechanism: str = "laplace", ci: float | None = None,
+    ) -> Any:  # fmt: skip
+        """Release the noisy variance of the values clipped to public bounds.
+
+        Parameters
+        ----------
+        bounds : (float, float)
+            Public ``(lower, upper)``; values are clipped to them.
+        epsilon : float
+            Privacy cost, split equally among a count, a centred sum and a sum of squares.
+        ddof : int, default 1
+            Delta degrees of freedom, as in ``Series.var``.
+        fillna, delta, mechanism, ci
+            As for ``Series.dp.mean``; the interval is conservative (each of the three
+            measurements gets a third of ``1 - ci``, combined by interval arithmetic).
+
+        Returns
+        -------
+        float or Estimate
+            Always within ``[0, ((upper - lower) / 2)**2]``.
+
+        Notes
+        -----
+        Values are clipped and centred at the public midpoint ``c`` of the bounds (never at
+        a data-dependent mean). Three noisy measurements: the count (sensitivity 1), the
+        centred sum ``Σ(x - c)`` (sensitivity ``(upper - lower)/2``) and the sum of squares
+        ``Σ(x - c)²``, each row's square rounded and capped on a public lattice (sensitivity
+        ``((upper - lower)/2)²``), so float rounding can never push a row beyond its share.
+        ``var = (S2 - S1²/N) / max(N - ddof, 1)`` with ``N = max(noisy count, 1)``, clamped:
+        free post-processing. Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> ages = pd.Series([20.0, 40.0] * 500, name="age").dp.protect(epsilon=3.0)
+        >>> v = ages.dp.var(bounds=(0, 100), epsilon=3.0)
+        >>> 0 <= v <= 2500 and abs(v - 100) < 60  # true variance 100
+        True
+        """
+        return spread(
+            self._obj, None, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
+
+    def std(
+        self, *, bounds: Any, epsilon: Any, ddof: int = 1, fillna: Any = None,
+        delta: Any = None, mechanism: str = "laplace", ci: float | None = None,
+    ) -> Any:  # fmt: skip
+        """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
+        return spread(
+            self._obj, None, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
+
+    def quantile(self, q: Any = 0.5, *, bounds: Any, epsilon: Any, cells: Any = None) -> Any:
+        """Release noisy quantiles by the exponential mechanism (Smith 2011).
+
+        Parameters
+        ----------
+        q : float or list of float, default 0.5
+            Quantile level(s) in ``[0, 1]``.
+        bounds : (float, float)
+            Public ``(lower, upper)``; the answer lies on a grid of ``cells`` equal steps.
+        epsilon : float
+            Privacy cost, split equally among the levels.
+        cells : int, optional
+            Grid resolution (default 4,096, at most 65,536).
+
+        Returns
+        -------
+        float, or Series indexed by ``q``
+
+        Notes
+        -----
+        Candidates are the grid's edges; edge ``k`` scores ``|rank_k - q n|`` (sensitivity 1)
+        and is chosen with probability ``∝ exp(-ε |rank_k - q n| / 2)``, sampled exactly.
+        Missing values are skipped. With probability ``1 - α`` the rank error is below
+        ``2 (ln(K) + ln(1/α)) / ε`` for ``K`` candidates (see ``priv.dp.preview``).
+        Quantiles 0 and 1 are *not* the minimum and maximum: they are the grid edges at
+        which about no value lies below (above), which the noise makes imprecise.
+        Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> s = pd.Series(range(1000), name="x").dp.protect(epsilon=2.0)
+        >>> med = s.dp.quantile(0.5, bounds=(0, 1000), epsilon=2.0)
+        >>> abs(med - 500) < 50
+        True
+        """
+        return quantile(self._obj, None, q, bounds=bounds, epsilon=epsilon, cells=cells)
+
+    def median(self, *, bounds: Any, epsilon: Any, cells: Any = None) -> float:
+        """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
+        return float(quantile(self._obj, None, 0.5, bounds=bounds, epsilon=epsilon, cells=cells))
+
+    def mode(self, *, candidates: Any, epsilon: Any) -> Any:
+        """Release the most frequent of the public ``candidates`` (exponential mechanism).
+
+        Notes
+        -----
+        Scores are the candidates' counts (monotone, sensitivity 1): candidate ``c`` is
+        chosen with probability ``∝ exp(ε count_c)``, sampled exactly. Values outside the
+        candidates are ignored silently. Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> s = pd.Series(["a"] * 900 + ["b"] * 100, name="code").dp.protect(epsilon=1.0)
+        >>> s.dp.mode(candidates=["a", "b", "c"], epsilon=1.0)
+        'a'
+        """
+        return top_k(self._obj, None, 1, candidates=candidates, epsilon=epsilon, mode=True)
+
+    def top_k(self, k: int, *, candidates: Any, epsilon: Any) -> list[Any]:
+        """Release the ``k`` most frequent public candidates, most frequent first.
+
+        Notes
+        -----
+        Peeling: ``k`` rounds of the exponential mechanism with ``ε/k`` each, every round
+        choosing among the candidates not chosen yet (sequential composition: cost
+        ``epsilon`` in all).
+        """
+        result: list[Any] = top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon)
+        return result
+
+    def randomized_response(
+        self, *, epsilon: Any, categories: Any = None, rng: Any = None
+    ) -> pd.Series:
+        """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
+        from pandas_dp.local import randomized_response
+
+        return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)
+
+
+class FrameStatistics:
+    """``DataFrame.dp`` spreads, quantiles, mode, top-k and ``describe``."""
+
+    _obj: Any
+
+    def var(self, column: Hashable, *, bounds: Any, epsilon: Any, ddof: int = 1, **kw: Any) -> Any:
+        """Release the noisy variance of ``column``; see ``Series.dp.var``."""
+        return spread(self._obj, column, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
+
+    def std(self, column: Hashable, *, bounds: Any, epsilon: Any, ddof: int = 1, **kw: Any) -> Any:
+        """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
+        return spread(self._obj, column, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
+
+    def quantile(
+        self, column: Hashable, q: Any = 0.5, *, bounds: Any, epsilon: Any, cells: Any = None
+    ) -> Any:
+        """Release noisy quantiles of ``column``; see ``Series.dp.quantile``."""
+        return quantile(self._obj, column, q, bounds=bounds, epsilon=epsilon, cells=cells)
+
+    def median(self, column: Hashable, *, bounds: Any, epsilon: Any, cells: Any = None) -> float:
+        """Release the noisy median of ``column``; see ``Series.dp.quantile``."""
+        return float(quantile(self._obj, column, 0.5, bounds=bounds, epsilon=epsilon, cells=cells))
+
+    def mode(self, column: Hashable, *, candidates: Any, epsilon: Any) -> Any:
+        """Release the most frequent public candidate of ``column``; see ``Series.dp.mode``."""
+        return top_k(self._obj, column, 1, candidates=candidates, epsilon=epsilon, mode=True)
+
+    def top_k(self, column: Hashable, k: int, *, candidates: Any, epsilon: Any) -> list[Any]:
+        """Release the ``k`` most frequent candidates of ``column``; see ``Series.dp.top_k``."""
+        result: list[Any] = top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon)
+        return result
+
+    def describe(
+        self, *, bounds: Any, epsilon: Any, percentiles: Any = DESCRIBE_PERCENTILES,
+        cells: Any = None,
+    ) -> pd.DataFrame:  # fmt: skip
+        """Release a table like ``DataFrame.describe`` for the columns with public bounds.
+
+        Parameters
+        ----------
+        bounds : dict
+            ``{column: (lower, upper)}`` for every column to describe (in that order).
+        epsilon : float
+            Total privacy cost of the table.
+        percentiles : list of float, default (0.25, 0.5, 0.75)
+            Quantile levels to include.
+        cells : int, optional
+            Quantile grid resolution.
+
+        Returns
+        -------
+        DataFrame
+            Rows ``count``, ``mean``, ``std`` and the percentiles; one column per column.
+
+        Notes
+        -----
+        ε is split equally among every measurement behind the table (per column: a count of
+        non-missing values, a centred sum, a sum of squares, and one quantile per percentile;
+        the mean and std share the count and the sum). The ledger row lists the split.
+        ``min`` and ``max`` are omitted on purpose: a DP minimum or maximum would be a
+        quantile at 0 or 1, which reflects the public bounds more than the data.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"age": [20.0, 40.0, 60.0] * 400}).dp.protect(epsilon=2.0)
+        >>> table = df.dp.describe(bounds={"age": (0, 100)}, epsilon=2.0)
+        >>> list(table.index)
+        ['count', 'mean', 'std', '25%', '50%', '75%']
+        """
+        return describe(
+            self._obj, bounds=bounds, epsilon=epsilon, percentiles=percentiles, cells=cells
+        )
