@@ -23,6 +23,7 @@ import bench_groupby
 import bench_mean
 import bench_queries
 import bench_sampler
+import bench_statistics
 
 
 def main() -> None:
@@ -43,6 +44,7 @@ def main() -> None:
         bench_groupby.run(bench_groupby.ROWS // scale),
         bench_mean.run(bench_mean.TRIALS // scale)[0],
         bench_accounting.run(),
+        bench_statistics.run([n // scale for n in bench_statistics.SIZES]),
     ]
     report = "\n\n".join(sections) + "\n"
     print(report)

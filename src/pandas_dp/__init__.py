@@ -18,6 +18,7 @@ Module map (imports point downwards only)::
 """
 
 from pandas_dp.api.accessors import DataFrameDPAccessor, SeriesDPAccessor, register
+from pandas_dp.api.results import Estimate, Preview
 from pandas_dp.api.session import Session
 from pandas_dp.budget import Budget
 from pandas_dp.errors import (
@@ -27,6 +28,7 @@ from pandas_dp.errors import (
     DPTypeError,
     DPValueError,
     DuplicatedRowsError,
+    MissingExtraError,
     NotProtectedError,
     PrivacyLeakWarning,
 )
@@ -42,7 +44,10 @@ __all__ = [
     "DPValueError",
     "DataFrameDPAccessor",
     "DuplicatedRowsError",
+    "Estimate",
+    "MissingExtraError",
     "NotProtectedError",
+    "Preview",
     "PrivacyLeakWarning",
     "SeriesDPAccessor",
     "Session",

@@ -46,7 +46,8 @@ def test_histogram_matches_pd_cut_on_random_data(protect_seeded, noise):
                     breaks = pd.IntervalIndex.from_breaks(edges, closed=closed, name="x")
                     pd.testing.assert_index_equal(hist.index, breaks)
                     assert (hist.name, hist.dtype) == ("count", np.int64)
-        assert [c.size for c in calls] == [len(edges) - 1] * 4
+        # One draw per release, one variate per bin, all at scale Δ/ε = 1/1.
+        assert [(c.size, c.mechanism.scale) for c in calls] == [(len(edges) - 1, 1)] * 4
 
 
 @pytest.mark.parametrize("dtype", ["int64", "Int64", "float32", "bool"])
@@ -183,8 +184,9 @@ def test_value_counts_mirrors_pandas(protect_seeded, noise, sort, ascending, nor
     keys = ["a", "b", "c", "d"]
     priv = protect_seeded(series, epsilon=1.0)
     options = {"sort": sort, "ascending": ascending, "normalize": normalize}
-    with noise(priv):
+    with noise(priv) as calls:
         released = priv.dp.value_counts(keys=keys, epsilon=0.5, **options)
+    assert [(c.size, c.mechanism.scale) for c in calls] == [(4, 2)]
     expected = series.value_counts(**options)
     if not sort:  # pandas keeps the data's order of first appearance; pandas-dp the keys'
         expected = expected.reindex(keys)

@@ -188,7 +188,9 @@ def test_released_keys_are_sorted_and_only_observed(protect_seeded, noise):
     assert (nothing.name, nothing.index.name) == ("count", "city")
     # Releasing nothing still costs the full (ε, δ): the charge must not depend on the data.
     assert priv.dp.session.spent.epsilon == 3
-    assert priv.dp.session.ledger["groups"].tolist() == [3, 4, 1]
+    groups = priv.dp.session.ledger["groups"].tolist()
+    assert groups[:2] == [3, 4]
+    assert groups[2] in (0, 1)  # the released number of keys (or 1 as a floor)
     assert "UNSEEN" not in priv.dp.session.ledger.to_string()
 
 
@@ -254,3 +256,53 @@ def test_value_counts_without_keys_selects_then_sorts(protect_seeded, noise):
     assert counts.tolist() == [120, 100, 80]
     assert (counts.name, counts.index.name) == ("count", "letter")
     assert priv.dp.session.spent.delta == Fraction(1, 10**6)
+
+
+@pytest.mark.parametrize(("g", "r"), [(None, None), (2, 3)])
+def test_keys_of_one_heavy_unit_are_released_with_probability_at_most_delta(
+    protect_seeded, noise, g, r
+):
+    """Neighbours D (three rows without a unit id) and D' = D plus one person with 1,000
+    rows, each under a key of its own. Under D none of that person's keys can appear, so
+    (ε, δ)-DP requires P(some key of theirs is released | D') <= δ.
+
+    That probability is computed exactly: a key is released iff its bounded count plus an
+    independent variate reaches τ, so P = 1 - Π (1 - keep_probability(count, τ, b)) over
+    every key that gets a variate. The keys that get a variate and their bounded counts are
+    read with the noise fixture set to a huge constant (every such key is then released
+    with count + constant). Keys whose rows were all dropped by the caps, or that only
+    rows without a unit id hold, must not be candidates at all: each would be released
+    with probability P(Z >= τ), and a person can hold arbitrarily many of them."""
+    heavy = pd.DataFrame({"pid": 7.0, "city": [f"k{i:04d}" for i in range(1000)]})
+    anonymous = pd.DataFrame({"pid": np.nan, "city": ["no-id"] * 3}, index=[1000, 1001, 1002])
+    data = pd.concat([heavy, anonymous])
+    delta = Fraction(1, 10**6)
+    priv = protect_seeded(data, epsilon=4.0, delta=4e-6, privacy_unit="pid", max_rows_per_unit=10)
+    caps = {"max_groups_per_unit": g, "max_rows_per_group": r}
+    huge = 10**6
+    with noise(priv, value=huge) as calls:
+        released = priv.dp.groupby("city", **caps).count(epsilon=1.0, delta=1e-6)
+    tau = threshold_in_note(priv)
+    scale = calls[0].mechanism.effective_scale
+    bounded = (released - huge).to_dict()
+    heavy_counts = [count for key, count in bounded.items() if key.startswith("k")]
+    assert sum(heavy_counts) <= (10 if g is None else g * r)  # the caps held
+    p_released = 1 - np.prod([1 - keep_probability(c, tau, scale) for c in heavy_counts])
+    assert p_released <= delta, (
+        f"P(heavy unit's key released) = {p_released:.3g} > δ = 1e-6: "
+        f"{len(heavy_counts)} candidate keys, {heavy_counts.count(0)} with no kept row"
+    )
+    assert all(count > 0 for count in heavy_counts)
+    assert "no-id" not in bounded  # rows without a unit id are dropped, keys and all
+
+
+def test_released_multiindex_carries_no_unreleased_level_values(protect_seeded, noise):
+    """A MultiIndex stores its levels apart from its codes: slicing the observed keys down to
+    the released ones keeps every observed value in ``index.levels`` unless the unused
+    levels are removed. Those values are data that no threshold protected."""
+    data = pd.DataFrame({"sex": [0] * 100 + [1], "city": ["paris"] * 100 + ["lonely"]})
+    priv = protect_seeded(data, epsilon=1.0, delta=1e-6)
+    with noise(priv):
+        counts = priv.dp.groupby(["sex", "city"]).count(epsilon=1.0)
+    assert counts.index.tolist() == [(0, "paris")]
+    assert [list(level) for level in counts.index.levels] == [[0], ["paris"]]

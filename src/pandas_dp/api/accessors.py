@@ -19,6 +19,7 @@ from pandas_dp.api.protect import protect
 from pandas_dp.api.queries import release_one
 from pandas_dp.api.session import Session
 from pandas_dp.api.stats_accessors import FrameStatistics, SeriesStatistics
+from pandas_dp.schema import rules_table
 
 
 class _Accessor:
@@ -99,6 +100,7 @@ class _Accessor:
         alpha: float = 0.05,
         bounds: Any = None,
         n: float | None = None,
+        mean: float | None = None,
         mechanism: str = "laplace",
         delta: Any = None,
     ) -> float:
@@ -116,6 +118,9 @@ class _Accessor:
             Clipping bounds, for sums and means.
         n : float, optional
             A planning value for the number of rows, for means (their error depends on it).
+        mean : float, optional
+            A planning value for the mean, for means (the count's noise weighs more the
+            further it lies from the midpoint of the bounds); by default the worst case.
         mechanism, delta
             As for the releases.
 
@@ -132,7 +137,7 @@ class _Accessor:
         0.0594
         """
         return epsilon_for(
-            self._obj, statistic, error=error, alpha=alpha, bounds=bounds, n=n,
+            self._obj, statistic, error=error, alpha=alpha, bounds=bounds, n=n, mean=mean,
             mechanism=mechanism, delta=delta,
         )  # fmt: skip
 
@@ -153,6 +158,8 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
         replace: bool = False,
         privacy_unit: Hashable | None = None,
         max_rows_per_unit: Any = None,
+        schema: Any = None,
+        validate: bool = True,
     ) -> pd.DataFrame:
         """Return a protected copy of the frame with a privacy budget of ``(epsilon, delta)``.
 
@@ -184,6 +191,14 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
             rows at random) and scales its sensitivity accordingly.
         max_rows_per_unit : int, optional
             Required with ``privacy_unit``: the most rows one person may contribute.
+        schema : pandera DataFrameModel, DataFrameSchema or YAML path, optional
+            Public knowledge about the columns: bounds from ``in_range``/``ge``/``le``/``gt``/
+            ``lt`` checks, keys from ``isin``, null rules from ``nullable``. Releases use them
+            when no explicit argument is given (needs ``pandas-dp[pandera]``).
+        validate : bool, default True
+            With a schema: validate the data first, raising an error that names only the
+            failing columns and checks (never a value). ``False`` skips validation; values
+            are then clipped to the schema's bounds at release time.
 
         Returns
         -------
@@ -214,7 +229,17 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
         return protect(
             self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
             replace=replace, privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit,
+            schema=schema, validate=validate,
         )  # fmt: skip
+
+    @property
+    def bounds(self) -> pd.DataFrame:
+        """What the session's schema supplies per column: bounds, keys, null rule, source.
+
+        Empty without a schema. Explicit arguments to a release always take precedence; the
+        ledger note of each release says where its bounds and keys came from.
+        """
+        return rules_table(self.session.schema)
 
     def groupby(
         self,
@@ -263,11 +288,18 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
         )  # fmt: skip
 
+    def histogram(self, column: Hashable, bins: Any, *, epsilon: Any, **options: Any) -> Any:
+        """Release noisy counts of ``column`` in public bins; see ``Series.dp.histogram``.
+
+        The DataFrame form works under a privacy unit, whose column a Series cannot carry.
+        """
+        return histogram(self._obj, bins, epsilon=epsilon, column=column, **options)
+
     def sum(
         self,
         column: Hashable,
         *,
-        bounds: Any,
+        bounds: Any = None,
         epsilon: Any,
         fillna: Any = None,
         delta: Any = None,
@@ -323,7 +355,7 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
         self,
         column: Hashable,
         *,
-        bounds: Any,
+        bounds: Any = None,
         epsilon: Any,
         fillna: Any = None,
         delta: Any = None,
@@ -521,7 +553,7 @@ class SeriesDPAccessor(SeriesStatistics, _Accessor):
     def sum(
         self,
         *,
-        bounds: Any,
+        bounds: Any = None,
         epsilon: Any,
         fillna: Any = None,
         delta: Any = None,
@@ -548,7 +580,7 @@ class SeriesDPAccessor(SeriesStatistics, _Accessor):
     def mean(
         self,
         *,
-        bounds: Any,
+        bounds: Any = None,
         epsilon: Any,
         fillna: Any = None,
         delta: Any = None,

@@ -91,7 +91,10 @@ def parse_named(named: Mapping[Hashable, Any]) -> list[Stat]:
 
 
 def _nullable(target: Target, column: Hashable) -> bool:
-    """Whether the dtype can hold missing values (public: read from the dtype only)."""
+    """Whether the column may hold missing values: the schema's rule, else the dtype's."""
+    schema = target.session.schema
+    if schema is not None and schema.rules(column).nullable is not None:
+        return bool(schema.rules(column).nullable)
     dtype = dict(target.engine.dtypes(target.data).items())[column]
     return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
 
@@ -112,6 +115,7 @@ class Request:
     confidence: float | None = None
     post: PostProcess = field(default_factory=PostProcess)
     cells: int = DEFAULT_CELLS
+    sources: tuple[str, ...] = ()  # where bounds and keys came from, for the ledger
 
     @property
     def selecting(self) -> bool:
@@ -135,6 +139,7 @@ def validate(
     query: str,
     per_column: bool = True,
     cells: Any = None,
+    keys_from: str = "",
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
@@ -160,11 +165,18 @@ def validate(
     fill_by_col = _per_column(fillna, stats, "fillna", per_column)
     parsed_bounds: dict[Hashable, tuple[float, float]] = {}
     fills: dict[Hashable, float | None] = {}
+    sources = [keys_from] if keys_from else []
+    schema = target.session.schema
     for stat in stats:
         if stat.column is None or stat.how == "count" or stat.column in parsed_bounds:
             continue
         where = "bounds" if not isinstance(bounds, Mapping) else f"bounds[{stat.column!r}]"
-        parsed_bounds[stat.column] = parse_bounds(bounds_by_col.get(stat.column), where)
+        given = bounds_by_col.get(stat.column)
+        if given is None and schema is not None and schema.rules(stat.column).bounds:
+            rules = schema.rules(stat.column)
+            given = rules.bounds
+            sources.append(f"bounds of {stat.column} from the {rules.bounds_from}")
+        parsed_bounds[stat.column] = parse_bounds(given, where)
         lower, upper = parsed_bounds[stat.column]
         fills[stat.column] = parse_fill(fill_by_col.get(stat.column), lower, upper)
     parsed_delta = None if delta is None else parse_delta(delta)
@@ -173,7 +185,7 @@ def validate(
         raise DPValueError(f"cells must be at most {MAX_CELLS}, got {grid}")
     return Request(
         stats, eps, parsed_bounds, fills, grouping, caps or Caps(), query, parsed_delta,
-        mechanism == "gaussian", confidence, post, grid,
+        mechanism == "gaussian", confidence, post, grid, tuple(sources),
     )  # fmt: skip
 
 
@@ -458,6 +470,7 @@ def _release(
         )
     if any(s.how == "quantile" for s in request.stats):
         notes.append("quantiles: exponential mechanism over a public grid (Smith 2011)")
+    notes.extend(request.sources)
     if any(f is not None for f in request.fill.values()):
         notes.append("missing values imputed with the public fillna value")
     elif request.fill:

@@ -20,7 +20,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
 from pandas_dp.api.pipeline import Target, resolve, run
 from pandas_dp.api.results import PostProcess
-from pandas_dp.api.validation import is_summable
+from pandas_dp.api.validation import check_column
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -52,6 +52,9 @@ class DPGroupBy:
         for label in self.by:
             if label not in columns:
                 raise DPKeyError(f"group-by column {label!r} not found in this frame")
+        self.keys_from = ""
+        if keys is None and binning is None:
+            keys, self.keys_from = schema_keys(target, self.by)
         self.keys = parse_keys(self.by, keys)
         if self.keys is not None and binning is None:
             check_key_types(self.keys, [dtypes[label] for label in self.by])
@@ -65,8 +68,9 @@ class DPGroupBy:
     def _release(self, stats: list[Stat], shape: str, query: str, **kw: Any) -> Any:
         target = self._target
         request = validate(
-            target, stats, grouping=self._grouping, caps=self._caps, query=query, **kw
-        )
+            target, stats, grouping=self._grouping, caps=self._caps, query=query,
+            keys_from=self.keys_from, **kw,
+        )  # fmt: skip
         if self._previewing:
             return preview(target, request)
         return run(target, plan(target, request, shape=shape))
@@ -138,7 +142,7 @@ class DPGroupBy:
         self,
         column: Hashable,
         *,
-        bounds: Any,
+        bounds: Any = None,
         epsilon: Any,
         delta: Any = None,
         mechanism: str = "laplace",
@@ -151,9 +155,10 @@ class DPGroupBy:
         -----
         Values are clipped and rounded onto a public power-of-two lattice as in
         ``DataFrame.dp.sum``. Sensitivity: ``max(|lower|, |upper|)`` for the whole vector
-        (times ``k`` under a privacy unit). Mechanism: discrete Laplace (or Gaussian) on the
-        lattice. Budget cost: ``ε`` once (plus ``δ`` when keys are selected privately, which
-        also spends part of ε on the row counts that select them, or for Gaussian noise).
+        (times ``L1 = min(k, g·r)`` under a privacy unit). Mechanism: discrete Laplace (or
+        Gaussian) on the lattice. Budget cost: ``ε`` once (plus ``δ`` when keys are selected
+        privately, which also spends part of ε on the row counts that select them, or for
+        Gaussian noise).
         """
         return self._release(
             [Stat(column, "sum", column)], "series", "groupby.sum", epsilon=epsilon,
@@ -164,7 +169,7 @@ class DPGroupBy:
         self,
         column: Hashable,
         *,
-        bounds: Any,
+        bounds: Any = None,
         epsilon: Any,
         delta: Any = None,
         mechanism: str = "laplace",
@@ -241,6 +246,15 @@ class DPGroupBy:
         return result
 
 
+def schema_keys(target: Target, by: tuple[Hashable, ...]) -> tuple[Any, str]:
+    """Public keys from the session's schema (``isin``) for every ``by`` column, if any."""
+    schema = target.session.schema
+    if schema is None or not all(schema.rules(column).keys for column in by):
+        return None, ""
+    keys = {column: list(schema.rules(column).keys or ()) for column in by}
+    return keys, f"keys of {', '.join(map(str, by))} from the schema (isin)"
+
+
 def value_counts(
     series: pd.Series,
     keys: Any = None,
@@ -269,6 +283,8 @@ def value_counts(
     if sort:
         by = {"by": "count"} if isinstance(counts, pd.DataFrame) else {}
         counts = counts.sort_values(**by, ascending=ascending, kind="stable")
+    if series.name is None:  # like pandas: an unnamed Series gives an unnamed index
+        counts.index.name = None
     return counts
 
 
@@ -280,10 +296,11 @@ def _proportions(counts: pd.Series) -> pd.Series:
 
 
 def histogram(
-    series: pd.Series,
+    obj: pd.Series | pd.DataFrame,
     bins: Sequence[float],
     *,
     epsilon: Any,
+    column: Hashable | None = None,
     right: bool = True,
     include_lowest: bool = False,
     clip: bool = False,
@@ -292,18 +309,24 @@ def histogram(
     mechanism: str = "laplace",
     ci: float | None = None,
 ) -> pd.Series | pd.DataFrame:
-    """Noisy counts of values in public bins (see ``Series.dp.histogram``)."""
+    """Noisy counts of values in public bins (see ``Series.dp.histogram``).
+
+    ``obj`` is the Series, or a DataFrame with ``column`` (the only route under a privacy
+    unit, whose column a Series does not carry).
+    """
     binning = Binning(_parse_edges(bins), bool(right), bool(include_lowest), bool(clip))
-    target = resolve(series)
-    dtype = dict(target.engine.dtypes(target.data).items())[target.column]
-    if not is_summable(dtype):
-        raise DPTypeError(f"histogram needs a numeric column, got dtype {dtype}")
+    target = resolve(obj)
+    col = target.column if target.column is not None else column
+    check_column(target.engine, target.data, col)
     intervals = pd.IntervalIndex.from_breaks(
-        list(binning.edges), closed="right" if binning.right else "left", name=target.column
+        list(binning.edges), closed="right" if binning.right else "left", name=col
     )
-    grouped = DPGroupBy(target, target.column, intervals, binning=binning)
+    grouped = DPGroupBy(target, col, intervals, binning=binning)
     post = PostProcess.of(nonnegative, total)
-    return grouped._counts("histogram", epsilon=epsilon, mechanism=mechanism, ci=ci, post=post)
+    counts = grouped._counts("histogram", epsilon=epsilon, mechanism=mechanism, ci=ci, post=post)
+    if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
+        counts.index.name = None
+    return counts
 
 
 def _parse_edges(bins: Any) -> tuple[float, ...]:

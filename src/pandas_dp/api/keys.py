@@ -6,6 +6,7 @@ categories (those are data-derived). Everything here runs before any data is tou
 
 from __future__ import annotations
 
+import datetime
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Any
@@ -50,10 +51,14 @@ def parse_keys(by: tuple[Hashable, ...], keys: Any) -> pd.Index | None:
         return None
     if isinstance(keys, Mapping):
         index = _from_mapping(by, keys)
+    elif isinstance(keys, pd.MultiIndex):
+        if keys.nlevels != len(by):
+            raise DPValueError(
+                f"keys have {keys.nlevels} levels but by has {len(by)} column(s): {list(by)}"
+            )
+        index = keys.set_names(list(by))
     elif len(by) == 1:
         index = pd.Index(_values(keys, by[0]), name=by[0], tupleize_cols=False)
-    elif isinstance(keys, pd.MultiIndex):
-        index = keys.set_names(list(by))
     else:
         tuples = _values(keys, "keys")
         for key in tuples:
@@ -75,8 +80,10 @@ def _values(keys: Any, what: Hashable) -> list[Any]:
         )
     values = list(keys)
     for value in values:
-        if not isinstance(value, Hashable):
-            raise DPTypeError(f"keys must be hashable, got a {type(value).__name__}")
+        try:
+            hash(value)
+        except TypeError:
+            raise DPTypeError(f"keys must be hashable, got a {type(value).__name__}") from None
     return values
 
 
@@ -124,6 +131,17 @@ def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
     """
     for level, dtype in enumerate(dtypes):
         values = index.get_level_values(level) if index.nlevels > 1 else index
+        if ptypes.is_bool_dtype(dtype) and not all(isinstance(v, bool | np.bool_) for v in values):
+            raise DPTypeError(
+                f"column {values.name!r} holds booleans but its keys are not True/False"
+            )
+        if ptypes.is_datetime64_any_dtype(dtype) and not all(
+            isinstance(v, pd.Timestamp | datetime.datetime | np.datetime64) for v in values
+        ):
+            raise DPTypeError(
+                f"column {values.name!r} holds datetimes; give keys as timestamps "
+                "(e.g. pd.to_datetime([...]))"
+            )
         numeric_column = ptypes.is_numeric_dtype(dtype) and not isinstance(
             dtype, pd.CategoricalDtype
         )

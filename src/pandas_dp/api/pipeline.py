@@ -74,8 +74,9 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
             raise NotProtectedError(
                 f"this session protects units identified by column {unit!r}, which a Series "
                 "does not carry, so the rows of one unit cannot be capped. Release from the "
-                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...) or "
-                f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...)"
+                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...), "
+                f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...) or "
+                f"priv.dp.histogram({obj.name!r}, bins=[...], ...)"
             )
         name = obj.name if obj.name is not None else SERIES_COLUMN
         data = obj.to_frame(name=name)
@@ -387,6 +388,8 @@ def run(target: Target, plan: Plan[T]) -> T:
         passed = np.asarray(noisy[plan.selection.label] >= plan.selection.threshold)
         chosen = _sorted_selection(keys, passed)
         keys = keys[chosen]
+        if isinstance(keys, pd.MultiIndex):  # levels must not keep unreleased data values
+            keys = keys.remove_unused_levels()
         noisy = {label: values[chosen] for label, values in noisy.items()}
         release = dataclasses.replace(release, groups=len(keys))
     result = plan.finish(keys, noisy)

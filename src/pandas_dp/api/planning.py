@@ -18,11 +18,11 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.groupby import DPGroupBy
 from pandas_dp.api.pipeline import NoiseChoice, Part, count_part, resolve, sum_part
 from pandas_dp.api.queries import release_one
-from pandas_dp.api.results import Preview
+from pandas_dp.api.results import Output, Preview, mean_error_bound
 from pandas_dp.api.validation import parse_bounds
 from pandas_dp.budget import parse_delta
 from pandas_dp.errors import DPValueError
-from pandas_dp.mechanisms.accuracy import ratio_interval, smallest_epsilon
+from pandas_dp.mechanisms.accuracy import smallest_epsilon
 
 #: Confidence of previews unless asked otherwise.
 DEFAULT_CONFIDENCE = 0.95
@@ -45,8 +45,9 @@ class PreviewAccessor:
         )  # fmt: skip
 
     def sum(
-        self, column: Hashable | None = None, *, bounds: Any, epsilon: Any, fillna: Any = None,
-        delta: Any = None, mechanism: str = "laplace", ci: float = DEFAULT_CONFIDENCE,
+        self, column: Hashable | None = None, *, bounds: Any = None, epsilon: Any,
+        fillna: Any = None, delta: Any = None, mechanism: str = "laplace",
+        ci: float = DEFAULT_CONFIDENCE,
     ) -> Preview:  # fmt: skip
         """Preview ``.dp.sum``."""
         return release_one(
@@ -55,8 +56,9 @@ class PreviewAccessor:
         )  # fmt: skip
 
     def mean(
-        self, column: Hashable | None = None, *, bounds: Any, epsilon: Any, fillna: Any = None,
-        delta: Any = None, mechanism: str = "laplace", ci: float = DEFAULT_CONFIDENCE,
+        self, column: Hashable | None = None, *, bounds: Any = None, epsilon: Any,
+        fillna: Any = None, delta: Any = None, mechanism: str = "laplace",
+        ci: float = DEFAULT_CONFIDENCE,
     ) -> Preview:  # fmt: skip
         """Preview ``.dp.mean`` (its error depends on the count: see ``Preview.mean_error``)."""
         return release_one(
@@ -95,6 +97,7 @@ def epsilon_for(
     alpha: float = 0.05,
     bounds: Any = None,
     n: float | None = None,
+    mean: float | None = None,
     mechanism: str = "laplace",
     delta: Any = None,
 ) -> float:
@@ -128,7 +131,7 @@ def epsilon_for(
 
             def error_at(eps: float) -> float:
                 return _mean_error(
-                    lower, upper, Fraction(eps), float(n), alpha, contribution, noise
+                    lower, upper, Fraction(eps), float(n), alpha, contribution, noise, mean
                 )
 
     else:
@@ -138,16 +141,12 @@ def epsilon_for(
 
 def _mean_error(
     lower: float, upper: float, epsilon: Fraction, n: float, alpha: float,
-    contribution: Any, noise: NoiseChoice,
+    contribution: Any, noise: NoiseChoice, mean: float | None = None,
 ) -> float:  # fmt: skip
-    """Conservative error of a mean over ``n`` rows (its released interval's half-width)."""
+    """Error of a mean over ``n`` rows at the planning ``mean`` (default: the worst case)."""
     half = epsilon / 2
     total: Part = sum_part(
         "value", (lower, upper), half, centered=True, contribution=contribution, noise=noise
     )
     count = count_part(half, None, "count", contribution, noise)
-    low, high = ratio_interval(
-        np.zeros(1), total.halfwidth(alpha / 2), np.full(1, n), count.halfwidth(alpha / 2),
-        (-np.inf, np.inf),
-    )  # fmt: skip
-    return float(min(max(-low[0], high[0]), upper - lower))
+    return mean_error_bound(Output("mean", "mean", (total, count), (lower, upper)), n, alpha, mean)

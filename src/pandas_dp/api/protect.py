@@ -14,6 +14,7 @@ from pandas_dp.api.session import Session, random_source
 from pandas_dp.budget import Budget
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.optional import require
+from pandas_dp.schema import read_schema, validate_sanitised
 from pandas_dp.units import PrivacyUnit
 
 PandasObj = TypeVar("PandasObj", pd.DataFrame, pd.Series)
@@ -30,6 +31,8 @@ def protect(
     replace: bool = False,
     privacy_unit: Hashable | None = None,
     max_rows_per_unit: Any = None,
+    schema: Any = None,
+    validate: bool = True,
 ) -> PandasObj:
     """Return a protected copy of ``obj`` that carries a new session with the given budget.
 
@@ -38,6 +41,9 @@ def protect(
     if not isinstance(replace, bool):
         raise DPTypeError(f"replace must be True or False, got {type(replace).__name__}")
     total = _total(epsilon, delta, rho, accounting)
+    if not isinstance(validate, bool):
+        raise DPTypeError(f"validate must be True or False, got {type(validate).__name__}")
+    rules = None if schema is None else read_schema(schema)
     unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
     if unit.column is not None:
         if isinstance(obj, pd.Series):
@@ -56,11 +62,15 @@ def protect(
             "the index has repeated labels, so pandas-dp could not tell later whether rows were "
             "duplicated. Protect df.reset_index(drop=True) instead."
         )
+    if schema is not None and validate:
+        obj = validate_sanitised(schema, obj)  # pandera's copy keeps the caller's frame intact
     source = random_source(rng)
     # With a unit column the library caps each unit's rows itself, so duplicated rows are
     # harmless: only the structural check of the index applies.
     guard = RowGuard(obj.index, labels=unit.is_rows)
-    session = Session(total, source=source, guard=guard, unit=unit, accounting=accounting)
+    session = Session(
+        total, source=source, guard=guard, unit=unit, accounting=accounting, schema=rules
+    )
     protected = obj.copy(deep=False)
     protected.attrs = {k: v for k, v in obj.attrs.items() if k != ATTRS_KEY}
     attach(protected, session)

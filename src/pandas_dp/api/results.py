@@ -216,23 +216,19 @@ class Preview:
     confidence: float
     outputs: tuple[Output, ...] = ()
 
-    def mean_error(self, n: float) -> pd.Series:
-        """Conservative error of each mean if its true count were ``n``, at ``confidence``.
+    def mean_error(self, n: float, mean: float | None = None) -> pd.Series:
+        """Half-width of each mean's released interval if its count were ``n``.
 
-        A mean's error depends on its count, which is private; give a planning value.
+        A mean's error depends on its count and on how far the mean lies from the midpoint
+        of the bounds (the count's noise is multiplied by that distance), both private:
+        give planning values. Without ``mean`` the worst case over the bounds is returned.
         """
         alpha = 1.0 - self.confidence
         errors = {}
         for out in self.outputs:
             if out.how != "mean":
                 continue
-            total, count = out.parts
-            assert out.bounds is not None
-            lower, upper = ratio_interval(
-                np.zeros(1), total.halfwidth(alpha / 2), np.full(1, float(n)),
-                count.halfwidth(alpha / 2), (-np.inf, np.inf),
-            )  # fmt: skip
-            errors[out.name] = float(max(-lower[0], upper[0]))
+            errors[out.name] = mean_error_bound(out, float(n), alpha, mean)
         return pd.Series(errors, name="error", dtype=np.float64)
 
     def __repr__(self) -> str:
@@ -242,6 +238,30 @@ class Preview:
         )
         with pd.option_context("display.width", 120, "display.max_columns", 20):
             return f"{head}\n{self.table.to_string()}"
+
+
+def mean_error_bound(out: Output, n: float, alpha: float, mean: float | None = None) -> float:
+    """Half-width of a mean's released interval at count ``n``.
+
+    At the planning value ``mean`` when given, else the largest over means in the bounds.
+    """
+    total, count = out.parts
+    assert out.bounds is not None
+    assert total.lattice is not None
+    reach = _reach(out)
+    if mean is None:
+        positions: tuple[float, ...] = (-reach, 0.0, reach)  # the width is convex in it
+    else:
+        centre = total.lattice.to_real(total.lattice.offset)
+        positions = (min(max(float(mean) - centre, -reach), reach),)
+    worst = 0.0
+    for position in positions:
+        lower, upper = ratio_interval(
+            np.full(1, position * n), total.halfwidth(alpha / 2), np.full(1, n),
+            count.halfwidth(alpha / 2), (-reach, reach),
+        )  # fmt: skip
+        worst = max(worst, float(upper[0] - position), float(position - lower[0]))
+    return worst
 
 
 def preview_of(

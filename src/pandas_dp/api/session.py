@@ -22,6 +22,7 @@ from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64, RandomSource, SeededRandomSource, SystemRandomSource
+from pandas_dp.schema import SchemaRules
 from pandas_dp.units import PrivacyUnit
 
 #: Draws ``n`` noise variates for a mechanism; swapped out only by :mod:`pandas_dp.testing`.
@@ -71,11 +72,13 @@ class Session:
         guard: RowGuard | None,
         unit: PrivacyUnit | None = None,
         accounting: str = "basic",
+        schema: SchemaRules | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.accountant = Accountant(total, composition_for(total, accounting))
         self.guard = guard
         self.unit = unit or PrivacyUnit()
+        self.schema = schema
         self._source = source
         self._sampler: Sampler = self._draw_exact
         self._chooser: Chooser = self._choose_exact

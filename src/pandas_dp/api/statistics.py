@@ -17,6 +17,7 @@ import pandas as pd
 from pandas_dp.accounting.events import SEQUENTIAL, Measurement, Release
 from pandas_dp.api.aggregation import Stat
 from pandas_dp.api.caps import caps_for
+from pandas_dp.api.groupby import schema_keys
 from pandas_dp.api.keys import check_key_types, parse_keys
 from pandas_dp.api.pipeline import Plan, SelectPart, resolve, run
 from pandas_dp.api.queries import release_many
@@ -47,7 +48,7 @@ def quantile(
     column: Hashable | None,
     q: Any,
     *,
-    bounds: Any,
+    bounds: Any = None,
     epsilon: Any,
     cells: Any = None,
     previewing: bool = False,
@@ -108,6 +109,13 @@ def top_k(
     target = resolve(obj)
     col = target.column if target.column is not None else column
     check_column(target.engine, target.data, col, numeric=False)
+    if candidates is None:
+        candidates, _ = schema_keys(target, (col,))
+        if candidates is None:
+            raise DPValueError(
+                f"pass the public candidates (candidates=[...]) for {col!r}; they are never "
+                "read from the data (a schema's isin check can supply them)"
+            )
     keys = parse_keys((col,), candidates)
     assert keys is not None
     check_key_types(keys, [dict(target.engine.dtypes(target.data).items())[col]])
@@ -149,7 +157,7 @@ DESCRIBE_PERCENTILES = (0.25, 0.5, 0.75)
 def describe(
     frame: pd.DataFrame,
     *,
-    bounds: Any,
+    bounds: Any = None,
     epsilon: Any,
     percentiles: Any = DESCRIBE_PERCENTILES,
     cells: Any = None,
@@ -162,8 +170,13 @@ def describe(
     ``min`` and ``max`` are left out: a DP minimum or maximum is a quantile at 0 or 1 and
     says little about the true extremes, so the table does not pretend otherwise.
     """
+    if bounds is None:
+        schema = resolve(frame).session.schema
+        bounds = {c: r.bounds for c, r in (schema.columns if schema else ()) if r.bounds}
     if not isinstance(bounds, dict) or not bounds:
-        raise DPTypeError("describe needs bounds={column: (lower, upper), ...}")
+        raise DPTypeError(
+            "describe needs bounds={column: (lower, upper), ...} (or a schema with bounds)"
+        )
     levels, _ = parse_quantiles(list(percentiles))
     rows = ["count", "mean", "std"] + [f"{float(p):.0%}" for p in levels]
     stats = []

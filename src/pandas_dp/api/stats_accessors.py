@@ -20,7 +20,7 @@ class SeriesStatistics:
     _obj: Any
 
     def var(
-        self, *, bounds: Any, epsilon: Any, ddof: int = 1, fillna: Any = None,
+        self, *, bounds: Any = None, epsilon: Any, ddof: int = 1, fillna: Any = None,
         delta: Any = None, mechanism: str = "laplace", ci: float | None = None,
     ) -> Any:  # fmt: skip
         """Release the noisy variance of the values clipped to public bounds.
@@ -66,7 +66,7 @@ class SeriesStatistics:
         )  # fmt: skip
 
     def std(
-        self, *, bounds: Any, epsilon: Any, ddof: int = 1, fillna: Any = None,
+        self, *, bounds: Any = None, epsilon: Any, ddof: int = 1, fillna: Any = None,
         delta: Any = None, mechanism: str = "laplace", ci: float | None = None,
     ) -> Any:  # fmt: skip
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
@@ -75,7 +75,7 @@ class SeriesStatistics:
             delta=delta, mechanism=mechanism, ci=ci,
         )  # fmt: skip
 
-    def quantile(self, q: Any = 0.5, *, bounds: Any, epsilon: Any, cells: Any = None) -> Any:
+    def quantile(self, q: Any = 0.5, *, bounds: Any = None, epsilon: Any, cells: Any = None) -> Any:
         """Release noisy quantiles by the exponential mechanism (Smith 2011).
 
         Parameters
@@ -113,11 +113,11 @@ class SeriesStatistics:
         """
         return quantile(self._obj, None, q, bounds=bounds, epsilon=epsilon, cells=cells)
 
-    def median(self, *, bounds: Any, epsilon: Any, cells: Any = None) -> float:
+    def median(self, *, bounds: Any = None, epsilon: Any, cells: Any = None) -> float:
         """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
         return float(quantile(self._obj, None, 0.5, bounds=bounds, epsilon=epsilon, cells=cells))
 
-    def mode(self, *, candidates: Any, epsilon: Any) -> Any:
+    def mode(self, *, candidates: Any = None, epsilon: Any) -> Any:
         """Release the most frequent of the public ``candidates`` (exponential mechanism).
 
         Notes
@@ -135,7 +135,7 @@ class SeriesStatistics:
         """
         return top_k(self._obj, None, 1, candidates=candidates, epsilon=epsilon, mode=True)
 
-    def top_k(self, k: int, *, candidates: Any, epsilon: Any) -> list[Any]:
+    def top_k(self, k: int, *, candidates: Any = None, epsilon: Any) -> list[Any]:
         """Release the ``k`` most frequent public candidates, most frequent first.
 
         Notes
@@ -161,43 +161,50 @@ class FrameStatistics:
 
     _obj: Any
 
-    def var(self, column: Hashable, *, bounds: Any, epsilon: Any, ddof: int = 1, **kw: Any) -> Any:
+    def var(
+        self, column: Hashable, *, bounds: Any = None, epsilon: Any, ddof: int = 1, **kw: Any
+    ) -> Any:
         """Release the noisy variance of ``column``; see ``Series.dp.var``."""
         return spread(self._obj, column, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
 
-    def std(self, column: Hashable, *, bounds: Any, epsilon: Any, ddof: int = 1, **kw: Any) -> Any:
+    def std(
+        self, column: Hashable, *, bounds: Any = None, epsilon: Any, ddof: int = 1, **kw: Any
+    ) -> Any:
         """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
         return spread(self._obj, column, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
 
     def quantile(
-        self, column: Hashable, q: Any = 0.5, *, bounds: Any, epsilon: Any, cells: Any = None
+        self, column: Hashable, q: Any = 0.5, *, bounds: Any = None, epsilon: Any, cells: Any = None
     ) -> Any:
         """Release noisy quantiles of ``column``; see ``Series.dp.quantile``."""
         return quantile(self._obj, column, q, bounds=bounds, epsilon=epsilon, cells=cells)
 
-    def median(self, column: Hashable, *, bounds: Any, epsilon: Any, cells: Any = None) -> float:
+    def median(
+        self, column: Hashable, *, bounds: Any = None, epsilon: Any, cells: Any = None
+    ) -> float:
         """Release the noisy median of ``column``; see ``Series.dp.quantile``."""
         return float(quantile(self._obj, column, 0.5, bounds=bounds, epsilon=epsilon, cells=cells))
 
-    def mode(self, column: Hashable, *, candidates: Any, epsilon: Any) -> Any:
+    def mode(self, column: Hashable, *, candidates: Any = None, epsilon: Any) -> Any:
         """Release the most frequent public candidate of ``column``; see ``Series.dp.mode``."""
         return top_k(self._obj, column, 1, candidates=candidates, epsilon=epsilon, mode=True)
 
-    def top_k(self, column: Hashable, k: int, *, candidates: Any, epsilon: Any) -> list[Any]:
+    def top_k(self, column: Hashable, k: int, *, candidates: Any = None, epsilon: Any) -> list[Any]:
         """Release the ``k`` most frequent candidates of ``column``; see ``Series.dp.top_k``."""
         result: list[Any] = top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon)
         return result
 
     def describe(
-        self, *, bounds: Any, epsilon: Any, percentiles: Any = DESCRIBE_PERCENTILES,
+        self, *, epsilon: Any, bounds: Any = None, percentiles: Any = DESCRIBE_PERCENTILES,
         cells: Any = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Release a table like ``DataFrame.describe`` for the columns with public bounds.
 
         Parameters
         ----------
-        bounds : dict
-            ``{column: (lower, upper)}`` for every column to describe (in that order).
+        bounds : dict, optional
+            ``{column: (lower, upper)}`` for every column to describe (in that order). By
+            default, every column with bounds in the session's schema.
         epsilon : float
             Total privacy cost of the table.
         percentiles : list of float, default (0.25, 0.5, 0.75)

@@ -198,7 +198,8 @@ def _observed_codes(frame: pd.DataFrame, by: tuple[Hashable, ...]) -> tuple[pd.I
     ]
     if len(by) == 1:
         return levels[0], codes_out
-    return pd.MultiIndex.from_arrays(levels, names=list(by)), codes_out
+    observed = pd.MultiIndex.from_arrays(levels, names=list(by)).remove_unused_levels()
+    return observed, codes_out
 
 
 def _binned_codes(column: pd.Series, binning: Binning) -> I64:
@@ -225,6 +226,22 @@ def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, 
     if grouping.keys is None:
         return _observed_codes(frame, grouping.by)
     return grouping.keys, _public_codes(frame, grouping.by, grouping.keys)
+
+
+def _kept_keys(keys: pd.Index, codes: I64) -> tuple[pd.Index, I64]:
+    """Observed keys that still hold a row after contribution bounding, re-coded.
+
+    Private key selection assumes one unit can create at most ``max_groups_per_unit``
+    candidate keys; a key whose every row was dropped (or whose rows lacked a unit id) must
+    not be a candidate at all, or one heavy unit could put many keys up for release.
+    """
+    present = np.unique(codes[codes >= 0])
+    remap = np.full(len(keys) + 1, -1, dtype=np.int64)
+    remap[present] = np.arange(present.size)
+    kept = keys[present]
+    if isinstance(kept, pd.MultiIndex):
+        kept = kept.remove_unused_levels()
+    return kept, remap[codes]  # codes of -1 read remap[-1] == -1
 
 
 def _count(bins: I64 | None, groups: int, rows: int | npt.NDArray[np.bool_]) -> I64:
@@ -272,6 +289,8 @@ def aggregate_frame(
     if bounding is not None:
         keep = keep_mask(frame, bounding, codes)
         codes = np.where(keep, 0 if codes is None else codes, -1)
+        if grouping is not None and grouping.keys is None and keys is not None:
+            keys, codes = _kept_keys(keys, codes)
     groups = 1 if keys is None else len(keys)
     bins = None if codes is None else codes + 1
     cache: dict[Measure, Aggregate] = {}

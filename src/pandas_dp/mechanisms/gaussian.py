@@ -38,15 +38,10 @@ def discrete_gaussian(source: RandomSource, sigma2: Fraction, n: int) -> I64:
     ``(|Y| - m)² / (2 t m)``). Entries whose numerator would overflow int64 (``|Y|`` beyond
     about ``2**31``) are handled exactly with Python integers.
     """
-    if sigma2 <= 0:
-        raise ValueError(f"sigma2 must be positive, got {sigma2}")
-    p, q = sigma2.numerator, sigma2.denominator
-    t = math.isqrt(p // q) + 1
-    g = math.gcd(q * t, p)
-    a, b = q * t // g, p // g
-    den = 2 * p * q * t * t // (g * g)
-    if den > 1 << 62 or t > 1 << 52:
+    terms = gaussian_terms(sigma2)
+    if terms is None:
         raise ValueError(f"sigma2 = {sigma2} is out of the sampler's exact range")
+    t, a, b, den = terms
     out = np.empty(n, dtype=np.int64)
     filled = 0
     while filled < n:
@@ -63,6 +58,26 @@ def discrete_gaussian(source: RandomSource, sigma2: Fraction, n: int) -> I64:
         out[filled : filled + z.size] = z
         filled += z.size
     return out
+
+
+def gaussian_terms(sigma2: Fraction) -> tuple[int, int, int, int] | None:
+    """``(t, a, b, den)`` with acceptance exponent ``(|Y| a - b)² / den``, or None.
+
+    ``σ² = p/q``; ``t`` is ``floor(σ) + 1`` or ``floor(σ)`` (CKS20 allows any positive ``t``;
+    these two keep the acceptance rate high), whichever keeps ``den`` within ``2**62``.
+    """
+    if sigma2 <= 0:
+        raise ValueError(f"sigma2 must be positive, got {sigma2}")
+    p, q = sigma2.numerator, sigma2.denominator
+    root = math.isqrt(p // q)
+    for t in (root + 1, root):
+        if t < 1 or t > 1 << 52:
+            continue
+        g = math.gcd(q * t, p)
+        den = 2 * p * q * t * t // (g * g)
+        if den <= 1 << 62:
+            return t, q * t // g, p // g, den
+    return None
 
 
 def _bernoulli_exp_big(source: RandomSource, num: int, den: int) -> bool:
@@ -132,12 +147,17 @@ def discrete_gaussian_delta(sigma2: float, epsilon: float, sensitivity: int) -> 
     low_point, high_point = centre - sensitivity / 2, centre + sensitivity / 2
     if sigma2 <= 4096.0**2:
         first, second = _discrete_tails_exact((low_point, high_point), sigma2)
-        return max(0.0, first - math.exp(epsilon) * second)
+        return max(0.0, first - _times_exp(second, epsilon))
     if low_point < 0:
         return 1.0  # the bound below needs a non-negative point; such σ is far too small
     _, upper_first = _discrete_tail_bounds(low_point, sigma2)
     lower_second, _ = _discrete_tail_bounds(high_point, sigma2)
-    return max(0.0, upper_first - math.exp(epsilon) * lower_second)
+    return max(0.0, upper_first - _times_exp(lower_second, epsilon))
+
+
+def _times_exp(p: float, epsilon: float) -> float:
+    """``p * e**epsilon`` without overflowing for large ε (0 when ``p`` is 0)."""
+    return 0.0 if p <= 0.0 else math.exp(min(epsilon + math.log(p), 700.0))
 
 
 def analytic_sigma(epsilon: float, delta: float, sensitivity: float) -> float:
@@ -191,6 +211,8 @@ def exact_sigma2(sigma: float) -> Fraction:
     if sigma >= 1024:
         t = math.floor(sigma) + 1
         m = math.ceil(Fraction(sigma) ** 2 / t)
+        if gaussian_terms(Fraction(t * m)) is None:  # isqrt(t·m) reached t: use t·(t-1)+...
+            m = t  # t² is a perfect square: the sampler then takes t itself
         return Fraction(t * m)
     exponent = 20 - math.ceil(math.log2(sigma * sigma))
     scaled = Fraction(sigma) ** 2 * Fraction(2) ** exponent
@@ -235,9 +257,21 @@ class DiscreteGaussian:
         """Same as :attr:`scale` (the sampler uses ``sigma2`` exactly)."""
         return self.scale
 
+    @property
+    def effective_sigma2(self) -> Fraction:
+        """The ``σ²`` the sampler really uses (``>= sigma2``).
+
+        ``sigma2`` itself when the exact sampler can handle its terms; otherwise rounded up
+        to ``t·m`` with ``t = floor(σ) + 1`` (a relative increase below ``1/σ``): more noise
+        never weakens the guarantee, which accounting reads from ``sigma2``.
+        """
+        if gaussian_terms(self.sigma2) is not None:
+            return self.sigma2
+        return exact_sigma2(math.sqrt(self.sigma2) * (1 + 2**-40))
+
     def sample(self, n: int, source: RandomSource) -> I64:
         """Draw ``n`` independent variates (at least 256 are drawn)."""
-        return discrete_gaussian(source, self.sigma2, max(n, _MIN_BATCH))[:n]
+        return discrete_gaussian(source, self.effective_sigma2, max(n, _MIN_BATCH))[:n]
 
     def _support(self) -> np.ndarray:
         half = int(12 * self.sigma) + 2

@@ -65,7 +65,9 @@ def round_to_total(values: npt.ArrayLike, total: int) -> npt.NDArray[np.int64]:
     missing = int(total - floors.sum())
     if missing < 0 or missing > v.size:
         raise ValueError("values must be non-negative and sum to total (within one unit each)")
-    order = np.argsort(-(v - floors), kind="stable")
+    # Equal fractional parts must tie exactly (to the earlier entry), whatever float error
+    # the fit left behind: compare them at 1e-9 resolution.
+    order = np.argsort(-np.round(v - floors, 9), kind="stable")
     out = floors.astype(np.int64)
     out[order[:missing]] += 1
     return out

@@ -1,0 +1,194 @@
+"""Read what a pandera schema says about each column: bounds, public keys, nullability.
+
+A schema that declares ``age`` in ``[0, 120]`` and ``region`` in four values *is* the public
+knowledge a DP release needs; nothing here looks at the data. Checks with statistics supply
+rules: ``in_range``, ``greater_than_or_equal_to`` (``ge``), ``less_than_or_equal_to``
+(``le``), ``greater_than`` (``gt``), ``less_than`` (``lt``) give bounds (several are
+intersected; strict bounds become closed bounds for clipping) and ``isin`` gives keys (the
+schema's order, or sorted for an unordered set). Custom checks supply nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.optional import require
+
+#: Which check statistic gives a lower (upper) bound.
+_LOWER = {
+    "in_range": "min_value", "greater_than_or_equal_to": "min_value", "greater_than": "min_value"
+}  # fmt: skip
+_UPPER = {"in_range": "max_value", "less_than_or_equal_to": "max_value", "less_than": "max_value"}
+
+
+@dataclass(frozen=True)
+class ColumnRules:
+    """What the schema supplies for one column (each item may be absent)."""
+
+    bounds: tuple[float, float] | None = None
+    bounds_from: str = ""
+    keys: tuple[Any, ...] | None = None
+    keys_from: str = ""
+    nullable: bool | None = None
+
+
+@dataclass(frozen=True)
+class SchemaRules:
+    """Per-column rules of a schema, by column label."""
+
+    name: str
+    columns: tuple[tuple[Hashable, ColumnRules], ...]
+
+    def rules(self, column: Hashable) -> ColumnRules:
+        """The rules of ``column`` (empty rules for a column the schema does not describe)."""
+        for label, rules in self.columns:
+            if label == column:
+                return rules
+        return ColumnRules()
+
+
+def _as_schema(schema: Any) -> Any:
+    pandera = require("pandera.pandas", "pandera")
+    if isinstance(schema, str | Path):
+        return pandera.DataFrameSchema.from_yaml(Path(schema))
+    if isinstance(schema, type) and hasattr(schema, "to_schema"):
+        return schema.to_schema()
+    if isinstance(schema, pandera.DataFrameSchema):
+        return schema
+    raise DPTypeError(
+        "schema must be a pandera DataFrameModel class, a DataFrameSchema, or the path of a "
+        f"schema YAML file; got {type(schema).__name__}"
+    )
+
+
+def _bounds(column: Hashable, checks: list[Any]) -> tuple[tuple[float, float] | None, str]:
+    lows: list[float] = []
+    highs: list[float] = []
+    names: list[str] = []
+    for check in checks:
+        stats = check.statistics or {}
+        for side, keys in ((lows, _LOWER), (highs, _UPPER)):
+            if check.name in keys and stats.get(keys[check.name]) is not None:
+                side.append(float(stats[keys[check.name]]))
+                names.append(check.name)
+    finite_lows = [x for x in lows if math.isfinite(x)]
+    finite_highs = [x for x in highs if math.isfinite(x)]
+    if not finite_lows or not finite_highs:
+        return None, ""
+    lower, upper = max(finite_lows), min(finite_highs)
+    if not lower < upper:
+        raise DPValueError(
+            f"schema checks on column {column!r} ({', '.join(names)}) leave an empty interval "
+            f"[{lower:g}, {upper:g}]; fix the schema or pass bounds=(lower, upper)"
+        )
+    return (lower, upper), f"schema ({', '.join(dict.fromkeys(names))})"
+
+
+def _keys(column: Hashable, checks: list[Any]) -> tuple[tuple[Any, ...] | None, str]:
+    allowed: list[Any] | None = None
+    for check in checks:
+        if check.name != "isin":
+            continue
+        values = (check.statistics or {}).get("allowed_values")
+        if values is None:
+            continue
+        if isinstance(values, set | frozenset):
+            try:
+                ordered = sorted(values)
+            except TypeError:
+                ordered = sorted(values, key=repr)
+        else:
+            ordered = list(values)
+        allowed = ordered if allowed is None else [v for v in allowed if v in set(ordered)]
+    if allowed is None:
+        return None, ""
+    if not allowed:
+        raise DPValueError(f"schema isin checks on column {column!r} allow no value at all")
+    return tuple(dict.fromkeys(allowed)), "schema (isin)"
+
+
+def read_schema(schema: Any) -> SchemaRules:
+    """Read bounds, keys and nullability from a pandera schema (never from the data).
+
+    Raises
+    ------
+    DPValueError
+        If checks on a column leave an empty interval or allow no value.
+    DPTypeError
+        If ``schema`` is not a pandera schema, model class or YAML path.
+    MissingExtraError
+        If pandera is not installed.
+    """
+    resolved = _as_schema(schema)
+    columns = []
+    for label, column in resolved.columns.items():
+        checks = list(column.checks)
+        bounds, bounds_from = _bounds(label, checks)
+        keys, keys_from = _keys(label, checks)
+        columns.append(
+            (label, ColumnRules(bounds, bounds_from, keys, keys_from, bool(column.nullable)))
+        )
+    return SchemaRules(str(resolved.name or "schema"), tuple(columns))
+
+
+def validate_sanitised(schema: Any, frame: Any) -> Any:
+    """Validate ``frame`` against ``schema``; on failure raise an error naming checks only.
+
+    pandera's own errors quote failing cell values, which must never reach a user; this
+    keeps only the column names and the check names (both from the schema). The error is
+    raised outside pandera's ``except`` block, so it carries no chained exception either.
+    """
+    errors = require("pandera.errors", "pandera")
+    failures: list[tuple[str, str]] | None = None
+    try:
+        return _as_schema(schema).validate(frame, lazy=True)
+    except (errors.SchemaErrors, errors.SchemaError) as error:
+        failures = _failed_checks(error)
+    shown = "; ".join(f"column {column}: check {check}" for column, check in failures or [])
+    raise DPValueError(
+        f"the data does not satisfy the schema ({shown}). Clean the data, or protect with "
+        "validate=False to clip values to the schema's bounds silently instead"
+    )
+
+
+def _failed_checks(error: Any) -> list[tuple[str, str]]:
+    cases = getattr(error, "failure_cases", None)
+    if (
+        cases is not None
+        and hasattr(cases, "columns")
+        and {"column", "check"} <= set(cases.columns)
+    ):
+        pairs = cases[["column", "check"]].drop_duplicates()
+        return [(str(c), str(k)) for c, k in pairs.itertuples(index=False)]
+    column = getattr(getattr(error, "schema", None), "name", None)
+    check = getattr(error, "check", None)
+    return [(str(column), str(getattr(check, "name", check)))]
+
+
+def rules_table(rules: SchemaRules | None) -> Any:
+    """A table of what the schema supplies per column (for ``priv.dp.bounds``)."""
+    import pandas as pd
+
+    rows = []
+    for label, column in rules.columns if rules else ():
+        low, high = column.bounds if column.bounds else (None, None)
+        rows.append(
+            {
+                "column": label,
+                "lower": low,
+                "upper": high,
+                "bounds_from": column.bounds_from or None,
+                "keys": list(column.keys) if column.keys else None,
+                "keys_from": column.keys_from or None,
+                "nullable": column.nullable,
+            }
+        )
+    columns = ["lower", "upper", "bounds_from", "keys", "keys_from", "nullable"]
+    if not rows:
+        return pd.DataFrame(columns=columns, index=pd.Index([], name="column"))
+    return pd.DataFrame(rows).set_index("column")[columns]

@@ -1,0 +1,265 @@
+"""Independent references for the "more statistics" releases, written from the documented
+construction and never imported from ``pandas_dp``:
+
+* spreads (``Series.dp.var`` Notes): clip to ``[L, U]``; centre at the lattice point ``c``
+  nearest the midpoint of the centred sum's lattice (step ``g = 2**k``, the documented rule of
+  ``DataFrame.dp.sum``); ``S1 = Σ (rint(x/g) - rint-midpoint)`` in steps of ``g``; each
+  row's square ``(x - c)²`` rounded to a step ``2**e`` (the smallest power of two keeping
+  ``h²`` within ``2**36`` steps, ``h = max(|L - c|, |U - c|)``) and capped at
+  ``ceil(h² / 2**e)`` steps; ``var = (S2 - S1²/N) / max(N - ddof, 1)``, ``N = max(count, 1)``,
+  clamped to ``[0, ((U - L)/2)²]``.
+* quantiles (``Series.dp.quantile`` Notes): candidates are the ``K + 1`` edges
+  ``L + k (U - L)/K``; edge ``k`` scores ``|rank_k - q n|`` with ``rank_k`` the number of
+  (clipped, non-missing) values strictly below the edge (every value is below the top edge
+  ``U``: the last cell is closed).
+* the exponential mechanism: ``P(k) ∝ exp(-rate · score_k)``.
+
+All arithmetic here is exact (``fractions.Fraction``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+
+ROW_BITS = 36  # a row spans about 2**36 lattice steps (documented)
+RAW_BITS = 61  # uncentred lattice values stay below 2**61 (documented)
+
+
+def as_fraction(number: Any) -> Fraction:
+    """What a user means by ``number`` (floats read from their shortest decimal text)."""
+    if isinstance(number, float):
+        return Fraction(str(number))
+    return Fraction(number)
+
+
+def ceil_log2(x: Fraction) -> int:
+    """Smallest ``k`` with ``2**k >= x`` (exact)."""
+    k = math.floor(math.log2(x)) - 2
+    while Fraction(2) ** k < x:
+        k += 1
+    return k
+
+
+def floor_log2(x: Fraction) -> int:
+    """Largest ``k`` with ``2**k <= x`` (exact)."""
+    k = ceil_log2(x)
+    return k if Fraction(2) ** k == x else k - 1
+
+
+@dataclass(frozen=True)
+class CentredLattice:
+    """The centred sum's lattice: step ``2**exponent``, rounded bounds and midpoint offset."""
+
+    exponent: int
+    lower: int
+    upper: int
+    offset: int
+
+    @property
+    def step(self) -> Fraction:
+        return Fraction(2) ** self.exponent
+
+    @property
+    def centre(self) -> Fraction:
+        return self.offset * self.step
+
+    def units(self, value: float) -> int:
+        """``rint(clip(x, L, U) / g) - offset`` (ties to even, like ``numpy.rint``)."""
+        clipped = min(max(Fraction(value), self.lower * self.step), self.upper * self.step)
+        return round(clipped / self.step) - self.offset
+
+
+def centred_lattice(lower: float, upper: float, epsilon: Fraction) -> CentredLattice:
+    """The documented lattice rule for a centred sum released with ``epsilon``."""
+    lo, hi = Fraction(lower), Fraction(upper)
+    reach = (hi - lo) / 2
+    exponent = min(ceil_log2(max(reach, reach / epsilon) / 2**ROW_BITS), floor_log2((hi - lo) / 4))
+    exponent = max(exponent, ceil_log2(max(abs(lo), abs(hi)) / 2**RAW_BITS))
+    step = Fraction(2) ** exponent
+    q_lower, q_upper = round(lo / step), round(hi / step)
+    return CentredLattice(exponent, q_lower, q_upper, (q_lower + q_upper) // 2)
+
+
+def centred_lattice_at(lower: float, upper: float, exponent: int) -> CentredLattice:
+    """The centred lattice of a given step (read from a release's measurement)."""
+    step = Fraction(2) ** exponent
+    q_lower, q_upper = round(Fraction(lower) / step), round(Fraction(upper) / step)
+    return CentredLattice(exponent, q_lower, q_upper, (q_lower + q_upper) // 2)
+
+
+@dataclass(frozen=True)
+class SquareLattice:
+    exponent: int
+    cap: int  # steps; also one row's sensitivity
+
+    @property
+    def step(self) -> Fraction:
+        return Fraction(2) ** self.exponent
+
+
+def square_lattice(lower: float, upper: float, centre: Fraction) -> SquareLattice:
+    """Smallest power-of-two step keeping ``h²`` within ``2**36`` steps; cap ``ceil(h²/step)``."""
+    reach = max(abs(Fraction(lower) - centre), abs(Fraction(upper) - centre))
+    exponent = ceil_log2(reach * reach / 2**ROW_BITS)
+    return SquareLattice(exponent, math.ceil(reach * reach / Fraction(2) ** exponent))
+
+
+@dataclass(frozen=True)
+class Moments:
+    """Exact integer moments of one column, as the documented construction defines them."""
+
+    count: int  # non-missing values
+    centred_units: int  # S1 in steps of g
+    square_units: int  # S2 in steps of 2**e
+    lattice: CentredLattice
+    squares: SquareLattice
+    reach: Fraction  # (U - L)/2: the clamp is reach²
+
+    def variance(self, ddof: int = 1, noise: int = 0) -> Fraction:
+        """The documented post-processing with every measurement shifted by ``noise`` units."""
+        n = max(Fraction(self.count + noise), Fraction(1))
+        s1 = (self.centred_units + noise) * self.lattice.step
+        s2 = (self.square_units + noise) * self.squares.step
+        spread = (s2 - s1 * s1 / n) / max(n - ddof, Fraction(1))
+        return min(max(spread, Fraction(0)), self.reach * self.reach)
+
+    def mean(self, noise: int = 0, bounds: tuple[float, float] = (0.0, 0.0)) -> Fraction:
+        n = max(Fraction(self.count + noise), Fraction(1))
+        value = self.lattice.centre + (self.centred_units + noise) * self.lattice.step / n
+        return min(max(value, Fraction(bounds[0])), Fraction(bounds[1]))
+
+    def tolerance(self, ddof: int = 1, noise: int = 0, *, exact_rows: bool = False) -> float:
+        """How far the float implementation may be from :meth:`variance`.
+
+        Each row's square is computed in float64: the deviation ``x - c`` (error at most half
+        an ulp), its square (relative error at most ``2**-52`` in all) and the scaling (exact)
+        land within ``2**36 · 2**-51 = 2**-15`` steps of the exact value, so ``rint`` can move
+        at most one step, and only for rows within ``2**-15`` of a half step: at most one
+        step of ``2**e`` per row in ``S2``. The final formula costs a few float64 roundings
+        of its terms: ``1e-14`` of their magnitudes covers them with a wide margin. With
+        ``exact_rows`` (values whose squares float64 represents exactly) only that remains.
+        """
+        n = max(self.count + noise, 1)
+        den = max(n - ddof, 1)
+        s1 = float((self.centred_units + noise) * self.lattice.step)
+        s2 = float((self.square_units + noise) * self.squares.step)
+        rounding = 0.0 if exact_rows else self.count * float(self.squares.step) / den
+        return rounding + 1e-14 * (abs(s2) + s1 * s1 / n) / den + 1e-300
+
+
+def moments(
+    values: Iterable[float], bounds: tuple[float, float], lattice: CentredLattice
+) -> Moments:
+    """Exact documented moments; NaN values are skipped, ±inf land on the bounds."""
+    lower, upper = bounds
+    squares = square_lattice(lower, upper, lattice.centre)
+    count = centred = squared = 0
+    for value in values:
+        if math.isnan(value):
+            continue
+        clipped = min(max(value, lower), upper)  # exact: a float clipped to float bounds
+        deviation = Fraction(clipped) - lattice.centre
+        count += 1
+        centred += lattice.units(clipped)
+        squared += min(round(deviation * deviation / squares.step), squares.cap)
+    reach = (Fraction(upper) - Fraction(lower)) / 2
+    return Moments(count, centred, squared, lattice, squares, reach)
+
+
+# --- quantiles -------------------------------------------------------------------------------
+
+
+def edges(bounds: tuple[float, float], cells: int) -> list[Fraction]:
+    lower, upper = Fraction(bounds[0]), Fraction(bounds[1])
+    return [lower + k * (upper - lower) / cells for k in range(cells + 1)]
+
+
+def ranks(values: Iterable[float], bounds: tuple[float, float], cells: int) -> list[int]:
+    """``rank_k``: clipped non-missing values strictly below edge ``k``; all are below ``U``.
+
+    Refuses data with a value within ``1e-9`` cells of an interior edge, where float64 cell
+    arithmetic may legitimately put it on either side (tests must not depend on that).
+    """
+    lower, upper = bounds
+    grid = edges(bounds, cells)
+    kept = sorted(Fraction(min(max(v, lower), upper)) for v in values if not math.isnan(v))
+    width = (Fraction(upper) - Fraction(lower)) / cells
+    for value in kept:
+        position = (value - Fraction(lower)) / width
+        nearest = round(position)
+        if 0 < nearest < cells:
+            assert abs(position - nearest) > Fraction(1, 10**9), f"{value} sits on an edge"
+    out = [sum(1 for v in kept if v < edge) for edge in grid[:-1]]
+    return [*out, len(kept)]
+
+
+def quantile_scores(rank: Sequence[int], q: Fraction) -> list[Fraction]:
+    n = rank[-1]
+    return [abs(r - q * n) for r in rank]
+
+
+def best_edges(
+    values: Iterable[float], bounds: tuple[float, float], q: Any, cells: int
+) -> list[int]:
+    """Indices of the edges whose rank is closest to ``q n`` (all of them, on ties)."""
+    scores = quantile_scores(ranks(values, bounds, cells), as_fraction(q))
+    best = min(scores)
+    return [k for k, s in enumerate(scores) if s == best]
+
+
+def edge_value(index: int, bounds: tuple[float, float], cells: int) -> float:
+    return float(edges(bounds, cells)[index])
+
+
+def assert_on_edges(
+    released: float, indices: Sequence[int], bounds: tuple[float, float], cells: int
+) -> None:
+    """``released`` is one of the given grid edges, to float64 precision of the grid."""
+    tolerance = 1e-12 * (bounds[1] - bounds[0])
+    gaps = [abs(released - edge_value(k, bounds, cells)) for k in indices]
+    assert min(gaps) <= tolerance, (released, [edge_value(k, bounds, cells) for k in indices])
+
+
+def em_probabilities(scores: Sequence[Fraction | float], rate: float) -> np.ndarray:
+    """``P(k) ∝ exp(-rate (s_k - min s))`` in float64 (exact enough for χ² expectations)."""
+    s = np.array([float(x) for x in scores])
+    weights = np.exp(-rate * (s - s.min()))
+    return weights / weights.sum()
+
+
+# --- ledger ----------------------------------------------------------------------------------
+
+SPLIT = re.compile(r"(\d+(?:/\d+)?) to the ([^,;]+)")
+
+
+def note_shares(note: str) -> list[tuple[Fraction, str]]:
+    """The ``share to the thing`` pairs of a ledger note's ε split."""
+    return [(Fraction(share), what.strip()) for share, what in SPLIT.findall(note)]
+
+
+def measurement(release: Any, label: str) -> Any:
+    """The measurement of ``release`` with this label (exactly one)."""
+    found = [m for m in release.measurements if m.label == label]
+    assert len(found) == 1, [m.label for m in release.measurements]
+    return found[0]
+
+
+@pytest.fixture
+def rng() -> np.random.Generator:
+    """Test data only (never noise): a fixed-seed numpy generator."""
+    return np.random.default_rng(20260521)
+
+
+@pytest.fixture(scope="session")
+def ref() -> Any:
+    """This module: the references above, for the tests of this folder."""
+    return sys.modules[__name__]

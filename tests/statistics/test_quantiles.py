@@ -1,0 +1,320 @@
+"""Glue and behaviour of ``.dp.quantile`` and ``.dp.median`` (grouped too).
+
+With the ``noise`` fixture the exponential mechanism picks a best-scoring candidate, so a
+release must be a grid edge whose rank (values strictly below it) is closest to ``q n``,
+computed independently in ``conftest.py``. Seeded runs check the output distribution
+against the exact exponential-mechanism law and the documented rank-error bound.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.mechanisms.exponential import ExponentialMechanism
+from pandas_dp.mechanisms.quantile import rank_error
+
+BOUNDS = (0.0, 200_000.0)
+
+
+@pytest.fixture
+def incomes(rng: np.random.Generator) -> pd.DataFrame:
+    values = rng.uniform(-20_000, 230_000, 301)
+    values[::17] = np.nan
+    values[[1, 2, 3, 4]] = [1e9, -50.0, np.inf, -np.inf]
+    return pd.DataFrame({"income": values, "region": rng.choice(list("NSEW"), 301)})
+
+
+def quantiles(priv: pd.DataFrame, path: str, q: Any, **kwargs: Any) -> Any:
+    if path == "frame":
+        return priv.dp.quantile("income", q, **kwargs)
+    return priv["income"].dp.quantile(q, **kwargs)
+
+
+@pytest.mark.parametrize("cells", [None, 1, 7, 1000, 65536])
+@pytest.mark.parametrize("q", [0, 0.1, 0.25, 0.5, 0.9, 1])
+@pytest.mark.parametrize("path", ["frame", "series"])
+def test_zero_noise_picks_the_edge_whose_rank_is_closest(
+    ref, incomes, protect_seeded, noise, path, q, cells
+):
+    priv = protect_seeded(incomes, epsilon=10)
+    with noise(priv, value=0) as calls:
+        released = quantiles(priv, path, q, bounds=BOUNDS, epsilon=0.5, cells=cells)
+    assert isinstance(released, float)
+    grid = 4096 if cells is None else cells
+    best = ref.best_edges(incomes["income"].tolist(), BOUNDS, q, grid)
+    ref.assert_on_edges(released, best, BOUNDS, grid)
+    (call,) = calls
+    assert call.size == 1
+    assert call.mechanism == ExponentialMechanism(Fraction(1, 2), Fraction(1), monotone=False)
+    assert call.mechanism.rate == Fraction(1, 4)  # ε / (2Δ): the scores are not monotone
+
+
+def test_a_small_example_by_hand(protect_seeded, noise):
+    # Grid 0, 4, ..., 40; values 1, 5, 6, 13, 30 (n = 5): the ranks (values strictly below
+    # each edge) are 0, 1, 3, 3, 4, 4, 4, 4, 5, 5, 5. Ties: any edge of the best rank.
+    data = pd.DataFrame({"x": [1.0, 5.0, 6.0, 13.0, 30.0, np.nan]})
+    priv = protect_seeded(data, epsilon=10)
+
+    def quantile(q: float) -> float:
+        return priv.dp.quantile("x", q, bounds=(0, 40), epsilon=1, cells=10)
+
+    with noise(priv, value=0):
+        assert quantile(0.0) == 0.0  # q n = 0: only edge 0 has rank 0
+        assert quantile(0.2) == 4.0  # q n = 1: rank 1
+        assert quantile(0.5) in (8.0, 12.0)  # q n = 2.5: rank 3 beats ranks 1 and 4
+        assert quantile(0.7) in (8.0, 12.0, 16.0, 20.0, 24.0, 28.0)  # 3.5: ranks 3, 4 tie
+        assert quantile(1.0) in (32.0, 36.0, 40.0)  # q n = 5
+        assert priv.dp.median("x", bounds=(0, 40), epsilon=1, cells=10) in (8.0, 12.0)
+
+
+def test_levels_release_a_series_indexed_by_q_with_epsilon_split(
+    ref, incomes, protect_seeded, noise
+):
+    levels = [0.9, 0.1, 0.5]  # not sorted: the order is kept
+    priv = protect_seeded(incomes, epsilon=10)
+    with noise(priv, value=0) as calls:
+        released = priv["income"].dp.quantile(levels, bounds=BOUNDS, epsilon=0.6, cells=512)
+    assert isinstance(released, pd.Series)
+    assert released.name == "income"
+    assert list(released.index) == levels
+    for q in levels:
+        best = ref.best_edges(incomes["income"].tolist(), BOUNDS, q, 512)
+        ref.assert_on_edges(released[q], best, BOUNDS, 512)
+    each = Fraction(1, 5)  # 0.6 / 3
+    assert [c.mechanism.epsilon for c in calls] == [each] * 3
+    (record,) = priv.dp.session.releases
+    assert record.query == "quantile"
+    assert record.cost.epsilon == Fraction(3, 5)
+    assert [m.label for m in record.measurements] == [
+        "quantile(income, 0.9)",
+        "quantile(income, 0.1)",
+        "quantile(income, 0.5)",
+    ]
+    for m in record.measurements:
+        assert (m.mechanism, m.epsilon, m.sensitivity) == ("exponential", each, 1)
+        assert m.scale == 2 / each  # weights exp(-ε s / 2): a "scale" of 2Δ/ε
+    assert [s for s, _ in ref.note_shares(record.note)] == [Fraction(1, 3)] * 3
+    frame_form = priv.dp.quantile("income", levels, bounds=BOUNDS, epsilon=0.6, cells=512)
+    pd.testing.assert_series_equal(frame_form, released, check_exact=False, rtol=0, atol=0)
+
+
+def test_missing_values_are_skipped(ref, protect_seeded, noise, rng):
+    values = rng.uniform(0, 10, 101)
+    with_gaps = np.concatenate([values, [np.nan] * 60])
+    rng.shuffle(with_gaps)
+    for data in (values, with_gaps):
+        priv = protect_seeded(pd.DataFrame({"x": data}), epsilon=10)
+        with noise(priv, value=0):
+            released = priv.dp.quantile("x", [0.25, 0.5], bounds=(0, 10), epsilon=1.0)
+        for q in (0.25, 0.5):
+            best = ref.best_edges(values.tolist(), (0, 10), q, 4096)
+            ref.assert_on_edges(released[q], best, (0, 10), 4096)
+
+
+def test_grouped_medians(ref, incomes, protect_seeded, noise):
+    keys = ["N", "S", "E", "W", "empty"]
+    priv = protect_seeded(incomes, epsilon=10)
+    with noise(priv, value=0) as calls:
+        table = priv.dp.groupby("region", keys=keys).agg(
+            med=("income", "median"), bounds={"income": BOUNDS}, epsilon=0.4
+        )
+    assert list(table.index) == keys
+    assert [c.size for c in calls] == [len(keys)]  # one vectorised draw per group
+    for key in keys[:-1]:
+        rows = incomes.loc[incomes["region"] == key, "income"].tolist()
+        ref.assert_on_edges(
+            table.loc[key, "med"], ref.best_edges(rows, BOUNDS, 0.5, 4096), BOUNDS, 4096
+        )
+    # No rows: every edge scores 0; the release is still a grid edge inside the bounds.
+    assert BOUNDS[0] <= table.loc["empty", "med"] <= BOUNDS[1]
+    (record,) = priv.dp.session.releases
+    assert (record.composition, record.groups, record.cost.epsilon) == (
+        "parallel",
+        5,
+        Fraction(2, 5),
+    )
+    assert [m.label for m in record.measurements] == ["quantile(income, 0.5)"]
+
+
+# --- arguments -------------------------------------------------------------------------------
+
+BAD_LEVELS = {
+    "above one": (1.5, DPValueError),
+    "below zero": (-0.1, DPValueError),
+    "one bad in a list": ([0.5, 1.01], DPValueError),
+    "duplicates": ([0.5, 0.5], DPValueError),
+    "equal as numbers": ([0.5, Fraction(1, 2)], DPValueError),
+    "empty": ([], DPValueError),
+    "string": ("0.5", DPTypeError),
+    "strings": (["0.5"], DPTypeError),
+    "bool": (True, DPTypeError),
+    "bools": ([False, True], DPTypeError),
+    "nan": (math.nan, DPValueError),
+    "inf in a list": ([0.5, math.inf], DPValueError),
+    "none": (None, DPTypeError),
+    "set": ({0.5}, DPTypeError),
+}
+
+
+@pytest.mark.parametrize(("q", "error"), BAD_LEVELS.values(), ids=BAD_LEVELS.keys())
+def test_bad_levels_are_refused_before_any_charge(incomes, protect_seeded, q, error):
+    priv = protect_seeded(incomes, epsilon=10)
+    with pytest.raises(error):
+        priv["income"].dp.quantile(q, bounds=BOUNDS, epsilon=1.0)
+    with pytest.raises(error):
+        priv.dp.quantile("income", q, bounds=BOUNDS, epsilon=1.0)
+    assert priv.dp.session.releases == ()
+
+
+@pytest.mark.parametrize(
+    ("cells", "error"),
+    [(0, DPValueError), (-3, DPValueError), (65537, DPValueError), (10**12, DPValueError),
+     (2.0, DPTypeError), ("8", DPTypeError), (True, DPTypeError)],
+)  # fmt: skip
+def test_cells_limits(incomes, protect_seeded, cells, error):
+    priv = protect_seeded(incomes, epsilon=10)
+    with pytest.raises(error, match="cells"):
+        priv["income"].dp.median(bounds=BOUNDS, epsilon=1.0, cells=cells)
+    with pytest.raises(error, match="cells"):
+        priv.dp.describe(bounds={"income": BOUNDS}, epsilon=1.0, cells=cells)
+    assert priv.dp.session.releases == ()
+
+
+def test_ci_is_refused_with_a_clear_error(incomes, protect_seeded):
+    priv = protect_seeded(incomes, epsilon=10)
+    # The accessors have no ci= at all ...
+    with pytest.raises(TypeError, match="ci"):
+        priv["income"].dp.quantile(0.5, bounds=BOUNDS, epsilon=1.0, ci=0.9)
+    with pytest.raises(TypeError, match="ci"):
+        priv.dp.median("income", bounds=BOUNDS, epsilon=1.0, ci=0.9)
+    # ... and where a ci= is accepted (named aggregation), a median explains why not.
+    grouped = priv.dp.groupby("region", keys=list("NSEW"))
+    with pytest.raises(DPValueError, match="rank"):
+        grouped.agg(m=("income", "median"), bounds={"income": BOUNDS}, epsilon=1.0, ci=0.9)
+    assert priv.dp.session.releases == ()
+
+
+def test_bounds_are_required_and_checked(incomes, protect_seeded):
+    priv = protect_seeded(incomes, epsilon=10)
+    for bounds in (None, (5, 1), (0, math.inf), (0, 1, 2)):
+        with pytest.raises(DPValueError):
+            priv["income"].dp.median(bounds=bounds, epsilon=1.0)
+    with pytest.raises(DPTypeError):
+        priv["region"].dp.median(bounds=(0, 1), epsilon=1.0)
+    assert priv.dp.session.releases == ()
+
+
+# --- seeded behaviour ------------------------------------------------------------------------
+
+
+def test_outputs_follow_the_exponential_mechanism_on_a_small_grid(ref, protect_seeded):
+    """2,000 seeded releases of the 0.3-quantile on 9 candidate edges, against the exact law
+    ``P(k) ∝ exp(-(ε/2) |rank_k - 0.3 n|)`` computed from independently counted ranks.
+
+    χ² with every expected count above 5 (bins merged from the tail), p > 1e-6: a correct
+    release fails with probability 1e-6, the seeds are fixed. The same counts against the law
+    with rate ε (a monotone-rate mutant) must be rejected, so the test has power.
+    """
+    values = [0.5, 1.2, 1.3, 2.7, 3.9, 4.1, 4.2, 4.4, 6.6, 7.5, 7.9, np.nan]
+    bounds, cells, q, eps, runs = (0.0, 8.0), 8, 0.3, 1.0, 2000
+    priv = protect_seeded(pd.DataFrame({"x": values}), seed=21, epsilon=runs)
+    released = np.array(
+        [priv["x"].dp.quantile(q, bounds=bounds, epsilon=eps, cells=cells) for _ in range(runs)]
+    )
+    index = released * cells / bounds[1]
+    assert np.array_equal(index, np.round(index))  # every output is a grid edge
+    counts = np.bincount(index.astype(np.int64), minlength=cells + 1)
+    scores = ref.quantile_scores(ref.ranks(values, bounds, cells), Fraction(3, 10))
+    expected = ref.em_probabilities(scores, eps / 2)
+    assert stats.chisquare(*merged(counts, runs * expected)).pvalue > 1e-6
+    mutant = ref.em_probabilities(scores, eps)
+    assert stats.chisquare(*merged(counts, runs * mutant)).pvalue < 1e-6
+
+
+def merged(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Merge bins in order of expected count until each holds at least 5."""
+    order = np.argsort(expected)
+    obs, exp = list(observed[order]), list(expected[order])
+    while len(exp) > 1 and exp[0] < 5:
+        obs[1] += obs.pop(0)
+        exp[1] += exp.pop(0)
+        pairs = sorted(zip(exp, obs, strict=True))
+        exp, obs = [p[0] for p in pairs], [p[1] for p in pairs]
+    total = sum(obs)
+    return np.array(obs), np.array(exp) * total / sum(exp)
+
+
+def test_rank_error_of_grouped_medians_stays_within_the_documented_bound(ref, protect_seeded, rng):
+    """600 independent medians in one grouped release (each group holds the same 301 values).
+
+    The exponential mechanism's utility theorem: the chosen edge scores more than
+    ``min score + rank_error(ε, K, α)`` with probability at most α. With α = 0.05 and 600
+    draws, more than ``binom.ppf(1 - 1e-6, 600, 0.05)`` misses has probability below 1e-6
+    for a correct release.
+    """
+    groups, alpha = 600, 0.05
+    values = rng.uniform(0, 100, 301)
+    data = pd.DataFrame({"x": np.tile(values, groups), "g": np.repeat(np.arange(groups), 301)})
+    priv = protect_seeded(data, seed=31, epsilon=1)
+    table = priv.dp.groupby("g", keys=range(groups)).agg(
+        m=("x", "median"), bounds={"x": (0, 100)}, epsilon=1.0
+    )
+    index = np.round(table["m"].to_numpy() * 4096 / 100).astype(np.int64)
+    scores = np.array(ref.quantile_scores(ref.ranks(values, (0, 100), 4096), Fraction(1, 2)))
+    excess = scores[index] - scores.min()
+    bound = rank_error(1.0, 4097, alpha)
+    assert bound == pytest.approx(2 * (math.log(4097) + math.log(20)))  # 22.6 ranks
+    misses = int(np.count_nonzero(excess > bound))
+    print(
+        f"median rank error: max {float(excess.max()):.1f} ranks, {misses}/{groups} beyond {bound:.1f}"
+    )
+    assert misses <= stats.binom.ppf(1 - 1e-6, groups, alpha)
+    # Not vacuous: the realised errors are spread (about 8 ranks on average at ε = 1).
+    assert float(np.mean(excess.astype(float))) > 2.0
+
+
+# --- bugs --------------------------------------------------------------------------------------
+
+
+def test_close_levels_are_released_independently(protect_seeded, rng):
+    # 0.5 and 0.5000001 print alike with 6 significant digits; they are distinct levels and
+    # each must get its own draw. Two independent draws here coincide with probability
+    # about 1/400 (the law spreads over hundreds of edges), so 25 coincidences in 25 runs
+    # would mean one draw served both levels.
+    priv = protect_seeded(pd.DataFrame({"x": rng.uniform(0, 1, 200)}), seed=3, epsilon=100)
+    same = 0
+    for _ in range(25):
+        released = priv["x"].dp.quantile([0.5, 0.5000001], bounds=(0, 1), epsilon=1.0)
+        same += released.iloc[0] == released.iloc[1]
+    assert same < 5, f"the two levels coincided in {same} of 25 releases"
+
+
+@pytest.mark.parametrize("rows", [1000, 2000])
+def test_whether_a_selection_succeeds_never_depends_on_the_data(protect_seeded, rows):
+    # ε = 1/3 as a float is the exact rational 3333333333333333/10**16; the exact sampler
+    # must cope with it whatever the number of rows (an error that appears only for larger
+    # data would itself reveal the data, and charges nothing).
+    data = pd.DataFrame({"x": np.linspace(0, 1, rows), "c": ["a"] * rows})
+    priv = protect_seeded(data, epsilon=10)
+    assert 0 <= priv.dp.median("x", bounds=(0, 1), epsilon=1 / 3) <= 1
+    assert priv.dp.mode("c", candidates=["a", "b"], epsilon=1 / 3) in ("a", "b")
+
+
+def test_preview_of_a_grouped_median_reports_the_whole_cost(protect_seeded, incomes):
+    priv = protect_seeded(incomes, epsilon=10)
+    preview = priv.dp.preview.groupby("region", keys=list("NSEW")).agg(
+        med=("income", "median"), n="count", bounds={"income": BOUNDS}, epsilon=1.0
+    )
+    assert preview.table.loc["med", "epsilon"] == pytest.approx(0.5)
+    assert preview.table.loc["med", "error_in"] == "ranks"
+    assert preview.table.loc["med", "error"] == pytest.approx(rank_error(0.5, 4097, 0.05))
+    assert preview.epsilon == pytest.approx(1.0)  # what the release would charge
+    assert priv.dp.session.releases == ()
