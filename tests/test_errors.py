@@ -21,6 +21,11 @@ HIERARCHY = [
     (errors.NotProtectedError, RuntimeError),
     (errors.DuplicatedRowsError, errors.NotProtectedError),
     (errors.DuplicatedRowsError, RuntimeError),
+    (errors.LedgerError, errors.DPError),
+    (errors.LedgerError, RuntimeError),
+    (errors.SpecError, errors.DPValueError),
+    (errors.SpecError, ValueError),
+    (errors.MissingExtraError, ImportError),
     (errors.PrivacyLeakWarning, UserWarning),
 ]
 
@@ -41,6 +46,8 @@ def test_exception_hierarchy(child: type, parent: type) -> None:
         (errors.DPKeyError, ValueError),
         (errors.PrivacyLeakWarning, errors.DPError),
         (errors.DPError, ValueError),
+        (errors.LedgerError, errors.BudgetExceededError),
+        (errors.SpecError, errors.LedgerError),
     ],
 )
 def test_branches_stay_apart(child: type, other: type) -> None:
@@ -56,6 +63,8 @@ def test_public_names_are_the_same_objects() -> None:
         "BudgetExceededError",
         "NotProtectedError",
         "DuplicatedRowsError",
+        "LedgerError",
+        "SpecError",
         "PrivacyLeakWarning",
     ):
         assert getattr(pandas_dp, name) is getattr(errors, name)

@@ -18,12 +18,14 @@ PUBLIC = {
     "DataFrameDPAccessor",
     "DuplicatedRowsError",
     "Estimate",
+    "LedgerError",
     "MissingExtraError",
     "NotProtectedError",
     "Preview",
     "PrivacyLeakWarning",
     "SeriesDPAccessor",
     "Session",
+    "SpecError",
     "__version__",
 }
 

@@ -13,6 +13,8 @@ Module map (imports point downwards only)::
     pandas_dp.mechanisms   exact samplers, lattices, calibration        (numpy + stdlib)
     pandas_dp.accounting   releases, composition, the accountant        (no pandas)
     pandas_dp.engines      exact clipped aggregates on pandas           (never noise)
+    pandas_dp.spec         release specs: plan, run, report             (on top of api)
+    pandas_dp.cli          the pandas-dp command line                   (on top of spec)
     pandas_dp.budget       exact budgets;  pandas_dp.errors  exceptions and warnings
     pandas_dp.testing      helpers for tests: inspect the noise a release would use
 """
@@ -28,9 +30,11 @@ from pandas_dp.errors import (
     DPTypeError,
     DPValueError,
     DuplicatedRowsError,
+    LedgerError,
     MissingExtraError,
     NotProtectedError,
     PrivacyLeakWarning,
+    SpecError,
 )
 
 __version__ = "0.1.0"
@@ -45,12 +49,14 @@ __all__ = [
     "DataFrameDPAccessor",
     "DuplicatedRowsError",
     "Estimate",
+    "LedgerError",
     "MissingExtraError",
     "NotProtectedError",
     "Preview",
     "PrivacyLeakWarning",
     "SeriesDPAccessor",
     "Session",
+    "SpecError",
     "__version__",
 ]
 

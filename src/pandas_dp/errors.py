@@ -10,6 +10,8 @@ pandas user already catches for the same kind of mistake::
     ├── BudgetExceededError (RuntimeError) the release would overspend the session's budget
     ├── NotProtectedError (RuntimeError)   the frame has no usable session
     │   └── DuplicatedRowsError            rows may have been duplicated since protect()
+    ├── LedgerError (RuntimeError)         a ledger file was edited, damaged or does not match
+    ├── SpecError (ValueError)             a release spec is invalid (the message gives the path)
     └── MissingExtraError (ImportError)    an optional dependency is not installed
 
     PrivacyLeakWarning (UserWarning)       something weakens the privacy guarantee (e.g. a seed)
@@ -55,6 +57,18 @@ class DuplicatedRowsError(NotProtectedError):
     With one row per person, a duplicated row would let one person count twice. Raised when
     the index is not unique, holds labels the protected frame did not have, or is longer.
     """
+
+
+class LedgerError(DPError, RuntimeError):
+    """A ledger file cannot be trusted or does not match the session; nothing was charged.
+
+    Raised when a line does not match its checksum or the chain of hashes (the file was
+    edited or damaged), when the file shrank, or when its budget differs from the one given.
+    """
+
+
+class SpecError(DPValueError):
+    """A release spec is invalid; the message starts with where (``query[2].bounds.income``)."""
 
 
 class MissingExtraError(DPError, ImportError):

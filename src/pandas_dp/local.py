@@ -59,6 +59,11 @@ def _categories(series: pd.Series, categories: Any) -> pd.Index:
     return index
 
 
+def _is_boolean(keys: pd.Index) -> bool:
+    """Whether the categories are exactly ``[False, True]`` (not the integer codes 0 and 1)."""
+    return pd.api.types.is_bool_dtype(keys.dtype) and list(keys) == [False, True]
+
+
 def randomized_response(
     series: pd.Series, *, epsilon: Any, categories: Any = None, rng: Any = None
 ) -> pd.Series:
@@ -170,7 +175,7 @@ def estimate_proportion(
     estimates, halfwidth = estimate_frequencies(counts.to_numpy(), eps, beta)
     lower = np.clip(estimates - halfwidth, 0.0, 1.0)
     upper = np.clip(estimates + halfwidth, 0.0, 1.0)
-    if list(keys) == [False, True]:
+    if _is_boolean(keys):
         return Estimate(float(estimates[1]), float(lower[1]), float(upper[1]), 1.0 - beta)
     return pd.DataFrame(
         {"estimate": estimates, "lower": lower, "upper": upper}, index=pd.Index(keys)

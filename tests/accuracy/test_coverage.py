@@ -34,15 +34,17 @@ discreteness of the noise); sums add a rounding allowance of ``2**32 · g/2`` (a
 over two parts, then the worst corner of a box): its measured coverage is documented below
 and asserted to be at most 0.9999 and at most 3 times as wide as a plug-in interval.
 
-Measured (vectorised, 10^6 draws): Laplace count 0.9624 (exact 0.96241), Laplace sum 0.9515
-(exact 0.95154), Laplace mean 0.9768, Gaussian count 0.9548 (exact 0.95484), Gaussian sum
-0.9503 (exact 0.95025); mean width / plug-in width 1.24.
+Measured (vectorised, 10^6 draws; exact value from the pmf in brackets): Laplace count
+0.9627 (0.96241), Laplace sum 0.9514 (0.95154), Laplace mean 0.9776, Gaussian count 0.9595
+(0.95967), Gaussian sum 0.9509 (0.95090); mean width / plug-in width 1.26. Public API
+(1,000 or 600 releases): 0.959, 0.954, 0.965, 0.953, 0.953; grouped (200 calls × 20 groups):
+Laplace count 0.957, sum 0.951, mean 0.978; Gaussian count 0.956, sum 0.953; Gaussian count
+with two groups per person (zCDP calibration) 0.952 (public API), 0.9544 (vectorised).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -55,6 +57,7 @@ from pandas_dp.mechanisms.accuracy import ratio_interval
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
+from pandas_dp.units import Contribution
 
 pytestmark = pytest.mark.statistical
 
@@ -220,17 +223,18 @@ def zero_centred_sum(zero: Any, centre: float, exact: dict[str, float]) -> float
 # --- public API, ungrouped ---------------------------------------------------------------------
 
 UNGROUPED = [
-    ("count", False, 1500),
-    ("sum", False, 1500),
-    ("mean", False, 1000),
-    ("count", True, 1000),
-    ("sum", True, 1000),
+    ("count", False, 1000),
+    ("sum", False, 1000),
+    ("mean", False, 600),
+    ("count", True, 600),
+    ("sum", True, 600),
 ]
 
 
-@pytest.mark.parametrize(
-    ("how", "gaussian", "repeats"), UNGROUPED, ids=[f"{h}-{'gauss' if g else 'lap'}" for h, g, _ in UNGROUPED]
-)  # fmt: skip
+IDS = [f"{how}-{'gauss' if gaussian else 'lap'}" for how, gaussian, _ in UNGROUPED]
+
+
+@pytest.mark.parametrize(("how", "gaussian", "repeats"), UNGROUPED, ids=IDS)
 def test_coverage_through_the_public_api(data, protect_seeded, noise, how, gaussian, repeats):
     priv = protect_seeded(data, seed=17, epsilon=1e6, delta=0.9)
     exact = truth(data)
@@ -251,9 +255,7 @@ def test_coverage_through_the_public_api(data, protect_seeded, noise, how, gauss
 # --- vectorised, through the planner's Parts ---------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("how", "gaussian"), [(h, g) for h, g, _ in UNGROUPED], ids=[f"{h}-{'gauss' if g else 'lap'}" for h, g, _ in UNGROUPED]
-)  # fmt: skip
+@pytest.mark.parametrize(("how", "gaussian"), [(h, g) for h, g, _ in UNGROUPED], ids=IDS)
 def test_coverage_vectorised(data, protect_seeded, noise, how, gaussian):
     priv = protect_seeded(data, seed=18, epsilon=10, delta=1e-3)
     exact = truth(data)
@@ -280,7 +282,7 @@ def test_mean_interval_is_not_grossly_wide(data, protect_seeded, noise):
     # Compared with the plug-in interval one would naively use: the noisy mean ± the
     # centred sum's own (1 - α) half-width over the noisy count (treating the count as
     # exact and spending all of α on the sum). The released interval spends α/2 on each
-    # part and takes the worst corner, so it is wider; it must stay below 3× (measured 1.24).
+    # part and takes the worst corner, so it is wider; it must stay below 3× (measured 1.26).
     priv = protect_seeded(data, seed=20, epsilon=10)
     zero, (centred, count) = zero_noise_release(priv, noise, "mean", False)
     assert centred.lattice is not None
@@ -317,7 +319,7 @@ def grouped_release(priv: pd.DataFrame, gaussian: bool) -> pd.DataFrame:
 def test_grouped_coverage_through_the_public_api(data, protect_seeded, gaussian):
     priv = protect_seeded(data, seed=21, epsilon=1e6, delta=0.9)
     exact = group_truths(data)
-    repeats = 300
+    repeats = 200
     tables = [grouped_release(priv, gaussian) for _ in range(repeats)]
     stats = {"n": "count", "s": "sum"} if gaussian else {"n": "count", "s": "sum", "m": "mean"}
     for name, how in stats.items():
@@ -330,3 +332,52 @@ def test_grouped_coverage_through_the_public_api(data, protect_seeded, gaussian)
         print(f"grouped {how} ({'gaussian' if gaussian else 'laplace'}): {rate:.4f}")
     # One charge per call, whatever the number of groups.
     assert len(priv.dp.session.releases) == repeats
+
+
+def test_grouped_gaussian_coverage_under_a_privacy_unit(protect_seeded, noise):
+    # Each person has two rows in two different groups and the caps (2 groups, 1 row in
+    # each) allow exactly that, so no row is dropped and the truth is the plain group
+    # count. Gaussian noise is then calibrated through zCDP for 2 coordinates (a person
+    # moves two counts by one each). Planning such a release costs about 50 ms (the zCDP
+    # calibration is not cached), so the public API gives only 60 × 20 intervals; the Part
+    # it used is then drawn 10^6 times.
+    people = 500
+    frame = pd.DataFrame(
+        {
+            "id": np.repeat(np.arange(people), 2),
+            "g": np.concatenate([[i % GROUPS, (i + 7) % GROUPS] for i in range(people)]),
+        }
+    )
+    priv = protect_seeded(frame, seed=22, epsilon=1e6, delta=0.9, privacy_unit="id",
+                          max_rows_per_unit=2)  # fmt: skip
+    exact = frame.groupby("g").size().reindex(range(GROUPS)).to_numpy()
+
+    def grouped() -> pd.DataFrame:
+        keys = list(range(GROUPS))
+        grouping = priv.dp.groupby("g", keys=keys, max_groups_per_unit=2, max_rows_per_group=1)
+        return grouping.count(epsilon=EPSILON, ci=CI, **GAUSSIAN)
+
+    part = count_part(
+        Fraction(str(EPSILON)), contribution=Contribution(l1=2, l0=2, linf=1),
+        noise=NoiseChoice(gaussian=True, delta=Fraction(str(DELTA))),
+    )  # fmt: skip
+    with noise(priv, value=0) as calls:
+        zero = grouped()
+    assert [c.mechanism for c in calls] == [part.mechanism]
+    assert (zero["count"].to_numpy() == exact).all()
+    assert (zero["count_upper"] - zero["count"] == part.halfwidth(ALPHA)).all()
+    (measurement,) = priv.dp.session.releases[0].measurements
+    assert measurement.coordinates == 2
+
+    repeats = 60
+    tables = [grouped() for _ in range(repeats)]
+    lower = np.concatenate([t["count_lower"].to_numpy() for t in tables])
+    upper = np.concatenate([t["count_upper"].to_numpy() for t in tables])
+    target = np.tile(exact, repeats)
+    rate = check((lower <= target) & (target <= upper))
+    print(f"grouped count (gaussian, 2 groups per person), public API: {rate:.4f}")
+
+    draws = part.mechanism.sample(N_VECTOR, SeededRandomSource(2000))
+    expected = exact_coverage(part, 0.0)
+    rate = check(np.abs(draws) <= part.halfwidth(ALPHA), expected)
+    print(f"grouped count (gaussian, 2 groups per person), vectorised: {rate:.5f}")

@@ -49,8 +49,6 @@ from pandas_dp.mechanisms.gaussian import (
 )
 from pandas_dp.mechanisms.random import SeededRandomSource, SystemRandomSource
 
-pytestmark = pytest.mark.statistical
-
 P_MIN = 1e-6
 Z_MAX = 5.0
 N = 200_000
@@ -123,7 +121,8 @@ def merged_bins(probabilities: np.ndarray, least: float) -> np.ndarray:
 def goodness_of_fit(sample: np.ndarray, sigma2: Fraction) -> tuple[float, float]:
     """χ² p-value (bins of expected count >= 50) and the KS distance to the exact cdf."""
     y, pmf = reference_pmf(sigma2)
-    assert sample.min() >= y[0] and sample.max() <= y[-1]
+    assert sample.min() >= y[0]
+    assert sample.max() <= y[-1]
     counts = np.bincount(sample - y[0], minlength=y.size)
     starts = merged_bins(pmf, max(50 / sample.size, 1e-3))
     observed = np.add.reduceat(counts, starts)
@@ -144,15 +143,18 @@ def moments(sigma2: Fraction) -> tuple[float, float]:
 # --- the sampler -----------------------------------------------------------------------------
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("sigma2", SIGMA2, ids=str)
 def test_sampler_matches_the_exact_pmf(sigma2: Fraction) -> None:
     sample = DiscreteGaussian(sigma2).sample(N, SeededRandomSource(101))
-    assert sample.dtype == np.int64 and sample.shape == (N,)
+    assert sample.dtype == np.int64
+    assert sample.shape == (N,)
     chi2, ks = goodness_of_fit(sample, sigma2)
     assert chi2 > P_MIN, f"χ² p = {chi2:.3g}"
     assert ks < DKW, f"KS distance {ks:.3g} > {DKW:.3g}"
 
 
+@pytest.mark.statistical
 @pytest.mark.parametrize("sigma2", SIGMA2, ids=str)
 def test_sampler_mean_variance_and_symmetry(sigma2: Fraction) -> None:
     sample = DiscreteGaussian(sigma2).sample(N, SeededRandomSource(202)).astype(np.float64)
@@ -166,6 +168,7 @@ def test_sampler_mean_variance_and_symmetry(sigma2: Fraction) -> None:
     assert abs(positive - negative) <= Z_MAX * math.sqrt(positive + negative)
 
 
+@pytest.mark.statistical
 def test_the_checks_have_power() -> None:
     # The moment check rejects a sampler whose σ² is 3% off: N = 2e5 draws measure the
     # second moment to sqrt(2/N) = 0.32% (9.5 sd for a 3% error). The χ² (hundreds of bins)
@@ -197,6 +200,7 @@ def test_seeded_sampling_is_reproducible() -> None:
     assert mechanism.sample(0, SeededRandomSource(5)).shape == (0,)
 
 
+@pytest.mark.statistical
 def test_sampling_with_the_system_csprng() -> None:
     # Unseeded, so the outcome changes between runs: very wide tolerances (failure chance
     # below 1e-12 each: p-value floor 1e-12, 8 sd for the moments, DKW at 1e-12).
@@ -228,9 +232,11 @@ def test_mechanism_needs_an_exact_fraction() -> None:
 
 
 def test_sampler_refuses_parameters_beyond_its_exact_range() -> None:
-    # 2**40 = p/q with t = 2**20 + 1 coprime to p: 2 p q t² exceeds 2**62.
+    # σ² = p/q with p ≈ 1e20 and q = 7: whatever t near σ the acceptance exponent
+    # (|Y| q t - p)² / (2 p q t²) has a denominator far beyond 2**62, so the exact sampler
+    # refuses rather than approximating.
     with pytest.raises(ValueError, match="exact range"):
-        discrete_gaussian(SeededRandomSource(0), Fraction(2**40), 10)
+        discrete_gaussian(SeededRandomSource(0), Fraction(10**20 + 1, 7), 10)
 
 
 # --- accuracy helpers ------------------------------------------------------------------------
@@ -285,9 +291,11 @@ def test_exact_sigma2_rounds_up_by_a_hair(sigma: float) -> None:
         assert sigma2.denominator & (sigma2.denominator - 1) == 0  # a dyadic rational
     else:  # σ² = t·m with t = floor(σ) + 1: excess below t, i.e. about 1/σ relative
         t = math.floor(sigma) + 1
-        assert sigma2.denominator == 1 and sigma2.numerator % t == 0
+        assert sigma2.denominator == 1
+        assert sigma2.numerator % t == 0
         assert sigma2 - Fraction(sigma) ** 2 < t
-    DiscreteGaussian(sigma2).sample(1, SeededRandomSource(0))  # inside the sampler's range
+    # Inside the exact sampler's range (the raw sampler refuses what it cannot draw exactly).
+    assert discrete_gaussian(SeededRandomSource(0), sigma2, 1).shape == (1,)
 
 
 # --- calibration -----------------------------------------------------------------------------
@@ -496,11 +504,9 @@ def cks_epsilon(rho: float, delta: float) -> float:
 
     def eps(log_a1: float) -> float:
         alpha = 1 + math.exp(log_a1)
-        return (
-            alpha * rho
-            + (math.log(1 / delta) + alpha * math.log(1 - 1 / alpha) - math.log(alpha - 1))
-            / (alpha - 1)
-        )
+        return alpha * rho + (
+            math.log(1 / delta) + alpha * math.log(1 - 1 / alpha) - math.log(alpha - 1)
+        ) / (alpha - 1)
 
     grid = np.linspace(-25, 25, 20_001)
     best = grid[int(np.argmin([eps(x) for x in grid]))]

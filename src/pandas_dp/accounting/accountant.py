@@ -4,15 +4,23 @@ The accountant knows nothing about pandas. It holds the total budget, a composit
 and the ledger of charged releases. :meth:`Accountant.charge` holds one lock across "would
 this fit?" and "record it", so concurrent releases can never overspend; a refused release
 leaves no trace. There is no public way to reset, refund or edit the ledger.
+
+With a :class:`~pandas_dp.accounting.ledger_file.LedgerFile` the ledger also lives on disk:
+every check and charge first takes the file's lock and reads what other processes charged,
+and a charge is on disk (fsynced) before :meth:`Accountant.charge` returns.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from collections.abc import Iterable, Iterator
+from typing import Any
 
 from pandas_dp.accounting.composition import BasicComposition, Composition
 from pandas_dp.accounting.events import LedgerEntry, Release
+from pandas_dp.accounting.ledger_file import LedgerFile, who
 from pandas_dp.budget import Budget
 from pandas_dp.errors import BudgetExceededError, DPValueError, NotProtectedError
 
@@ -30,26 +38,60 @@ class Accountant:
         The most that may ever be spent.
     composition : Composition, optional
         How releases compose; :class:`BasicComposition` by default.
+    store : LedgerFile, optional
+        A ledger file, already opened, shared with other processes.
+    entries : iterable of LedgerEntry
+        What the ledger file held when it was opened.
     """
 
-    def __init__(self, total: Budget, composition: Composition | None = None) -> None:
+    def __init__(
+        self,
+        total: Budget,
+        composition: Composition | None = None,
+        *,
+        store: LedgerFile | None = None,
+        entries: Iterable[LedgerEntry] = (),
+    ) -> None:
         self.total = total
         self.composition: Composition = composition or BasicComposition()
+        self.store = store
         self._entries: list[LedgerEntry] = []
         self._state = self.composition.start()
         self._lock = threading.Lock()
         self._pid = os.getpid()
+        self._fold(entries)
+
+    def _fold(self, entries: Iterable[LedgerEntry]) -> None:
+        for entry in entries:
+            self._state = self.composition.add(self._state, entry.release)
+            self._entries.append(entry)
+
+    @contextlib.contextmanager
+    def _locked(self) -> Iterator[None]:
+        """Hold the process lock and the ledger file's (after reading others' charges)."""
+        with self._lock:
+            if self.store is None:
+                yield
+                return
+            with self.store.locked():
+                self._fold(self.store.read_new())
+                yield
+
+    @property
+    def keeps_outputs(self) -> bool:
+        """Whether charges record the released values (a ledger file keeps them)."""
+        return self.store is not None
 
     @property
     def entries(self) -> tuple[LedgerEntry, ...]:
         """The ledger, oldest first (a snapshot)."""
-        with self._lock:
+        with self._locked():
             return tuple(self._entries)
 
     @property
     def spent(self) -> Budget:
         """What has been spent so far under the composition rule."""
-        with self._lock:
+        with self._locked():
             return self.composition.guarantee(self._state)
 
     @property
@@ -57,7 +99,10 @@ class Accountant:
         """``total - spent`` (never negative)."""
         return self.total - self.spent
 
-    def _refusal(self, release: Release) -> str | None:
+    def _refusal(self, release: Release, state: object = None, count: int = 0) -> str | None:
+        """Why ``release`` cannot follow ``state`` (default: the current one), or None."""
+        if state is None:
+            state, count = self._state, len(self._entries)
         if os.getpid() != self._pid:
             raise NotProtectedError(
                 "this session belongs to another process (it was inherited through fork); "
@@ -75,14 +120,14 @@ class Accountant:
                 f"{release.query} chooses keys from the data, which spends δ, but the session "
                 "has a ρ-zCDP budget with no δ; pass public keys"
             )
-        after = self.composition.guarantee(self.composition.add(self._state, release))
+        after = self.composition.guarantee(self.composition.add(state, release))
         if self.total.covers(after):
             return None
-        before = self.composition.guarantee(self._state)
+        before = self.composition.guarantee(state)
         return (
             f"{release.query} needs {_fmt(release.cost)} but only "
             f"{_fmt(self.total - before)} of the session's {_fmt(self.total)} budget remains "
-            f"({len(self._entries)} releases so far, {self.composition.name} composition). "
+            f"({count} releases so far, {self.composition.name} composition). "
             "Nothing was charged. Use a smaller epsilon, or ask the data owner for a budget."
         )
 
@@ -91,24 +136,46 @@ class Accountant:
 
         A cheap early refusal before any data is touched; :meth:`charge` checks again.
         """
-        with self._lock:
+        with self._locked():
             reason = self._refusal(release)
         if reason:
             raise BudgetExceededError(reason)
 
-    def charge(self, release: Release) -> LedgerEntry:
+    def check_all(self, releases: Iterable[Release]) -> None:
+        """Raise :class:`BudgetExceededError` unless *all* of ``releases`` fit together now.
+
+        All-or-nothing admission of a planned set of releases; charges nothing.
+        """
+        with self._locked():
+            state, count = self._state, len(self._entries)
+            for release in releases:
+                reason = self._refusal(release, state, count)
+                if reason:
+                    raise BudgetExceededError(f"the planned releases do not fit: {reason}")
+                state, count = self.composition.add(state, release), count + 1
+
+    def charge(self, release: Release, output: Any = None) -> LedgerEntry:
         """Atomically check that ``release`` fits and record it.
+
+        With a ledger file the entry (and ``output``, the released values in plain JSON) is
+        written and fsynced before this returns: write-ahead of the release itself.
 
         Raises
         ------
         BudgetExceededError
             If it does not fit; nothing is recorded.
         """
-        with self._lock:
+        with self._locked():
             reason = self._refusal(release)
             if reason:
                 raise BudgetExceededError(reason)
-            entry = LedgerEntry(sequence=len(self._entries) + 1, release=release)
-            self._state = self.composition.add(self._state, release)
-            self._entries.append(entry)
+            entry = LedgerEntry(
+                sequence=len(self._entries) + 1,
+                release=release,
+                by=who() if self.store is not None else "",
+                output=output if self.store is not None else None,
+            )
+            if self.store is not None:
+                self.store.append(entry)  # raises before anything is recorded in memory
+            self._fold([entry])
             return entry

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
+from typing import Any
 
 from pandas_dp.budget import Budget
 
@@ -140,6 +141,9 @@ class Release:
         Clipping bounds per column, with where they came from in :attr:`note`.
     note : str
         Free-text detail (how ε was split, where bounds came from).
+    tag : str
+        Public identifier given by the caller (a release spec's ``<spec id>/<query name>``),
+        so a re-run can recognise what was already released.
     """
 
     query: str
@@ -149,6 +153,7 @@ class Release:
     groups: int = 1
     bounds: tuple[tuple[str, float, float], ...] = ()
     note: str = ""
+    tag: str = ""
 
     def __post_init__(self) -> None:
         if not self.measurements:
@@ -167,10 +172,31 @@ class Release:
         return total
 
 
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="microseconds")
+
+
 @dataclass(frozen=True)
 class LedgerEntry:
-    """A release as recorded by the accountant."""
+    """A release as recorded by the accountant.
+
+    Attributes
+    ----------
+    sequence : int
+        1, 2, ... in the order charged (across processes sharing a ledger file).
+    release : Release
+        What was released and how.
+    time : str
+        When it was charged (UTC, ISO 8601).
+    by : str
+        Who charged it: ``user@host`` and the process id (a ledger file records it).
+    output : object
+        The released values in plain JSON, when a ledger file keeps them (they are public:
+        that is what was released); None otherwise.
+    """
 
     sequence: int
     release: Release
-    time: str = field(default_factory=lambda: datetime.now(UTC).isoformat())
+    time: str = field(default_factory=_now)
+    by: str = ""
+    output: Any = None

@@ -160,6 +160,7 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
         max_rows_per_unit: Any = None,
         schema: Any = None,
         validate: bool = True,
+        ledger: Any = None,
     ) -> pd.DataFrame:
         """Return a protected copy of the frame with a privacy budget of ``(epsilon, delta)``.
 
@@ -199,6 +200,12 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
             With a schema: validate the data first, raising an error that names only the
             failing columns and checks (never a value). ``False`` skips validation; values
             are then clipped to the schema's bounds at release time.
+        ledger : str or path, optional
+            A ledger file that keeps the budget across processes and restarts. A new file
+            is created with this budget; an existing one is resumed with what it says was
+            spent (omit ``epsilon`` to adopt its budget; a different budget is refused). Every
+            charge is on disk before its release is returned; processes sharing the file
+            are serialised by a lock. Inspect it with ``pandas-dp ledger FILE``.
 
         Returns
         -------
@@ -229,7 +236,7 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
         return protect(
             self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
             replace=replace, privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit,
-            schema=schema, validate=validate,
+            schema=schema, validate=validate, ledger=ledger,
         )  # fmt: skip
 
     @property
@@ -420,11 +427,13 @@ class SeriesDPAccessor(SeriesStatistics, _Accessor):
         accounting: str = "basic",
         rng: Any = None,
         replace: bool = False,
+        ledger: Any = None,
     ) -> pd.Series:
         """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
         return protect(
-            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng, replace=replace
-        )
+            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
+            replace=replace, ledger=ledger,
+        )  # fmt: skip
 
     def value_counts(
         self,

@@ -63,7 +63,7 @@ class Stat:
     ddof: int = 1  # for var and std, as in pandas
 
 
-def parse_named(named: Mapping[Hashable, Any]) -> list[Stat]:
+def parse_named(named: Mapping[Any, Any]) -> list[Stat]:
     """Parse pandas-style named aggregations (``n="count"``, ``avg=("income", "mean")``)."""
     if not named:
         raise DPValueError('agg needs at least one named statistic, e.g. n="count"')
@@ -339,11 +339,8 @@ def plan(target: Target, request: Request, *, shape: str) -> Plan[Any]:
 def preview(target: Target, request: Request) -> Preview:
     """What a release would cost and how accurate it would be, without running it."""
     built = _build(target, request)
-    cost = built.release.cost
     confidence = request.confidence if request.confidence is not None else 0.95
-    return preview_of(
-        request.query, built.outputs, float(cost.epsilon), float(cost.delta), confidence
-    )
+    return preview_of(request.query, built.outputs, built.release, confidence)
 
 
 def _shared_exponent(

@@ -393,5 +393,5 @@ def run(target: Target, plan: Plan[T]) -> T:
         noisy = {label: values[chosen] for label, values in noisy.items()}
         release = dataclasses.replace(release, groups=len(keys))
     result = plan.finish(keys, noisy)
-    session.accountant.charge(release)
+    session.charge(release, result)  # on disk first when the session has a ledger file
     return result

@@ -14,16 +14,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pandas_dp.api.aggregation import parse_named
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.groupby import DPGroupBy
 from pandas_dp.api.pipeline import NoiseChoice, Part, count_part, resolve, sum_part
-from pandas_dp.api.queries import release_one
+from pandas_dp.api.queries import release_many, release_one
 from pandas_dp.api.results import Output, Preview, mean_error_bound
+from pandas_dp.api.statistics import describe, quantile, spread
 from pandas_dp.api.validation import parse_bounds
 from pandas_dp.budget import parse_delta
-from pandas_dp.errors import DPValueError
+from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.accuracy import smallest_epsilon
 
+_AGG_OPTIONS = ("bounds", "delta", "mechanism", "fillna")
 #: Confidence of previews unless asked otherwise.
 DEFAULT_CONFIDENCE = 0.95
 
@@ -66,6 +69,47 @@ class PreviewAccessor:
             fillna=fillna, delta=delta, mechanism=mechanism, ci=ci,
         )  # fmt: skip
 
+    def agg(self, *, epsilon: Any, ci: float | None = DEFAULT_CONFIDENCE, **kwargs: Any) -> Preview:
+        """Preview ``DataFrame.dp.agg``: every measurement behind the statistics."""
+        named = {k: v for k, v in kwargs.items() if k not in _AGG_OPTIONS}
+        options = {k: v for k, v in kwargs.items() if k in _AGG_OPTIONS}
+        if any(parsed.how == "quantile" for parsed in parse_named(named)):
+            ci = None  # quantiles report a rank error instead
+        return release_many(
+            self._obj, parse_named(named), query="agg", previewing=True, epsilon=epsilon,
+            ci=ci, **options,
+        )  # fmt: skip
+
+    def quantile(
+        self, q: Any = 0.5, *, column: Hashable | None = None, bounds: Any = None,
+        epsilon: Any, cells: Any = None,
+    ) -> Preview:  # fmt: skip
+        """Preview ``.dp.quantile``: ``error`` is the rank error at 95% confidence."""
+        return quantile(
+            self._obj, column, q, bounds=bounds, epsilon=epsilon, cells=cells, previewing=True
+        )
+
+    def median(
+        self, *, column: Hashable | None = None, bounds: Any = None, epsilon: Any,
+        cells: Any = None,
+    ) -> Preview:  # fmt: skip
+        """Preview ``.dp.median`` (a quantile at 0.5)."""
+        return self.quantile(0.5, column=column, bounds=bounds, epsilon=epsilon, cells=cells)
+
+    def var(self, column: Hashable | None = None, **kwargs: Any) -> Preview:
+        """Preview ``.dp.var``: cost and noise scales of its three measurements."""
+        return spread(self._obj, column, "var", previewing=True, **kwargs)
+
+    def std(self, column: Hashable | None = None, **kwargs: Any) -> Preview:
+        """Preview ``.dp.std``."""
+        return spread(self._obj, column, "std", previewing=True, **kwargs)
+
+    def describe(self, **kwargs: Any) -> Preview:
+        """Preview ``DataFrame.dp.describe``: every measurement behind the table."""
+        if not isinstance(self._obj, pd.DataFrame):
+            raise DPTypeError("describe summarises the columns of a DataFrame; use var or quantile")
+        return describe(self._obj, previewing=True, **kwargs)
+
     def groupby(
         self, by: Any, keys: Any = None, *, max_groups_per_unit: Any = None,
         max_rows_per_group: Any = None,
@@ -102,9 +146,13 @@ def epsilon_for(
     delta: Any = None,
 ) -> float:
     """The smallest ε whose (1 - alpha) error bound is at most ``error`` (see the accessor)."""
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float):
+        raise DPTypeError(f"alpha must be a number in (0, 1), got {type(alpha).__name__}")
     if not 0.0 < alpha < 1.0:
         raise DPValueError(f"alpha must lie in (0, 1), got {alpha}")
-    if not (isinstance(error, int | float) and error > 0 and np.isfinite(error)):
+    if isinstance(error, bool) or not (
+        isinstance(error, int | float) and error > 0 and np.isfinite(error)
+    ):
         raise DPValueError(f"error must be a positive number, got {error!r}")
     contribution = caps_for(resolve(obj), grouped=False).contribution
     if statistic == "count":
@@ -136,7 +184,14 @@ def epsilon_for(
 
     else:
         raise DPValueError(f"statistic must be 'count', 'sum' or 'mean', got {statistic!r}")
-    return smallest_epsilon(error_at, float(error))
+    try:
+        return smallest_epsilon(error_at, float(error))
+    except ValueError as error_out_of_reach:  # even ε = 1e6 leaves more error than asked
+        raise DPValueError(
+            f"no ε reaches an error of {error:g} for this {statistic}: {error_out_of_reach}. "
+            "Sums and means have a floor from rounding onto the lattice; ask for a larger "
+            "error or narrower bounds"
+        ) from None
 
 
 def _mean_error(

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Hashable
 from typing import Any, TypeVar
 
 import pandas as pd
 
 from pandas_dp.accounting.composition import ACCOUNTANTS
+from pandas_dp.accounting.events import LedgerEntry
+from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import ATTRS_KEY, attach, has_session_mark
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
@@ -33,6 +36,7 @@ def protect(
     max_rows_per_unit: Any = None,
     schema: Any = None,
     validate: bool = True,
+    ledger: Any = None,
 ) -> PandasObj:
     """Return a protected copy of ``obj`` that carries a new session with the given budget.
 
@@ -40,7 +44,8 @@ def protect(
     """
     if not isinstance(replace, bool):
         raise DPTypeError(f"replace must be True or False, got {type(replace).__name__}")
-    total = _total(epsilon, delta, rho, accounting)
+    resuming = ledger is not None and epsilon is None and rho is None
+    total = None if resuming else _total(epsilon, delta, rho, accounting)
     if not isinstance(validate, bool):
         raise DPTypeError(f"validate must be True or False, got {type(validate).__name__}")
     rules = None if schema is None else read_schema(schema)
@@ -64,17 +69,37 @@ def protect(
         )
     if schema is not None and validate:
         obj = validate_sanitised(schema, obj)  # pandera's copy keeps the caller's frame intact
+    store: LedgerFile | None = None
+    entries: tuple[LedgerEntry, ...] = ()
+    if ledger is not None:
+        store, total, accounting, entries = open_ledger(ledger, total, accounting)
+    assert total is not None
     source = random_source(rng)
     # With a unit column the library caps each unit's rows itself, so duplicated rows are
     # harmless: only the structural check of the index applies.
     guard = RowGuard(obj.index, labels=unit.is_rows)
     session = Session(
-        total, source=source, guard=guard, unit=unit, accounting=accounting, schema=rules
-    )
+        total, source=source, guard=guard, unit=unit, accounting=accounting, schema=rules,
+        ledger=store, entries=entries,
+    )  # fmt: skip
     protected = obj.copy(deep=False)
     protected.attrs = {k: v for k, v in obj.attrs.items() if k != ATTRS_KEY}
     attach(protected, session)
     return protected
+
+
+def open_ledger(
+    path: Any, total: Budget | None, accounting: str
+) -> tuple[LedgerFile, Budget, str, tuple[LedgerEntry, ...]]:
+    """Create or resume a ledger file; returns it with its budget, rule and entries."""
+    if not isinstance(path, str | os.PathLike):
+        raise DPTypeError(f"ledger must be a file path, got {type(path).__name__}")
+    store = LedgerFile(path)
+    entries = tuple(store.open(total, accounting))
+    assert store.total is not None
+    if store.accounting == "pld":
+        require("dp_accounting", "pld")
+    return store, store.total, store.accounting, entries
 
 
 def _total(epsilon: Any, delta: Any, rho: Any, accounting: Any) -> Budget:

@@ -7,12 +7,13 @@ accuracy statements computed from public parameters only (previews).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
+from pandas_dp.accounting.events import Release
 from pandas_dp.api.pipeline import Part, SelectPart
 from pandas_dp.engines.plan import Aggregate, CellCounts
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -207,6 +208,9 @@ class Preview:
         The release's cost under basic composition (the accountant may do better).
     confidence : float
         Confidence level of ``error``.
+    release : Release
+        The ledger record the release would be charged as (for planning many releases:
+        ``session.accountant.check_all``).
     """
 
     query: str
@@ -215,6 +219,7 @@ class Preview:
     delta: float
     confidence: float
     outputs: tuple[Output, ...] = ()
+    release: Release | None = field(default=None, repr=False)
 
     def mean_error(self, n: float, mean: float | None = None) -> pd.Series:
         """Half-width of each mean's released interval if its count were ``n``.
@@ -244,29 +249,38 @@ def mean_error_bound(out: Output, n: float, alpha: float, mean: float | None = N
     """Half-width of a mean's released interval at count ``n``.
 
     At the planning value ``mean`` when given, else the largest over means in the bounds.
+
+    Notes
+    -----
+    With the noise at its interval edges the half-width is piecewise linear in the mean's
+    position ``p`` (relative to the centre): it bends only where a corner ``(p n ± a) / N'``
+    of :func:`ratio_interval` meets a bound, where two corners cross (``p = ±a / n``), and at
+    the ends. Its maximum is at one of those points, so checking them all is exact.
     """
     total, count = out.parts
     assert out.bounds is not None
     assert total.lattice is not None
     reach = _reach(out)
+    a, b = total.halfwidth(alpha / 2), count.halfwidth(alpha / 2)
     if mean is None:
-        positions: tuple[float, ...] = (-reach, 0.0, reach)  # the width is convex in it
+        kinks = [
+            (edge * denominator - shift) / n
+            for edge in (-reach, reach)
+            for shift in (-a, a)
+            for denominator in (max(n - b, 1.0), max(n + b, 1.0))
+        ]
+        candidates = np.asarray([-reach, 0.0, reach, -a / n, a / n, *kinks], dtype=np.float64)
+        positions = candidates[np.abs(candidates) <= reach]
     else:
         centre = total.lattice.to_real(total.lattice.offset)
-        positions = (min(max(float(mean) - centre, -reach), reach),)
-    worst = 0.0
-    for position in positions:
-        lower, upper = ratio_interval(
-            np.full(1, position * n), total.halfwidth(alpha / 2), np.full(1, n),
-            count.halfwidth(alpha / 2), (-reach, reach),
-        )  # fmt: skip
-        worst = max(worst, float(upper[0] - position), float(position - lower[0]))
-    return worst
+        positions = np.full(1, min(max(float(mean) - centre, -reach), reach))
+    lower, upper = ratio_interval(
+        positions * n, a, np.full(len(positions), float(n)), b, (-reach, reach)
+    )
+    return float(np.max(np.maximum(upper - positions, positions - lower)))
 
 
-def preview_of(
-    query: str, outputs: list[Output], epsilon: float, delta: float, confidence: float
-) -> Preview:
+def preview_of(query: str, outputs: list[Output], release: Release, confidence: float) -> Preview:
     """Describe a planned release from its public parameters only."""
     alpha = 1.0 - confidence
     rows = []
@@ -278,8 +292,8 @@ def preview_of(
         elif out.how == "quantile":
             assert isinstance(first.measure, CellCounts)
             sensitivity = int(first.measurement.sensitivity)
-            epsilon = float(first.measurement.epsilon)
-            error = rank_error(epsilon, first.measure.cells + 1, alpha, sensitivity)
+            part_epsilon = float(first.measurement.epsilon)
+            error = rank_error(part_epsilon, first.measure.cells + 1, alpha, sensitivity)
             unit = "ranks"
         rows.append(
             {
@@ -294,4 +308,7 @@ def preview_of(
             }
         )
     table = pd.DataFrame(rows).set_index("statistic")
-    return Preview(query, table, epsilon, delta, confidence, tuple(outputs))
+    cost = release.cost
+    return Preview(
+        query, table, float(cost.epsilon), float(cost.delta), confidence, tuple(outputs), release
+    )

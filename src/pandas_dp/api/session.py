@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import uuid
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -14,7 +17,9 @@ import pandas as pd
 from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry, Release
+from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import SessionHandle
+from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.budget import Budget
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
@@ -32,8 +37,22 @@ Chooser = Callable[["ExponentialMechanism", npt.NDArray[np.int64], int], I64]
 
 LEDGER_COLUMNS = [
     "sequence", "time", "query", "columns", "epsilon", "delta", "composition", "groups",
-    "mechanism", "noise", "bounds", "note",
+    "mechanism", "noise", "bounds", "note", "tag", "by",
 ]  # fmt: skip
+
+
+#: The tag the releases made in this context carry (see :func:`tagged`).
+RELEASE_TAG: ContextVar[str] = ContextVar("pandas_dp_release_tag", default="")
+
+
+@contextlib.contextmanager
+def tagged(tag: str) -> Iterator[None]:
+    """Tag every release charged inside the block (a release spec's query id)."""
+    token = RELEASE_TAG.set(tag)
+    try:
+        yield
+    finally:
+        RELEASE_TAG.reset(token)
 
 
 def random_source(rng: Any) -> RandomSource:
@@ -73,9 +92,13 @@ class Session:
         unit: PrivacyUnit | None = None,
         accounting: str = "basic",
         schema: SchemaRules | None = None,
+        ledger: LedgerFile | None = None,
+        entries: tuple[LedgerEntry, ...] = (),
     ) -> None:
         self.id = uuid.uuid4().hex
-        self.accountant = Accountant(total, composition_for(total, accounting))
+        self.accountant = Accountant(
+            total, composition_for(total, accounting), store=ledger, entries=entries
+        )
         self.guard = guard
         self.unit = unit or PrivacyUnit()
         self.schema = schema
@@ -91,6 +114,17 @@ class Session:
     def accounting(self) -> str:
         """The composition rule: ``basic``, ``advanced``, ``zcdp`` or ``pld``."""
         return self.accountant.composition.name
+
+    def charge(self, release: Release, result: Any = None) -> None:
+        """Charge ``release``; a ledger file also records ``result``, the released values.
+
+        Inside :func:`tagged` the release carries that tag.
+        """
+        tag = RELEASE_TAG.get()
+        if tag:
+            release = dataclasses.replace(release, tag=tag)
+        output = output_to_json(result) if self.accountant.keeps_outputs else None
+        self.accountant.charge(release, output)
 
     def draw(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
         """Draw ``n`` noise variates for ``mechanism`` from this session's random source."""
@@ -160,4 +194,6 @@ def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:
         "noise": "; ".join(m.describe() for m in release.measurements),
         "bounds": "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in release.bounds),
         "note": release.note,
+        "tag": release.tag,
+        "by": entry.by,
     }

@@ -109,8 +109,9 @@ def top_k(
     target = resolve(obj)
     col = target.column if target.column is not None else column
     check_column(target.engine, target.data, col, numeric=False)
+    source = ""
     if candidates is None:
-        candidates, _ = schema_keys(target, (col,))
+        candidates, source = schema_keys(target, (col,))
         if candidates is None:
             raise DPValueError(
                 f"pass the public candidates (candidates=[...]) for {col!r}; they are never "
@@ -140,6 +141,8 @@ def top_k(
     )
     if rounds > 1:
         note += f"; {rounds} rounds of peeling at ε/{rounds} each"
+    if source:
+        note += f"; candidates: {source}"
     release = Release(query, (str(col),), (record,), SEQUENTIAL, 1, note=note)
 
     def finish(released_keys: pd.Index | None, noisy: dict[str, Any]) -> Any:
@@ -170,15 +173,15 @@ def describe(
     ``min`` and ``max`` are left out: a DP minimum or maximum is a quantile at 0 or 1 and
     says little about the true extremes, so the table does not pretend otherwise.
     """
-    if bounds is None:
+    if bounds is None:  # every column with schema bounds; the planner reads (and notes) them
         schema = resolve(frame).session.schema
-        bounds = {c: r.bounds for c, r in (schema.columns if schema else ()) if r.bounds}
+        bounds = {c: None for c, r in (schema.columns if schema else ()) if r.bounds}
     if not isinstance(bounds, dict) or not bounds:
         raise DPTypeError(
             "describe needs bounds={column: (lower, upper), ...} (or a schema with bounds)"
         )
     levels, _ = parse_quantiles(list(percentiles))
-    rows = ["count", "mean", "std"] + [f"{float(p):.0%}" for p in levels]
+    rows = ["count", "mean", "std"] + [f"{100 * float(p):.10g}%" for p in levels]  # "12.5%"
     stats = []
     for column in bounds:
         stats += [

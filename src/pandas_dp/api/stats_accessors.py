@@ -11,6 +11,9 @@ from typing import Any
 
 import pandas as pd
 
+from pandas_dp.api.aggregation import parse_named
+from pandas_dp.api.queries import release_many
+from pandas_dp.api.results import PostProcess
 from pandas_dp.api.statistics import DESCRIBE_PERCENTILES, describe, quantile, spread, top_k
 
 
@@ -157,9 +160,39 @@ class SeriesStatistics:
 
 
 class FrameStatistics:
-    """``DataFrame.dp`` spreads, quantiles, mode, top-k and ``describe``."""
+    """``DataFrame.dp`` named aggregation, spreads, quantiles, mode, top-k and ``describe``."""
 
     _obj: Any
+
+    def agg(
+        self, *, epsilon: Any, bounds: Any = None, delta: Any = None,
+        mechanism: str = "laplace", ci: float | None = None, fillna: Any = None,
+        nonnegative: bool = False, **named: Any,
+    ) -> pd.DataFrame:  # fmt: skip
+        """Release several statistics of the whole frame in one call (one row).
+
+        The ungrouped form of ``priv.dp.groupby(...).agg``: ``n="count"``,
+        ``avg=("income", "mean")``, ``med=("age", "median")`` ...; same parameters.
+
+        Notes
+        -----
+        The fewest noisy measurements behind all statistics (a mean reuses the row count);
+        ε (and δ for Gaussian noise) is split equally among them (sequential composition).
+        Values are clipped to ``bounds``. Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"age": [20, 40, 60] * 300}).dp.protect(epsilon=1.0)
+        >>> row = df.dp.agg(n="count", avg=("age", "mean"), bounds={"age": (0, 100)}, epsilon=1.0)
+        >>> list(row.columns), abs(row.loc[0, "avg"] - 40) < 5
+        (['n', 'avg'], True)
+        """
+        return release_many(
+            self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
+            delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
+            post=PostProcess.of(nonnegative),
+        )  # fmt: skip
 
     def var(
         self, column: Hashable, *, bounds: Any = None, epsilon: Any, ddof: int = 1, **kw: Any

@@ -1,7 +1,19 @@
 """The ``pandas-dp`` command line (also ``python -m pandas_dp``).
 
-Exit codes: 0 success, 2 usage error, 3 privacy refusal (budget exceeded, not protected),
-1 any other error.
+Commands: ``plan`` (costs and error bounds of a release spec; reads no data), ``release``
+(run a spec into a folder: tables, ledger, report), ``ledger`` (verify and show a ledger
+file), ``demo`` (a worked example on bundled data).
+
+Exit codes:
+
+====  ==========================================================================
+0     success
+1     an error while running (a failed query, an unreadable file)
+2     usage error or an invalid spec (the message says where)
+3     refused for privacy: over budget, a ledger that was edited or whose budget
+      differs, data that is not protected. Nothing was charged.
+4     a missing optional dependency (the message gives the ``pip install`` line)
+====  ==========================================================================
 """
 
 from __future__ import annotations
@@ -11,17 +23,29 @@ import sys
 from collections.abc import Sequence
 
 from pandas_dp.cli.demo import add_demo_command
-from pandas_dp.errors import BudgetExceededError, DPError, NotProtectedError
+from pandas_dp.cli.release import add_release_commands
+from pandas_dp.errors import (
+    BudgetExceededError,
+    DPError,
+    LedgerError,
+    MissingExtraError,
+    NotProtectedError,
+    SpecError,
+)
 
-EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED = 0, 1, 2, 3
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_MISSING_EXTRA = 0, 1, 2, 3, 4
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser with every sub-command registered."""
     parser = argparse.ArgumentParser(
-        prog="pandas-dp", description="Differentially private releases from pandas data."
+        prog="pandas-dp",
+        description="Differentially private releases from pandas data.",
+        epilog="exit codes: 0 ok, 1 error, 2 usage or invalid spec, 3 refused for privacy "
+        "(nothing charged), 4 missing optional dependency",
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    add_release_commands(commands)
     add_demo_command(commands)
     return parser
 
@@ -32,10 +56,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
-    except (BudgetExceededError, NotProtectedError) as error:
+    except SpecError as error:
+        print(f"pandas-dp: invalid spec: {error}", file=sys.stderr)
+        return EXIT_USAGE
+    except (BudgetExceededError, NotProtectedError, LedgerError) as error:
         print(f"pandas-dp: refused: {error}", file=sys.stderr)
         return EXIT_REFUSED
+    except MissingExtraError as error:
+        print(f"pandas-dp: {error}", file=sys.stderr)
+        return EXIT_MISSING_EXTRA
     except DPError as error:
+        print(f"pandas-dp: error: {error}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as error:
         print(f"pandas-dp: error: {error}", file=sys.stderr)
         return EXIT_ERROR
     return code

@@ -50,9 +50,9 @@ def grid_value(
 def rank_error(epsilon: float, candidates: int, alpha: float, sensitivity: int = 1) -> float:
     """Rank error exceeded with probability at most ``alpha`` (McSherry & Talwar 2007).
 
-    The chosen candidate scores at most ``min score + 2Δ (ln K + ln(1/α)) / ε``; add one grid
-    cell of discretisation. The error is in *ranks* (number of rows), not in the column's
-    units: a value's rank is public knowledge only through this bound.
+    The chosen candidate scores at most ``min score + 2Δ (ln K + ln(1/α)) / ε``, measured
+    from the best grid edge (the grid's own resolution is not included). The error is in
+    *ranks* (number of rows), not in the column's units.
     """
     return 2.0 * sensitivity * (math.log(candidates) + math.log(1.0 / alpha)) / epsilon
 
@@ -78,8 +78,9 @@ def variance_from(
     """Variance from noisy moments about a public centre, clamped to ``[0, reach**2]``.
 
     ``var = (S2 - S1²/N) / max(N - ddof, 1)`` with ``N`` clamped to at least 1: free
-    post-processing of three noisy releases. ``reach`` is half the width of the bounds, so
-    ``reach**2`` is the largest variance values in the bounds can have.
+    post-processing of three noisy releases. ``reach`` is half the width of the bounds;
+    ``reach**2`` bounds the population variance (``ddof=0``) of values in the bounds, and
+    the clamp keeps sample variances (``ddof=1``, at most ``reach² n/(n-1)``) at that bound.
     """
     n = np.maximum(np.asarray(count, dtype=np.float64), 1.0)
     s1 = np.asarray(centred_sum, dtype=np.float64)

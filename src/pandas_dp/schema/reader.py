@@ -11,6 +11,7 @@ schema's order, or sorted for an unordered set). Custom checks supply nothing.
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +55,14 @@ class SchemaRules:
 
 def _as_schema(schema: Any) -> Any:
     pandera = require("pandera.pandas", "pandera")
+    if isinstance(schema, str) and "\n" in schema:  # YAML text, e.g. from schema.to_yaml()
+        return pandera.DataFrameSchema.from_yaml(schema)
     if isinstance(schema, str | Path):
+        if not Path(schema).is_file():
+            raise DPValueError(
+                f"schema file {str(schema)!r} not found; pass the path of a pandera YAML "
+                "schema, its YAML text, a DataFrameSchema or a DataFrameModel class"
+            )
         return pandera.DataFrameSchema.from_yaml(Path(schema))
     if isinstance(schema, type) and hasattr(schema, "to_schema"):
         return schema.to_schema()
@@ -73,9 +81,12 @@ def _bounds(column: Hashable, checks: list[Any]) -> tuple[tuple[float, float] | 
     for check in checks:
         stats = check.statistics or {}
         for side, keys in ((lows, _LOWER), (highs, _UPPER)):
-            if check.name in keys and stats.get(keys[check.name]) is not None:
-                side.append(float(stats[keys[check.name]]))
-                names.append(check.name)
+            value = stats.get(keys[check.name]) if check.name in keys else None
+            # Only numbers bound a sum; range checks on dates or text bound nothing here.
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                continue
+            side.append(float(value))
+            names.append(check.name)
     finite_lows = [x for x in lows if math.isfinite(x)]
     finite_highs = [x for x in highs if math.isfinite(x)]
     if not finite_lows or not finite_highs:

@@ -1,0 +1,97 @@
+"""Plain-JSON forms of budgets and releases, for ledger files.
+
+Exact numbers are written as ``"p/q"`` strings so that a budget read back is the same
+fraction it was; nothing here holds a value computed from private data.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+from pandas_dp.accounting.events import Measurement, Release
+from pandas_dp.budget import Budget
+
+
+def _fraction(value: Any) -> Fraction:
+    return Fraction(str(value))
+
+
+def budget_to_json(budget: Budget) -> dict[str, str | None]:
+    """``{"epsilon": "1", "delta": "1/1000000", "rho": null}``."""
+    return {
+        "epsilon": str(budget.epsilon),
+        "delta": str(budget.delta),
+        "rho": None if budget.rho is None else str(budget.rho),
+    }
+
+
+def budget_from_json(data: dict[str, Any]) -> Budget:
+    """Inverse of :func:`budget_to_json`."""
+    rho = data.get("rho")
+    return Budget(
+        _fraction(data["epsilon"]),
+        _fraction(data["delta"]),
+        None if rho is None else _fraction(rho),
+    )
+
+
+def measurement_to_json(m: Measurement) -> dict[str, Any]:
+    """All fields of a measurement, exact numbers as strings."""
+    return {
+        "label": m.label,
+        "mechanism": m.mechanism,
+        "epsilon": str(m.epsilon),
+        "delta": str(m.delta),
+        "sensitivity": m.sensitivity,
+        "scale": str(m.scale),
+        "exponent": m.exponent,
+        "coordinates": m.coordinates,
+        "sigma2": None if m.sigma2 is None else str(m.sigma2),
+        "extra_delta": str(m.extra_delta),
+    }
+
+
+def measurement_from_json(data: dict[str, Any]) -> Measurement:
+    """Inverse of :func:`measurement_to_json`."""
+    sigma2 = data.get("sigma2")
+    return Measurement(
+        label=data["label"],
+        mechanism=data["mechanism"],
+        epsilon=_fraction(data["epsilon"]),
+        sensitivity=int(data["sensitivity"]),
+        scale=_fraction(data["scale"]),
+        exponent=int(data["exponent"]),
+        delta=_fraction(data["delta"]),
+        coordinates=int(data["coordinates"]),
+        sigma2=None if sigma2 is None else _fraction(sigma2),
+        extra_delta=_fraction(data["extra_delta"]),
+    )
+
+
+def release_to_json(r: Release) -> dict[str, Any]:
+    """All fields of a release record."""
+    return {
+        "query": r.query,
+        "columns": list(r.columns),
+        "measurements": [measurement_to_json(m) for m in r.measurements],
+        "composition": r.composition,
+        "groups": r.groups,
+        "bounds": [[c, lo, hi] for c, lo, hi in r.bounds],
+        "note": r.note,
+        "tag": r.tag,
+    }
+
+
+def release_from_json(data: dict[str, Any]) -> Release:
+    """Inverse of :func:`release_to_json`."""
+    return Release(
+        query=data["query"],
+        columns=tuple(data["columns"]),
+        measurements=tuple(measurement_from_json(m) for m in data["measurements"]),
+        composition=data["composition"],
+        groups=int(data["groups"]),
+        bounds=tuple((str(c), float(lo), float(hi)) for c, lo, hi in data["bounds"]),
+        note=data.get("note", ""),
+        tag=data.get("tag", ""),
+    )

@@ -1,0 +1,79 @@
+"""Released values as plain JSON, for ledger files, and back.
+
+A ledger file keeps what each charge released, so a release spec interrupted between the
+charge and writing its output can recover the output instead of paying for it again. These
+values are released outputs (public by definition); nothing else goes in.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def _plain(value: Any) -> Any:
+    """A JSON-able Python scalar (floats stay floats, NaN becomes None, keys become text)."""
+    if value is None or isinstance(value, bool | str):
+        return value
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        number = float(value)
+        return number if math.isfinite(number) else None
+    if isinstance(value, tuple):
+        return [_plain(v) for v in value]
+    if value is pd.NA or value is pd.NaT:
+        return None
+    return str(value)  # intervals, timestamps, categories: their text
+
+
+def output_to_json(result: Any) -> dict[str, Any]:
+    """``{"type": "scalar" | "estimate" | "series" | "frame" | "list", ...}``."""
+    from pandas_dp.api.results import Estimate  # results imports the pipeline, which needs us
+
+    if isinstance(result, Estimate):
+        return {
+            "type": "estimate",
+            "value": _plain(result.value),
+            "lower": _plain(result.lower),
+            "upper": _plain(result.upper),
+            "confidence": _plain(result.confidence),
+        }
+    if isinstance(result, pd.Series | pd.DataFrame):
+        frame = result.to_frame() if isinstance(result, pd.Series) else result
+        return {
+            "type": "series" if isinstance(result, pd.Series) else "frame",
+            "index_names": [_plain(n) for n in frame.index.names],
+            "index": [_plain(k) for k in frame.index],
+            "columns": [_plain(c) for c in frame.columns],
+            "data": [[_plain(v) for v in row] for row in frame.itertuples(index=False)],
+        }
+    if isinstance(result, list):
+        return {"type": "list", "value": [_plain(v) for v in result]}
+    return {"type": "scalar", "value": _plain(result)}
+
+
+def output_from_json(data: dict[str, Any]) -> Any:
+    """Rebuild a released value; keys come back as their JSON form (text for intervals)."""
+    from pandas_dp.api.results import Estimate
+
+    kind = data["type"]
+    if kind == "estimate":
+        return Estimate(data["value"], data["lower"], data["upper"], data["confidence"])
+    if kind in ("scalar", "list"):
+        return data["value"]
+    names = data["index_names"]
+    if len(names) > 1:
+        index = pd.MultiIndex.from_tuples([tuple(k) for k in data["index"]], names=names)
+    else:
+        index = pd.Index(data["index"], name=names[0])
+    frame = pd.DataFrame(data["data"], index=index, columns=data["columns"])
+    if kind == "series":
+        return frame.iloc[:, 0]
+    return frame

@@ -1,0 +1,167 @@
+"""``pandas-dp plan | release | ledger``: release specs and ledger files from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+import pandas as pd
+
+from pandas_dp.accounting.accountant import Accountant
+from pandas_dp.accounting.composition import composition_for
+from pandas_dp.accounting.ledger_file import read_ledger
+from pandas_dp.errors import LedgerError
+from pandas_dp.spec import LEDGER_NAME, load_spec, plan_release, run_release
+
+_PLAN_COLUMNS = ["query", "status", "statistic", "how", "mechanism", "scale", "epsilon", "delta",
+                 "error", "error_in"]  # fmt: skip
+
+
+def _show(frame: pd.DataFrame) -> None:
+    with pd.option_context("display.width", 160, "display.max_colwidth", 70,
+                           "display.float_format", "{:,.6g}".format):  # fmt: skip
+        print(frame.to_string(index=False))
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    """Print what the spec would release and cost; exit 3 if it does not fit."""
+    spec = load_spec(args.spec)
+    ledger = args.ledger or (Path(args.out) / LEDGER_NAME if args.out else None)
+    plan = plan_release(spec, ledger)
+    print(f"{spec.title}: {len(spec.queries)} queries from {spec.data_path}")
+    print(f"budget {plan.total} ({plan.accounting} accounting); spent so far {plan.spent}\n")
+    _show(plan.table()[_PLAN_COLUMNS])
+    print(
+        f"\nerror: half-width of a {spec.confidence:.0%} interval in the column's units "
+        "(ranks for quantiles). A mean's error depends on its count: set expected_rows in "
+        "the query to see it. Summed and averaged columns are read as numbers; missing or "
+        "non-numeric values are skipped (or filled with the query's fillna)."
+    )
+    if not plan.fits:
+        print(f"\ndoes NOT fit: {plan.refusal}", file=sys.stderr)
+        return 3
+    print("\nfits the budget: `pandas-dp release` would run every pending query")
+    return 0
+
+
+class _ProgressBar:
+    """One line per query: a bar over the queries, updated in place on a terminal."""
+
+    def __init__(self, stream: TextIO, quiet: bool) -> None:
+        self.stream, self.quiet = stream, quiet
+        self.live = stream.isatty()
+
+    def __call__(self, number: int, count: int, name: str, stage: str) -> None:
+        if self.quiet:
+            return
+        done = number - (stage == "releasing")
+        filled = round(24 * done / count)
+        line = f"[{'#' * filled}{'.' * (24 - filled)}] {number}/{count} {name}: {stage}"
+        if self.live:
+            end = "" if stage == "releasing" else "\n"
+            print(f"\r\033[K{line}", end=end, file=self.stream, flush=True)
+        elif stage != "releasing":
+            print(line, file=self.stream, flush=True)
+
+
+def run_release_command(args: argparse.Namespace) -> int:
+    """Run the spec into ``--out``; print where everything went."""
+    spec = load_spec(args.spec)
+    progress = _ProgressBar(sys.stderr, args.quiet)
+    outcome = run_release(
+        spec, args.out, force=args.force, charts=not args.no_charts, progress=progress
+    )
+    ledger, entries = read_ledger(outcome.out_dir / LEDGER_NAME)
+    assert ledger.total is not None
+    spent = Accountant(
+        ledger.total, composition_for(ledger.total, ledger.accounting), entries=entries
+    ).spent
+    print(f"{spec.title}: {len(outcome.status)} queries into {outcome.out_dir}/")
+    for name, status in outcome.status.items():
+        print(f"  {name}: {status}")
+    print(f"spent {spent} of {ledger.total}; files written:")
+    for path in outcome.files:
+        print(f"  {path}")
+    print(f"inspect the ledger: pandas-dp ledger {outcome.out_dir / LEDGER_NAME}")
+    return 0
+
+
+def _entry_rows(entries: list[Any]) -> pd.DataFrame:
+    rows = [
+        {
+            "seq": e.sequence,
+            "time": e.time[:19].replace("T", " "),
+            "by": e.by,
+            "query": e.release.query,
+            "tag": e.release.tag,
+            "epsilon": float(e.release.cost.epsilon),
+            "delta": float(e.release.cost.delta),
+            "mechanism": ", ".join(sorted({m.mechanism for m in e.release.measurements})),
+        }
+        for e in entries
+    ]
+    return pd.DataFrame(rows, columns=["seq", "time", "by", "query", "tag", "epsilon", "delta",
+                                       "mechanism"])  # fmt: skip
+
+
+def run_ledger(args: argparse.Namespace) -> int:
+    """Verify a ledger's hash chain and print what was spent, by whom, when, how."""
+    ledger, entries = read_ledger(args.ledger)
+    assert ledger.total is not None
+    if args.expect_head and args.expect_head != ledger.head:
+        raise LedgerError(
+            f"the ledger's head hash is {ledger.head}, not the expected {args.expect_head}: "
+            "entries were removed from its end, or it is a different ledger"
+        )
+    accountant = Accountant(
+        ledger.total, composition_for(ledger.total, ledger.accounting), entries=entries
+    )
+    if args.json:
+        print(json.dumps({
+            "ledger": str(ledger.path), "ledger_id": ledger.ledger_id, "head": ledger.head,
+            "total": str(ledger.total), "accounting": ledger.accounting,
+            "spent": str(accountant.spent), "remaining": str(accountant.remaining),
+            "entries": _entry_rows(entries).to_dict(orient="records"),
+        }, indent=2))  # fmt: skip
+        return 0
+    print(f"ledger {ledger.path} (id {ledger.ledger_id}): chain of hashes verified")
+    print(f"budget {ledger.total} under {ledger.accounting} accounting")
+    print(f"spent {accountant.spent}; remaining {accountant.remaining}; {len(entries)} releases\n")
+    if entries:
+        _show(_entry_rows(entries))
+    if args.outputs:
+        for entry in entries:
+            print(f"\n#{entry.sequence} {entry.release.query} {entry.release.tag}:")
+            print(json.dumps(entry.output))
+    print(f"\nhead hash {ledger.head} (keep it to detect later truncation: --expect-head)")
+    return 0
+
+
+def add_release_commands(commands: Any) -> None:
+    """Register ``plan``, ``release`` and ``ledger`` on the sub-command parser."""
+    plan = commands.add_parser("plan", help="costs and error bounds of a spec; reads no data")
+    plan.add_argument("spec", help="release spec (.toml, .yaml or .json)")
+    plan.add_argument("--out", help="release folder whose ledger counts as spent")
+    plan.add_argument("--ledger", help="a ledger file whose releases count as spent")
+    plan.set_defaults(run=run_plan)
+
+    release = commands.add_parser("release", help="run a spec: tables, ledger and report")
+    release.add_argument("spec", help="release spec (.toml, .yaml or .json)")
+    release.add_argument("--out", required=True, help="output folder (holds the ledger)")
+    release.add_argument(
+        "--force", action="store_true",
+        help="release queries again even if the ledger has them (charges them again)",
+    )  # fmt: skip
+    release.add_argument("--no-charts", action="store_true", help="report without charts")
+    release.add_argument("--quiet", action="store_true", help="no progress display")
+    release.set_defaults(run=run_release_command)
+
+    ledger = commands.add_parser("ledger", help="verify a ledger file and show its spending")
+    ledger.add_argument("ledger", help="ledger file (JSON lines)")
+    ledger.add_argument("--expect-head", help="fail unless the last hash is this one")
+    ledger.add_argument("--outputs", action="store_true", help="also print released values")
+    ledger.add_argument("--json", action="store_true", help="machine-readable summary")
+    ledger.set_defaults(run=run_ledger)

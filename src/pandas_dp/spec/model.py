@@ -1,0 +1,323 @@
+"""A release spec: what to release, from which data, under which budget.
+
+:func:`parse_spec` checks a spec (parsed from TOML or YAML into plain dicts) completely
+before any data is read, and reports *every* problem at once, each prefixed by where it is
+(``query[2].bounds.income: lower 10 > upper 5``). Query numbers count from 1, in file order.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pandas_dp.accounting.composition import ACCOUNTANTS
+from pandas_dp.api.aggregation import HOWS, MECHANISMS
+from pandas_dp.errors import SpecError
+
+FORMATS = ("csv", "parquet")
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_SECTIONS = {"data", "privacy", "release", "query"}
+_DATA = {"path", "format", "schema"}
+_PRIVACY = {"epsilon", "delta", "rho", "accounting", "privacy_unit", "max_rows_per_unit"}
+_RELEASE = {"name", "title", "confidence", "formats"}
+_QUERY = {
+    "name", "description", "groupby", "keys", "aggs", "bounds", "epsilon", "delta",
+    "mechanism", "ci", "where", "fillna", "nonnegative", "max_groups_per_unit",
+    "max_rows_per_group", "expected_rows",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class QuerySpec:
+    """One table of a release (see the "Publishing a release" guide for each field)."""
+
+    name: str
+    aggs: dict[str, tuple[str | None, str]]
+    epsilon: float
+    groupby: tuple[str, ...] = ()
+    keys: Any = None
+    bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    delta: float | None = None
+    mechanism: str = "laplace"
+    ci: float | None = 0.95
+    where: str | None = None
+    fillna: dict[str, float] = field(default_factory=dict)
+    nonnegative: bool = False
+    max_groups_per_unit: int | None = None
+    max_rows_per_group: int | None = None
+    expected_rows: float | None = None
+    description: str = ""
+    digest: str = ""
+
+    @property
+    def tag(self) -> str:
+        """The id this query's release carries in the ledger: ``name@<hash of its spec>``."""
+        return f"{self.name}@{self.digest}"
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """Every column the query reads."""
+        used = list(self.groupby) + [c for c, _ in self.aggs.values() if c is not None]
+        return tuple(dict.fromkeys(used))
+
+
+@dataclass(frozen=True)
+class ReleaseSpec:
+    """A whole release: data, budget and queries, validated."""
+
+    path: Path
+    data_path: Path
+    data_format: str
+    schema: Path | None
+    privacy: dict[str, Any]
+    queries: tuple[QuerySpec, ...]
+    name: str
+    title: str
+    confidence: float = 0.95
+    formats: tuple[str, ...] = ("csv",)
+
+
+class _Problems:
+    """Collects path-qualified problems; raises them all at the end."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.items: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        self.items.append(f"{where}: {message}")
+
+    def unknown(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {sorted(allowed)}"
+                self.add(f"{where}.{key}" if where else str(key), f"unknown key{hint}")
+
+    def number(self, where: str, value: Any, *, low: float = 0.0, strict: bool = True) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.add(where, f"must be a number, got {value!r}")
+            return math.nan
+        if not math.isfinite(value) or (value <= low if strict else value < low):
+            self.add(where, f"must be {'>' if strict else '>='} {low:g}, got {value!r}")
+        return float(value)
+
+    def raise_if_any(self) -> None:
+        if self.items:
+            listed = "\n  ".join(self.items)
+            raise SpecError(f"{self.source} is not a valid release spec:\n  {listed}")
+
+
+def _table(problems: _Problems, where: str, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.add(where, f"must be a table of settings, got {type(value).__name__}")
+        return {}
+    return value
+
+
+def _strings(problems: _Problems, where: str, value: Any) -> tuple[str, ...]:
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+        problems.add(where, f"must be a column name or a list of them, got {value!r}")
+        return ()
+    return tuple(items)
+
+
+def _aggs(problems: _Problems, where: str, value: Any) -> dict[str, tuple[str | None, str]]:
+    if not isinstance(value, dict) or not value:
+        problems.add(where, 'needs at least one statistic, e.g. { n = "count" }')
+        return {}
+    aggs: dict[str, tuple[str | None, str]] = {}
+    for name, stat in value.items():
+        at = f"{where}.{name}"
+        column, how = (None, stat) if isinstance(stat, str) else (None, None)
+        if isinstance(stat, list) and len(stat) == 2 and all(isinstance(s, str) for s in stat):
+            column, how = stat
+        if how is None:
+            problems.add(at, f'give "count" or ["column", "sum"], got {stat!r}')
+        elif how not in HOWS:
+            problems.add(at, f"unknown statistic {how!r}; choose from {list(HOWS)}")
+        elif column is None and how != "count":
+            problems.add(at, f'{how!r} needs a column: ["income", "{how}"]')
+        else:
+            aggs[str(name)] = (column, how)
+    return aggs
+
+
+def _bounds(problems: _Problems, where: str, value: Any) -> dict[str, tuple[float, float]]:
+    bounds = {}
+    for column, pair in _table(problems, where, value).items():
+        at = f"{where}.{column}"
+        if not (isinstance(pair, list) and len(pair) == 2):
+            problems.add(at, f"give [lower, upper], got {pair!r}")
+            continue
+        low = problems.number(f"{at}[0]", pair[0], low=-math.inf)
+        high = problems.number(f"{at}[1]", pair[1], low=-math.inf)
+        if low > high:
+            problems.add(at, f"lower {pair[0]!r} > upper {pair[1]!r}")
+        bounds[str(column)] = (low, high)
+    return bounds
+
+
+def _digest(*parts: Any) -> str:
+    text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _query(
+    problems: _Problems, at: str, raw: dict[str, Any], shared: Any, has_schema: bool
+) -> QuerySpec:
+    problems.unknown(at, raw, _QUERY)
+    name = raw.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        problems.add(f"{at}.name", f"needs a name of letters, digits, _ . - (got {name!r})")
+        name = "?"
+    if "epsilon" not in raw:
+        problems.add(f"{at}.epsilon", "missing: every query states what it may spend")
+    epsilon = problems.number(f"{at}.epsilon", raw.get("epsilon", 1.0))
+    mechanism = raw.get("mechanism", "laplace")
+    if mechanism not in MECHANISMS:
+        problems.add(f"{at}.mechanism", f"must be one of {list(MECHANISMS)}, got {mechanism!r}")
+    ci = raw.get("ci", shared["confidence"])
+    if ci is not False and not (isinstance(ci, float) and 0 < ci < 1):
+        problems.add(f"{at}.ci", f"must be a level in (0, 1) such as 0.95, or false; got {ci!r}")
+        ci = shared["confidence"]
+    groupby = _strings(problems, f"{at}.groupby", raw["groupby"]) if "groupby" in raw else ()
+    if "keys" in raw and not groupby:
+        problems.add(f"{at}.keys", "keys need a groupby")
+    optional: dict[str, Any] = {}
+    for key in ("max_groups_per_unit", "max_rows_per_group"):
+        if key in raw:
+            value = raw[key]
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                problems.add(f"{at}.{key}", f"must be a positive integer, got {value!r}")
+            optional[key] = value
+    for key in ("delta", "expected_rows"):
+        if key in raw:
+            optional[key] = problems.number(f"{at}.{key}", raw[key], strict=key != "delta")
+    where = raw.get("where")
+    if where is not None and not isinstance(where, str):
+        problems.add(f"{at}.where", f"must be a pandas query string, got {where!r}")
+    fillna = {str(k): v for k, v in _table(problems, f"{at}.fillna", raw.get("fillna")).items()}
+    nonnegative = raw.get("nonnegative", False)
+    if not isinstance(nonnegative, bool):
+        problems.add(f"{at}.nonnegative", f"must be true or false, got {nonnegative!r}")
+    aggs = _aggs(problems, f"{at}.aggs", raw.get("aggs"))
+    bounds = _bounds(problems, f"{at}.bounds", raw.get("bounds"))
+    for stat, (column, how) in aggs.items():
+        if column is not None and how != "count" and column not in bounds and not has_schema:
+            problems.add(
+                f"{at}.bounds", f"missing bounds for {column!r} ({stat} = {how}): "
+                f"add {column} = [lower, upper], or a schema with its range",
+            )  # fmt: skip
+    return QuerySpec(
+        name=name,
+        aggs=aggs,
+        epsilon=epsilon,
+        groupby=groupby,
+        keys=raw.get("keys"),
+        bounds=bounds,
+        mechanism=str(mechanism),
+        ci=None if ci is False else float(ci),
+        where=where,
+        fillna=fillna,
+        nonnegative=bool(nonnegative),
+        description=str(raw.get("description", "")),
+        digest=_digest(raw, shared),
+        **optional,
+    )
+
+
+def _privacy(problems: _Problems, raw: dict[str, Any]) -> dict[str, Any]:
+    problems.unknown("privacy", raw, _PRIVACY)
+    if ("epsilon" in raw) == ("rho" in raw):
+        problems.add("privacy", "give the total budget: epsilon (and delta), or rho")
+    for key in ("epsilon", "rho"):
+        if key in raw:
+            problems.number(f"privacy.{key}", raw[key])
+    if "delta" in raw:
+        delta = problems.number("privacy.delta", raw["delta"], strict=False)
+        if delta >= 1:
+            problems.add("privacy.delta", f"must be < 1, got {raw['delta']!r}")
+    if ("privacy_unit" in raw) != ("max_rows_per_unit" in raw):
+        problems.add("privacy", "privacy_unit and max_rows_per_unit go together")
+    limit = raw.get("max_rows_per_unit", 1)
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        problems.add("privacy.max_rows_per_unit", f"must be a positive integer, got {limit!r}")
+    if raw.get("accounting", "basic") not in ACCOUNTANTS:
+        problems.add(
+            "privacy.accounting", f"must be one of {list(ACCOUNTANTS)}, got {raw['accounting']!r}"
+        )
+    return dict(raw)
+
+
+def parse_spec(raw: Any, path: Path) -> ReleaseSpec:
+    """Validate a parsed spec; raise :class:`SpecError` listing every problem."""
+    problems = _Problems(str(path))
+    if not isinstance(raw, dict):
+        problems.add("(top)", "a spec is a table with [data], [privacy] and [[query]] sections")
+        problems.raise_if_any()
+    problems.unknown("", raw, _SECTIONS)
+    data = _table(problems, "data", raw.get("data"))
+    problems.unknown("data", data, _DATA)
+    data_path = data.get("path")
+    if not isinstance(data_path, str) or not data_path:
+        problems.add("data.path", "missing: the CSV or Parquet file to release from")
+        data_path = "?"
+    suffix = Path(data_path).suffix.lower().lstrip(".")
+    data_format = data.get("format", "parquet" if suffix in ("parquet", "pq") else "csv")
+    if data_format not in FORMATS:
+        problems.add("data.format", f"must be one of {list(FORMATS)}, got {data_format!r}")
+    schema = data.get("schema")
+    if schema is not None and not isinstance(schema, str):
+        problems.add("data.schema", f"must be a path to a pandera YAML schema, got {schema!r}")
+    privacy = _privacy(problems, _table(problems, "privacy", raw.get("privacy")))
+    release = _table(problems, "release", raw.get("release"))
+    problems.unknown("release", release, _RELEASE)
+    confidence = release.get("confidence", 0.95)
+    if not (isinstance(confidence, float) and 0 < confidence < 1):
+        problems.add("release.confidence", f"must be a level in (0, 1), got {confidence!r}")
+        confidence = 0.95
+    formats = _strings(problems, "release.formats", release.get("formats", ["csv"]))
+    for fmt in formats:
+        if fmt not in FORMATS:
+            problems.add("release.formats", f"{fmt!r} is not one of {list(FORMATS)}")
+    shared = {"confidence": confidence, "data": data, "privacy": privacy}
+    queries = raw.get("query")
+    if not isinstance(queries, list) or not queries:
+        problems.add("query", "needs at least one [[query]] table")
+        queries = []
+    parsed = []
+    seen: set[str] = set()
+    for number, item in enumerate(queries, start=1):
+        at = f"query[{number}]"
+        if not isinstance(item, dict):
+            problems.add(at, "must be a table")
+            continue
+        query = _query(problems, at, item, shared, schema is not None)
+        if query.name in seen:
+            problems.add(f"{at}.name", f"{query.name!r} is used twice")
+        seen.add(query.name)
+        parsed.append(query)
+    problems.raise_if_any()
+    base = path.parent
+    return ReleaseSpec(
+        path=path,
+        data_path=base / data_path,
+        data_format=str(data_format),
+        schema=None if schema is None else base / schema,
+        privacy=privacy,
+        queries=tuple(parsed),
+        name=str(release.get("name", path.stem)),
+        title=str(release.get("title", release.get("name", path.stem))),
+        confidence=float(confidence),
+        formats=formats or ("csv",),
+    )

@@ -1,0 +1,354 @@
+"""Plan and run a release spec.
+
+:func:`plan_release` previews every query on an *empty* frame with the spec's columns, so
+it reads no data: costs, mechanisms, noise scales and error bounds come from public
+parameters only. :func:`run_release` reads the data, protects it with a ledger file in the
+output folder, previews every query again on the real frame, admits the whole set against
+the budget at once (all-or-nothing), then releases the queries one by one. Each release is
+charged -- written to the ledger with its output and fsynced -- before its file is written,
+so a crash can only leave a charge without its file; a re-run then writes the file from the
+ledger instead of releasing it again. Queries already in the ledger (same name and same
+definition) are skipped unless ``force=True``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+import pandas_dp  # noqa: F401  (registers the .dp accessor)
+from pandas_dp.accounting.accountant import Accountant
+from pandas_dp.accounting.composition import composition_for
+from pandas_dp.accounting.events import LedgerEntry
+from pandas_dp.accounting.ledger_file import read_ledger
+from pandas_dp.api.outputs import output_from_json
+from pandas_dp.api.results import Preview
+from pandas_dp.api.session import tagged
+from pandas_dp.budget import Budget
+from pandas_dp.errors import BudgetExceededError, DPError, SpecError
+from pandas_dp.optional import require
+from pandas_dp.spec.files import as_table, write_outputs
+from pandas_dp.spec.model import QuerySpec, ReleaseSpec
+from pandas_dp.spec.report import write_report
+
+LEDGER_NAME = "ledger.jsonl"
+#: ``progress(query_number, query_count, query_name, stage)``; stages: "releasing",
+#: "released in 1.2s", "already released", "recovered from the ledger".
+Progress = Callable[[int, int, str, str], None]
+
+
+@dataclass(frozen=True)
+class PlannedQuery:
+    """One query's preview, and whether the ledger already holds its release."""
+
+    query: QuerySpec
+    preview: Preview
+    entry: LedgerEntry | None = None
+
+    @property
+    def done(self) -> bool:
+        """Whether the ledger already holds this query's release."""
+        return self.entry is not None
+
+
+@dataclass(frozen=True)
+class ReleasePlan:
+    """What a spec would release and cost; ``refusal`` says why it would not fit."""
+
+    spec: ReleaseSpec
+    queries: tuple[PlannedQuery, ...]
+    total: Budget
+    spent: Budget
+    accounting: str
+    refusal: str = ""
+
+    @property
+    def fits(self) -> bool:
+        """Whether every pending query fits in what is left of the budget."""
+        return not self.refusal
+
+    def table(self) -> pd.DataFrame:
+        """One row per statistic: query, mechanism, noise scale, cost and error bound."""
+        frames = []
+        for planned in self.queries:
+            table = planned.preview.table.reset_index()
+            table.insert(0, "query", planned.query.name)
+            table.insert(1, "status", "released" if planned.done else "pending")
+            if planned.query.expected_rows is not None:
+                errors = planned.preview.mean_error(planned.query.expected_rows)
+                for name, error in errors.items():
+                    table.loc[table["statistic"] == name, "error"] = error
+            frames.append(table)
+        return pd.concat(frames, ignore_index=True)
+
+
+@dataclass
+class ReleaseOutcome:
+    """What :func:`run_release` did, query by query."""
+
+    plan: ReleasePlan
+    out_dir: Path
+    charts: bool = True
+    status: dict[str, str] = field(default_factory=dict)
+    outputs: dict[str, pd.DataFrame] = field(default_factory=dict)
+    files: list[Path] = field(default_factory=list)
+
+
+# -- reading the data and calling the API --------------------------------------------------
+def read_data(spec: ReleaseSpec) -> pd.DataFrame:
+    """Read the spec's data file (CSV, or Parquet with ``pandas-dp[parquet]``)."""
+    if not spec.data_path.exists():
+        raise SpecError(f"data.path: no file at {spec.data_path}")
+    if spec.data_format == "parquet":
+        require("pyarrow", "parquet")
+        return pd.read_parquet(spec.data_path)
+    return pd.read_csv(spec.data_path)
+
+
+def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
+    """Read every summed or averaged column as float64, as the plan assumes.
+
+    A CSV column's inferred dtype depends on its values (one missing income makes the column
+    float, and a float column gets its own count of non-missing values), so without this the
+    measurements -- and the ledger that lists them -- would depend on the data. Anything that
+    is not a number counts as missing. Columns declared in the schema keep its dtype.
+    """
+    declared = set()
+    if spec.schema is not None:
+        from pandas_dp.schema import read_schema
+
+        declared = {label for label, _ in read_schema(str(spec.schema)).columns}
+    numeric = {
+        column
+        for query in spec.queries
+        for column, how in query.aggs.values()
+        if column is not None and how != "count" and column not in declared
+    }
+    converted = {
+        column: pd.to_numeric(data[column], errors="coerce").astype(np.float64)
+        for column in numeric
+        if column in data.columns
+    }
+    return data.assign(**converted) if converted else data
+
+
+def _protect_options(spec: ReleaseSpec) -> dict[str, Any]:
+    privacy = spec.privacy
+    options: dict[str, Any] = {
+        key: privacy[key] for key in ("epsilon", "delta", "rho", "accounting") if key in privacy
+    }
+    if "privacy_unit" in privacy:
+        options["privacy_unit"] = privacy["privacy_unit"]
+        options["max_rows_per_unit"] = privacy["max_rows_per_unit"]
+    if spec.schema is not None:
+        options["schema"] = str(spec.schema)
+    return options
+
+
+def _keys(keys: Any) -> Any:
+    """TOML/YAML keys: lists of lists become tuples (one per combination)."""
+    if isinstance(keys, list) and keys and all(isinstance(k, list) for k in keys):
+        return [tuple(k) for k in keys]
+    return keys
+
+
+def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
+    """Release (or preview) one query through the public API."""
+    named = {name: how if col is None else (col, how) for name, (col, how) in query.aggs.items()}
+    has_quantile = any(how == "median" for _, how in query.aggs.values())
+    options: dict[str, Any] = {
+        "epsilon": query.epsilon,
+        "bounds": query.bounds or None,
+        "mechanism": query.mechanism,
+        "fillna": query.fillna or None,
+        "ci": None if has_quantile else query.ci,
+    }
+    if query.delta is not None:
+        options["delta"] = query.delta
+    accessor: Any = frame.dp.preview if previewing else frame.dp
+    if query.groupby:
+        grouped = accessor.groupby(
+            list(query.groupby), keys=_keys(query.keys),
+            max_groups_per_unit=query.max_groups_per_unit,
+            max_rows_per_group=query.max_rows_per_group,
+        )  # fmt: skip
+        return grouped.agg(**options, nonnegative=query.nonnegative, **named)
+    if previewing:
+        return accessor.agg(**options, **named)
+    return accessor.agg(**options, nonnegative=query.nonnegative, **named)
+
+
+def _filtered(priv: pd.DataFrame, query: QuerySpec) -> pd.DataFrame:
+    """The rows the query's public ``where`` condition keeps (all rows without one)."""
+    if query.where is None:
+        return priv
+    try:
+        return priv.query(query.where)
+    except (pd.errors.UndefinedVariableError, SyntaxError) as error:
+        raise SpecError(f"where = {query.where!r}: {error}") from None
+    except Exception as error:  # its text might quote a value: name only its kind
+        raise SpecError(
+            f"where = {query.where!r} cannot be evaluated on this data "
+            f"({type(error).__name__}); check the column types it compares"
+        ) from None
+
+
+def _in_query(query: QuerySpec, number: int, action: Callable[..., Any], *args: Any) -> Any:
+    """Run ``action(*args)``; prefix a pandas-dp error with the query it came from."""
+    try:
+        return action(*args)
+    except DPError as error:
+        raise type(error)(f"query[{number}] ({query.name}): {error}") from None
+
+
+# -- planning ------------------------------------------------------------------------------
+def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
+    """An empty frame with every column the spec names (dtypes from the keys)."""
+    dtypes: dict[str, Any] = {}
+    for query in spec.queries:
+        keys = _keys(query.keys)
+        for level, column in enumerate(query.groupby):
+            if isinstance(keys, dict):
+                values = list(keys.get(column, []))
+            elif isinstance(keys, list) and len(query.groupby) > 1:
+                values = [k[level] for k in keys if isinstance(k, tuple)]
+            else:
+                values = list(keys or [])
+            dtypes.setdefault(column, pd.Index(values).dtype if values else object)
+        for value_column, how in query.aggs.values():
+            if value_column is not None:
+                dtypes.setdefault(value_column, object if how == "count" else np.float64)
+    if "privacy_unit" in spec.privacy:
+        dtypes.setdefault(spec.privacy["privacy_unit"], object)
+    return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in dtypes.items()})
+
+
+def _tagged_entries(entries: tuple[LedgerEntry, ...]) -> dict[str, LedgerEntry]:
+    """The latest ledger entry of every tag."""
+    return {entry.release.tag: entry for entry in entries if entry.release.tag}
+
+
+def _admit(
+    spec: ReleaseSpec, accountant: Accountant, planned: list[PlannedQuery], force: bool
+) -> ReleasePlan:
+    pending = [p.preview.release for p in planned if force or not p.done]
+    refusal = ""
+    try:
+        accountant.check_all([r for r in pending if r is not None])
+    except BudgetExceededError as error:
+        refusal = str(error)
+    return ReleasePlan(
+        spec, tuple(planned), accountant.total, accountant.spent,
+        accountant.composition.name, refusal,
+    )  # fmt: skip
+
+
+def plan_release(spec: ReleaseSpec, ledger: str | os.PathLike[str] | None = None) -> ReleasePlan:
+    """Preview every query and check the whole release against the budget; reads no data.
+
+    ``ledger``: an existing ledger whose releases count as spent (and as done).
+    """
+    frame = planning_frame(spec).dp.protect(**_protect_options(spec), validate=False)
+    session = frame.dp.session
+    entries: tuple[LedgerEntry, ...] = ()
+    if ledger is not None and Path(ledger).exists():
+        store, read = read_ledger(ledger)
+        store.check_budget(session.total, session.accounting)
+        entries = tuple(read)
+    accountant = Accountant(
+        session.total, composition_for(session.total, session.accounting), entries=entries
+    )
+    done = _tagged_entries(entries)
+    planned = [
+        PlannedQuery(q, _in_query(q, i, _call, frame, q, True), done.get(q.tag))
+        for i, q in enumerate(spec.queries, start=1)
+    ]
+    return _admit(spec, accountant, planned, force=False)
+
+
+# -- running -------------------------------------------------------------------------------
+def _check_extras(spec: ReleaseSpec, charts: bool) -> None:
+    """Fail before reading any data when an optional dependency is missing."""
+    if spec.data_format == "parquet" or "parquet" in spec.formats:
+        require("pyarrow", "parquet")
+    if spec.schema is not None:
+        require("pandera", "pandera")
+    if charts:
+        require("matplotlib", "report")
+
+
+def run_release(
+    spec: ReleaseSpec,
+    out_dir: str | os.PathLike[str],
+    *,
+    force: bool = False,
+    charts: bool = True,
+    progress: Progress | None = None,
+) -> ReleaseOutcome:
+    """Release every query of ``spec`` into ``out_dir`` (module docstring).
+
+    Raises
+    ------
+    BudgetExceededError
+        Before any query runs, if the pending queries do not all fit.
+    """
+    _check_extras(spec, charts)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    data = as_planned(read_data(spec), spec)
+    ledger_path = out / LEDGER_NAME
+    existed = ledger_path.exists()
+    priv = data.dp.protect(**_protect_options(spec), ledger=ledger_path)
+    accountant = priv.dp.session.accountant
+    done = _tagged_entries(accountant.entries)
+    frames, planned = [], []
+    for number, query in enumerate(spec.queries, start=1):
+        frame = _in_query(query, number, _filtered, priv, query)
+        frames.append(frame)
+        preview = _in_query(query, number, _call, frame, query, True)
+        planned.append(PlannedQuery(query, preview, done.get(query.tag)))
+    plan = _admit(spec, accountant, planned, force)
+    if not plan.fits:
+        if not existed and not accountant.entries:  # leave no budget pinned by a refusal
+            ledger_path.unlink()
+            ledger_path.with_name(ledger_path.name + ".lock").unlink(missing_ok=True)
+        raise BudgetExceededError(f"nothing was released: {plan.refusal}")
+    outcome = ReleaseOutcome(plan, out, charts)
+    try:
+        for number, (item, frame) in enumerate(zip(planned, frames, strict=True), start=1):
+            _release_one(item, frame, number, outcome, force, progress)
+    finally:
+        outcome.files.append(write_report(outcome, accountant))
+    return outcome
+
+
+def _release_one(
+    item: PlannedQuery, frame: pd.DataFrame, number: int, outcome: ReleaseOutcome,
+    force: bool, progress: Progress | None,
+) -> None:  # fmt: skip
+    query, count, spec = item.query, len(outcome.plan.queries), outcome.plan.spec
+    report = progress or (lambda *args: None)
+    if item.entry is not None and not force:
+        table = as_table(output_from_json(item.entry.output))
+        missing = [f for f in spec.formats if not (outcome.out_dir / f"{query.name}.{f}").exists()]
+        stage = "recovered from the ledger" if missing else "already released"
+        if missing:
+            outcome.files += write_outputs(table, outcome.out_dir, query.name, tuple(missing))
+    else:
+        report(number, count, query.name, "releasing")
+        started = time.perf_counter()
+        with tagged(query.tag):
+            result = _in_query(query, number, _call, frame, query, False)
+        table = as_table(result)  # the charge is on disk: now the files may be written
+        outcome.files += write_outputs(table, outcome.out_dir, query.name, spec.formats)
+        stage = f"released in {time.perf_counter() - started:.1f}s"
+    outcome.status[query.name] = stage.split(" in ")[0]
+    outcome.outputs[query.name] = table
+    report(number, count, query.name, stage)
