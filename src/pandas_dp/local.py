@@ -6,10 +6,11 @@ independent randomization per row) and records its ε and categories in ``attrs`
 :func:`estimate_proportion` turns randomized answers into unbiased proportions with
 confidence intervals.
 
-Budget: randomizing *unprotected* data is the respondents' side of a survey and charges
-nothing. Randomizing a Series that carries a pandas-dp session releases ε-DP data from
-that session, so it is charged like any release (otherwise calling it again and again would
-bypass the budget).
+Randomizing *unprotected* data is the respondents' side of a survey and charges nothing.
+A Series that carries a pandas-dp session is refused: randomized response releases one
+record per row, so the number of rows and which rows exist would leave unprotected, and
+pandas-dp's guarantee is about adding or removing a row. Release shares from protected data
+with ``value_counts(normalize=True)`` instead (central DP, far more accurate).
 
 Examples
 --------
@@ -24,13 +25,13 @@ True
 
 from __future__ import annotations
 
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pandas_dp.accounting.events import SEQUENTIAL, Measurement, Release
-from pandas_dp.api.attach import has_session_mark, session_of
+from pandas_dp.api.attach import has_session_mark
 from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.results import Estimate
 from pandas_dp.api.session import random_source
@@ -92,14 +93,26 @@ def randomized_response(
     Keeps each value with probability ``e^ε / (e^ε + k - 1)`` and otherwise reports one of
     the other ``k - 1`` categories uniformly (Warner 1965 for ``k = 2``; generalized randomized
     response for ``k > 2``), sampled exactly from the OS CSPRNG. Cost: nothing for
-    unprotected data; ``ε`` charged to the session of a protected Series.
+    unprotected data. A protected Series is refused (see the module docstring).
+
+    Raises
+    ------
+    DPValueError
+        For a Series that carries a pandas-dp session.
     """
     if not isinstance(series, pd.Series):
         raise DPTypeError(f"randomized_response needs a Series, got {type(series).__name__}")
+    if has_session_mark(series):
+        raise DPValueError(
+            "randomized response releases one record per row, so how many rows there are, and "
+            "which, would leave the protected data without noise: pandas-dp's guarantee covers "
+            "adding or removing a row. Release shares with .dp.value_counts(keys, "
+            "normalize=True, epsilon=...) instead (central DP, far more accurate), or randomize "
+            "answers before they are collected (an unprotected Series)."
+        )
     eps = parse_epsilon(epsilon)
     keys = _categories(series, categories)
-    session = session_of(series) if has_session_mark(series) else None
-    source = random_source(rng) if rng is not None or session is None else session._source
+    source = random_source(rng)
     codes = np.asarray(keys.get_indexer(pd.Index(series.astype(object))), dtype=np.int64)
     unknown = codes < 0
     if unknown.any():
@@ -107,12 +120,6 @@ def randomized_response(
 
         codes[unknown] = uniform_below(source, len(keys), int(unknown.sum()))
     reported = randomize(source, codes, len(keys), eps)
-    if session is not None:
-        record = Measurement("randomized_response", "randomized_response", eps, 1, 1 / eps)
-        note = f"randomized response over {len(keys)} public categories; every row released"
-        session.accountant.charge(
-            Release("randomized_response", (str(series.name),), (record,), SEQUENTIAL, 1, note=note)
-        )
     values = np.asarray(keys)[reported]
     if pd.api.types.is_bool_dtype(series.dtype) and categories is None:
         out = pd.Series(values.astype(bool), index=series.index, name=series.name)
@@ -162,8 +169,10 @@ def estimate_proportion(
     if epsilon is None:
         if "epsilon" not in recorded:
             raise DPValueError("pass epsilon=..., or a Series made by randomized_response")
-        epsilon = recorded["epsilon"]
-    eps = float(parse_epsilon(epsilon if not isinstance(epsilon, str) else float(epsilon)))
+        epsilon = Fraction(str(recorded["epsilon"]))  # recorded exactly, as "1/2"
+    eps = float(parse_epsilon(epsilon))
+    if isinstance(beta, bool) or not isinstance(beta, int | float):
+        raise DPTypeError(f"beta must be a number in (0, 1), got {type(beta).__name__}")
     if not 0.0 < beta < 1.0:
         raise DPValueError(f"beta must lie in (0, 1), got {beta}")
     if categories is None:

@@ -1,5 +1,5 @@
 """Empirical privacy-loss audit of a grouped count (house style of
-``tests/statistical/test_privacy_audit.py``, whose helpers are copied here).
+``tests/statistical/test_privacy_audit.py``; the audit is ``tests/statistical/auditing.py``).
 
 Method (black-box audits of Jagielski, Ullman & Oprea 2020; Nasr et al. 2021): release the
 grouped count many times on neighbouring datasets D and D' (D' = D plus one row in one
@@ -30,23 +30,21 @@ half-noise mutant (truly ε = 2) about 1.98.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
-from scipy import stats
 
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.random import SeededRandomSource
+
+from ..statistical.auditing import audit, half_noise, vectorised_runs
 
 pytestmark = pytest.mark.statistical
 
 EPSILON = Fraction(1)
-ALPHA = 1e-6
-N_CALIBRATION = 200_000
-N_EVALUATION = 1_000_000
+# The vectorised audits calibrate on 200,000 and evaluate on 1,000,000 releases per dataset
+# (the defaults of auditing.vectorised_runs) at confidence 1 - auditing.ALPHA = 1 - 1e-6.
 N_PUBLIC = 2_000
 #: With 10^6 releases the real mechanism scores ε - 0.011 ± 0.002: 0.9 is 40 standard
 #: errors away. With 2,000 releases the bounds cost about 0.23 and the standard error is
@@ -54,117 +52,6 @@ N_PUBLIC = 2_000
 #: noise (e.g. the ε of one group spent on each of several), which the upper check misses.
 TIGHT_VECTORISED, TIGHT_PUBLIC = 0.9, 0.5
 KEYS = ["a", "b", "c"]
-
-
-# --- the audit (copied from tests/statistical/test_privacy_audit.py) -----------------------
-
-
-def clopper_pearson(hits: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided exact binomial bounds: P(p < lower) <= alpha and P(p > upper) <= alpha."""
-    hits = np.asarray(hits, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        lower = np.where(hits > 0, stats.beta.ppf(alpha, hits, n - hits + 1), 0.0)
-        upper = np.where(hits < n, stats.beta.ppf(1 - alpha, hits + 1, n - hits), 1.0)
-    return lower, upper
-
-
-def epsilon_lower_bound(hits_more: np.ndarray, hits_less: np.ndarray, n: int) -> np.ndarray:
-    """ε_lb for an event seen ``hits_more`` times on one dataset and ``hits_less`` times on
-    the other, each out of ``n`` releases, at total confidence 1 - ALPHA."""
-    lower, _ = clopper_pearson(hits_more, n, ALPHA / 2)
-    _, upper = clopper_pearson(hits_less, n, ALPHA / 2)
-    with np.errstate(divide="ignore"):
-        return np.log(lower) - np.log(upper)
-
-
-@dataclass(frozen=True)
-class Event:
-    """``output >= threshold`` (``at_least``) or ``output <= threshold``; ``favours_d`` says
-    whether the event is likelier under D (then D is the numerator of the ratio)."""
-
-    threshold: float
-    at_least: bool
-    favours_d: bool
-
-    def hits(self, outputs: np.ndarray) -> int:
-        if self.at_least:
-            return int(np.count_nonzero(outputs >= self.threshold))
-        return int(np.count_nonzero(outputs <= self.threshold))
-
-
-def hits_at(sorted_outputs: np.ndarray, thresholds: np.ndarray, at_least: bool) -> np.ndarray:
-    if at_least:
-        return sorted_outputs.size - np.searchsorted(sorted_outputs, thresholds, side="left")
-    return np.searchsorted(sorted_outputs, thresholds, side="right")
-
-
-def choose_event(outputs_d: np.ndarray, outputs_d2: np.ndarray) -> Event:
-    """The event with the largest ε_lb on a calibration run (thresholds at 999 quantiles of
-    the pooled outputs, both tails, both directions)."""
-    assert outputs_d.size == outputs_d2.size
-    n = outputs_d.size
-    pooled = np.concatenate([outputs_d, outputs_d2])
-    levels = np.linspace(0.001, 0.999, 999)
-    thresholds = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
-    sorted_d, sorted_d2 = np.sort(outputs_d), np.sort(outputs_d2)
-    best: tuple[float, Event] | None = None
-    for at_least in (True, False):
-        hits_d = hits_at(sorted_d, thresholds, at_least)
-        hits_d2 = hits_at(sorted_d2, thresholds, at_least)
-        for favours_d, more, less in ((True, hits_d, hits_d2), (False, hits_d2, hits_d)):
-            scores = epsilon_lower_bound(more, less, n)
-            i = int(np.argmax(scores))
-            if best is None or scores[i] > best[0]:
-                best = (float(scores[i]), Event(float(thresholds[i]), at_least, favours_d))
-    assert best is not None
-    return best[1]
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    epsilon_lb: float
-    event: Event
-    frequencies: tuple[float, float]
-
-    def __str__(self) -> str:
-        side = ">=" if self.event.at_least else "<="
-        p, p2 = self.frequencies
-        return (
-            f"ε_lb = {self.epsilon_lb:.4f} for output {side} {self.event.threshold:g} "
-            f"(frequency {p:.4f} on D, {p2:.4f} on D')"
-        )
-
-
-def audit(
-    calibration: tuple[np.ndarray, np.ndarray], evaluation: tuple[np.ndarray, np.ndarray]
-) -> AuditResult:
-    """Choose the event on ``calibration`` (D, D'), bound ε with it on ``evaluation``."""
-    event = choose_event(*calibration)
-    outputs_d, outputs_d2 = evaluation
-    assert outputs_d.size == outputs_d2.size
-    n = outputs_d.size
-    hits_d, hits_d2 = event.hits(outputs_d), event.hits(outputs_d2)
-    more, less = (hits_d, hits_d2) if event.favours_d else (hits_d2, hits_d)
-    epsilon_lb = float(epsilon_lower_bound(np.array([more]), np.array([less]), n)[0])
-    return AuditResult(epsilon_lb, event, (hits_d / n, hits_d2 / n))
-
-
-def vectorised_runs(
-    exact: tuple[float, float], mechanism: DiscreteLaplace, seed: int
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Calibration and evaluation outputs ``exact + Z`` on D and D'; four seeded streams."""
-
-    def outputs(value: float, n: int, stream: int) -> np.ndarray:
-        return value + mechanism.sample(n, SeededRandomSource(seed + stream)).astype(np.float64)
-
-    calibration = (outputs(exact[0], N_CALIBRATION, 0), outputs(exact[1], N_CALIBRATION, 1))
-    evaluation = (outputs(exact[0], N_EVALUATION, 2), outputs(exact[1], N_EVALUATION, 3))
-    return calibration, evaluation
-
-
-def half_noise(mechanism: DiscreteLaplace) -> DiscreteLaplace:
-    """The mutant: half the calibrated scale, i.e. really 2ε-DP while claiming ε."""
-    return DiscreteLaplace(mechanism.scale / 2)
 
 
 # --- the datasets ----------------------------------------------------------------------------

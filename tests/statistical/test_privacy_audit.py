@@ -10,8 +10,9 @@ Clopper–Pearson intervals, and report
 (D and D' swap roles when E is likelier under D'). An ε-DP mechanism satisfies
 P(E | D) <= e^ε P(E | D') for *every* event, so if both bounds hold, ε_lb <= ε.
 
-Confidence. The event, its direction and its threshold are chosen on a separate calibration
-run (own seeds), so the evaluation run tests a single, fixed event. Each one-sided
+Confidence. The audit (``auditing.py``, shared with the other audits) chooses the event, its
+direction and its threshold on a separate calibration run (own seeds), so the evaluation run
+tests a single, fixed event. Each one-sided
 Clopper–Pearson bound fails with probability at most ALPHA / 2 = 5e-7, so a correctly
 calibrated mechanism reports ε_lb > ε with probability at most ALPHA = 1e-6 (union bound).
 The seeds are fixed, so the outcome never changes between runs; the level says that an honest
@@ -34,7 +35,6 @@ The public API is also audited end to end with real releases, on fewer samples.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
@@ -43,14 +43,14 @@ import pytest
 from scipy import stats
 
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.random import SeededRandomSource
+
+from .auditing import assert_clopper_pearson_exact, audit, half_noise, vectorised_runs
 
 pytestmark = pytest.mark.statistical
 
 EPSILON = Fraction(1)
-ALPHA = 1e-6  # probability that an honest mechanism's ε_lb exceeds its ε
-N_CALIBRATION = 200_000
-N_EVALUATION = 1_000_000
+# The audits calibrate on 200,000 and evaluate on 1,000,000 vectorised releases per dataset
+# (the defaults of auditing.vectorised_runs) at confidence 1 - auditing.ALPHA = 1 - 1e-6.
 N_PUBLIC = 2_000  # real releases per dataset through priv.dp.count / priv.dp.sum
 #: The real mechanism must come close to its ε: with 10^6 releases it scores ε - 0.011 on
 #: average with a standard error of 0.002, so 0.9 is 40 standard errors away. With 2,000
@@ -58,121 +58,6 @@ N_PUBLIC = 2_000  # real releases per dataset through priv.dp.count / priv.dp.su
 #: standard errors below the expected 0.77. Failing these means too *much* noise (e.g. the
 #: scale of ε/2), a utility bug the upper check alone would not see.
 TIGHT_VECTORISED, TIGHT_PUBLIC = 0.9, 0.5
-
-
-# --- the audit -------------------------------------------------------------------------------
-
-
-def clopper_pearson(hits: np.ndarray, n: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
-    """One-sided exact binomial bounds: P(p < lower) <= alpha and P(p > upper) <= alpha."""
-    hits = np.asarray(hits, dtype=np.float64)
-    with np.errstate(invalid="ignore"):
-        lower = np.where(hits > 0, stats.beta.ppf(alpha, hits, n - hits + 1), 0.0)
-        upper = np.where(hits < n, stats.beta.ppf(1 - alpha, hits + 1, n - hits), 1.0)
-    return lower, upper
-
-
-def epsilon_lower_bound(hits_more: np.ndarray, hits_less: np.ndarray, n: int) -> np.ndarray:
-    """ε_lb for an event seen ``hits_more`` times on one dataset and ``hits_less`` times on
-    the other, each out of ``n`` releases, at total confidence 1 - ALPHA."""
-    lower, _ = clopper_pearson(hits_more, n, ALPHA / 2)
-    _, upper = clopper_pearson(hits_less, n, ALPHA / 2)
-    with np.errstate(divide="ignore"):
-        return np.log(lower) - np.log(upper)
-
-
-@dataclass(frozen=True)
-class Event:
-    """``output >= threshold`` (``at_least``) or ``output <= threshold``; ``favours_d`` says
-    whether the event is likelier under D (then D is the numerator of the ratio)."""
-
-    threshold: float
-    at_least: bool
-    favours_d: bool
-
-    def hits(self, outputs: np.ndarray) -> int:
-        if self.at_least:
-            return int(np.count_nonzero(outputs >= self.threshold))
-        return int(np.count_nonzero(outputs <= self.threshold))
-
-
-def hits_at(sorted_outputs: np.ndarray, thresholds: np.ndarray, at_least: bool) -> np.ndarray:
-    if at_least:
-        return sorted_outputs.size - np.searchsorted(sorted_outputs, thresholds, side="left")
-    return np.searchsorted(sorted_outputs, thresholds, side="right")
-
-
-def choose_event(outputs_d: np.ndarray, outputs_d2: np.ndarray) -> Event:
-    """The event with the largest ε_lb on a calibration run.
-
-    Candidates: thresholds at 999 quantiles of the pooled outputs, both tails, both
-    directions (every value the outputs take, when there are fewer than that)."""
-    assert outputs_d.size == outputs_d2.size
-    n = outputs_d.size
-    pooled = np.concatenate([outputs_d, outputs_d2])
-    levels = np.linspace(0.001, 0.999, 999)
-    thresholds = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
-    sorted_d, sorted_d2 = np.sort(outputs_d), np.sort(outputs_d2)
-    best: tuple[float, Event] | None = None
-    for at_least in (True, False):
-        hits_d = hits_at(sorted_d, thresholds, at_least)
-        hits_d2 = hits_at(sorted_d2, thresholds, at_least)
-        for favours_d, more, less in ((True, hits_d, hits_d2), (False, hits_d2, hits_d)):
-            scores = epsilon_lower_bound(more, less, n)
-            i = int(np.argmax(scores))
-            if best is None or scores[i] > best[0]:
-                best = (float(scores[i]), Event(float(thresholds[i]), at_least, favours_d))
-    assert best is not None
-    return best[1]
-
-
-@dataclass(frozen=True)
-class AuditResult:
-    epsilon_lb: float
-    event: Event
-    frequencies: tuple[float, float]  # of the event under D and D'
-
-    def __str__(self) -> str:
-        side = ">=" if self.event.at_least else "<="
-        p, p2 = self.frequencies
-        return (
-            f"ε_lb = {self.epsilon_lb:.4f} for output {side} {self.event.threshold:g} "
-            f"(frequency {p:.4f} on D, {p2:.4f} on D')"
-        )
-
-
-def audit(
-    calibration: tuple[np.ndarray, np.ndarray], evaluation: tuple[np.ndarray, np.ndarray]
-) -> AuditResult:
-    """Choose the event on ``calibration`` (D, D'), bound ε with it on ``evaluation``."""
-    event = choose_event(*calibration)
-    outputs_d, outputs_d2 = evaluation
-    assert outputs_d.size == outputs_d2.size
-    n = outputs_d.size
-    hits_d, hits_d2 = event.hits(outputs_d), event.hits(outputs_d2)
-    more, less = (hits_d, hits_d2) if event.favours_d else (hits_d2, hits_d)
-    epsilon_lb = float(epsilon_lower_bound(np.array([more]), np.array([less]), n)[0])
-    return AuditResult(epsilon_lb, event, (hits_d / n, hits_d2 / n))
-
-
-def vectorised_runs(
-    exact: tuple[float, float], mechanism: DiscreteLaplace, step: float, seed: int
-) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
-    """Calibration and evaluation outputs ``exact + step · Z`` on D and D' (see the module
-    docstring); four independent seeded streams."""
-
-    def outputs(value: float, n: int, stream: int) -> np.ndarray:
-        noise = mechanism.sample(n, SeededRandomSource(seed + stream))
-        return value + step * noise.astype(np.float64)  # exact: |values| < 2^53 · step
-
-    calibration = (outputs(exact[0], N_CALIBRATION, 0), outputs(exact[1], N_CALIBRATION, 1))
-    evaluation = (outputs(exact[0], N_EVALUATION, 2), outputs(exact[1], N_EVALUATION, 3))
-    return calibration, evaluation
-
-
-def half_noise(mechanism: DiscreteLaplace) -> DiscreteLaplace:
-    """The mutant: half the calibrated scale, i.e. really 2ε-DP while claiming ε."""
-    return DiscreteLaplace(mechanism.scale / 2)
 
 
 # --- the datasets ----------------------------------------------------------------------------
@@ -318,12 +203,7 @@ def test_sum_audit_through_the_public_api(protect_seeded, noise):
 
 def test_clopper_pearson_bounds():
     # Exact binomial tails at the bounds: P(X >= k | p = lower) = alpha = P(X <= k | upper).
-    lower, upper = clopper_pearson(np.array([0, 3, 500, 1000]), 1000, 1e-3)
-    assert lower[0] == 0.0
-    assert upper[3] == 1.0
-    for i, k in enumerate((3, 500)):
-        assert stats.binom.sf(k - 1, 1000, lower[i + 1]) == pytest.approx(1e-3, rel=1e-6)
-        assert stats.binom.cdf(k, 1000, upper[i + 1]) == pytest.approx(1e-3, rel=1e-6)
+    assert_clopper_pearson_exact()
 
 
 def test_audit_of_identical_distributions_finds_no_loss():

@@ -178,33 +178,35 @@ def moments(
 # --- quantiles -------------------------------------------------------------------------------
 
 
-def edges(bounds: tuple[float, float], cells: int) -> list[Fraction]:
-    lower, upper = Fraction(bounds[0]), Fraction(bounds[1])
-    return [lower + k * (upper - lower) / cells for k in range(cells + 1)]
-
-
-def ranks(values: Iterable[float], bounds: tuple[float, float], cells: int) -> list[int]:
+def ranks(values: Iterable[float], bounds: tuple[float, float], cells: int) -> np.ndarray:
     """``rank_k``: clipped non-missing values strictly below edge ``k``; all are below ``U``.
 
-    Refuses data with a value within ``1e-9`` cells of an interior edge, where float64 cell
-    arithmetic may legitimately put it on either side (tests must not depend on that).
+    Exact: a value ``v`` lies strictly below edge ``k`` iff ``k > (v - L) K / (U - L)``,
+    evaluated in rationals. Refuses data with a value within ``1e-9`` cells of an interior
+    edge, where float64 cell arithmetic may legitimately put it on either side (tests must
+    not depend on that), unless it sits exactly on the edge and float64 computes its
+    position ``(v - L) / ((U - L) / K)`` exactly (dyadic grids), which leaves no ambiguity.
     """
-    lower, upper = bounds
-    grid = edges(bounds, cells)
-    kept = sorted(Fraction(min(max(v, lower), upper)) for v in values if not math.isnan(v))
-    width = (Fraction(upper) - Fraction(lower)) / cells
-    for value in kept:
-        position = (value - Fraction(lower)) / width
+    lower, upper = Fraction(bounds[0]), Fraction(bounds[1])
+    first_above = np.zeros(cells + 2, dtype=np.int64)  # values by the first edge above them
+    for value in values:
+        if math.isnan(value):
+            continue
+        position = (Fraction(min(max(value, bounds[0]), bounds[1])) - lower) * cells
+        position /= upper - lower
         nearest = round(position)
-        if 0 < nearest < cells:
-            assert abs(position - nearest) > Fraction(1, 10**9), f"{value} sits on an edge"
-    out = [sum(1 for v in kept if v < edge) for edge in grid[:-1]]
-    return [*out, len(kept)]
+        if 0 < nearest < cells and abs(position - nearest) <= Fraction(1, 10**9):
+            clipped = min(max(value, bounds[0]), bounds[1])
+            in_float = (clipped - bounds[0]) / ((bounds[1] - bounds[0]) / cells)
+            assert Fraction(in_float) == position == nearest, f"{value} is too near an edge"
+        first_above[min(math.floor(position) + 1, cells)] += 1  # U counts below edge K
+    return np.cumsum(first_above)[: cells + 1]
 
 
-def quantile_scores(rank: Sequence[int], q: Fraction) -> list[Fraction]:
-    n = rank[-1]
-    return [abs(r - q * n) for r in rank]
+def quantile_scores(rank: np.ndarray, q: Fraction) -> np.ndarray:
+    """``|rank_k - q n|`` times the denominator of ``q`` (exact integers)."""
+    n = int(rank[-1])
+    return np.abs(q.denominator * rank - q.numerator * n)
 
 
 def best_edges(
@@ -212,12 +214,12 @@ def best_edges(
 ) -> list[int]:
     """Indices of the edges whose rank is closest to ``q n`` (all of them, on ties)."""
     scores = quantile_scores(ranks(values, bounds, cells), as_fraction(q))
-    best = min(scores)
-    return [k for k, s in enumerate(scores) if s == best]
+    return np.flatnonzero(scores == scores.min()).tolist()
 
 
 def edge_value(index: int, bounds: tuple[float, float], cells: int) -> float:
-    return float(edges(bounds, cells)[index])
+    lower, upper = Fraction(bounds[0]), Fraction(bounds[1])
+    return float(lower + index * (upper - lower) / cells)
 
 
 def assert_on_edges(
@@ -225,13 +227,16 @@ def assert_on_edges(
 ) -> None:
     """``released`` is one of the given grid edges, to float64 precision of the grid."""
     tolerance = 1e-12 * (bounds[1] - bounds[0])
-    gaps = [abs(released - edge_value(k, bounds, cells)) for k in indices]
-    assert min(gaps) <= tolerance, (released, [edge_value(k, bounds, cells) for k in indices])
+    position = (released - bounds[0]) / (bounds[1] - bounds[0]) * cells
+    nearest = [k for k in indices if abs(k - position) < 2]  # the grid index, give or take
+    gaps = [abs(released - edge_value(k, bounds, cells)) for k in nearest]
+    assert gaps, (released, position, indices[:5], indices[-5:])
+    assert min(gaps) <= tolerance, (released, [edge_value(k, bounds, cells) for k in nearest])
 
 
-def em_probabilities(scores: Sequence[Fraction | float], rate: float) -> np.ndarray:
+def em_probabilities(scores: Sequence[float] | np.ndarray, rate: float) -> np.ndarray:
     """``P(k) ∝ exp(-rate (s_k - min s))`` in float64 (exact enough for χ² expectations)."""
-    s = np.array([float(x) for x in scores])
+    s = np.asarray(scores, dtype=np.float64)
     weights = np.exp(-rate * (s - s.min()))
     return weights / weights.sum()
 

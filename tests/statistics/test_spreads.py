@@ -355,6 +355,12 @@ def test_ci_returns_an_estimate_around_the_value(incomes, protect_seeded, noise,
     assert 0.0 <= estimate.lower < estimate.value < estimate.upper
     top = (BOUNDS[1] - BOUNDS[0]) / 2
     assert estimate.upper <= (top**2 if how == "var" else top)
+    if how == "std":  # the square roots of the variance's interval
+        with noise(priv, value=0):
+            var = priv.dp.var("income", bounds=BOUNDS, epsilon=0.5, ci=0.9)
+        assert estimate.value == pytest.approx(math.sqrt(var.value), rel=1e-15)
+        assert estimate.lower == pytest.approx(math.sqrt(var.lower), rel=1e-15)
+        assert estimate.upper == pytest.approx(math.sqrt(var.upper), rel=1e-15)
 
 
 def test_variance_intervals_cover_the_true_clipped_variance(protect_seeded, rng):
@@ -400,9 +406,9 @@ def test_bad_arguments_charge_nothing(incomes, protect_seeded, kwargs, error):
     arguments = {"bounds": BOUNDS, "epsilon": 1.0, **kwargs}
     for how in ("var", "std"):
         with pytest.raises(error):
-            priv.dp.__getattribute__(how)("income", **arguments)
+            getattr(priv.dp, how)("income", **arguments)
         with pytest.raises(error):
-            priv["income"].dp.__getattribute__(how)(**arguments)
+            getattr(priv["income"].dp, how)(**arguments)
     assert priv.dp.session.spent.epsilon == 0
     assert priv.dp.session.releases == ()
 

@@ -208,6 +208,12 @@ class PLDComposition(_TightComposition):
 _DISCRETIZATION = 1e-4
 
 
+def _float_at_least(value: Fraction) -> float:
+    """The float nearest ``value`` from above: a larger ε or Laplace parameter is safe."""
+    nearest = float(value)
+    return nearest if Fraction(nearest) >= value else math.nextafter(nearest, math.inf)
+
+
 def measurement_pld(measurement: Measurement) -> Any:
     """The privacy loss distribution of one measurement (an upper bound)."""
     from pandas_dp.optional import require
@@ -216,7 +222,9 @@ def measurement_pld(measurement: Measurement) -> Any:
     common = require("dp_accounting.pld.common", "pld")
     if measurement.is_gaussian:
         assert measurement.sigma2 is not None
-        sigma = math.nextafter(math.sqrt(measurement.sigma2), 0.0)  # rounded down: safe side
+        sigma = math.sqrt(measurement.sigma2)
+        if Fraction(sigma) ** 2 > measurement.sigma2:  # a float σ at most the exact one
+            sigma = math.nextafter(sigma, 0.0)
         one = pld.from_discrete_gaussian_mechanism(
             sigma, sensitivity=measurement.sensitivity,
             value_discretization_interval=_DISCRETIZATION,
@@ -225,12 +233,12 @@ def measurement_pld(measurement: Measurement) -> Any:
     epsilon = measurement.pure_epsilon
     assert epsilon is not None
     if measurement.mechanism == "discrete_laplace" and measurement.sensitivity <= 1024:
-        parameter = math.nextafter(1.0 / float(measurement.scale), math.inf)  # rounded up
+        parameter = _float_at_least(1 / measurement.scale)
         return pld.from_discrete_laplace_mechanism(
             parameter, sensitivity=measurement.sensitivity,
             value_discretization_interval=_DISCRETIZATION,
         )  # fmt: skip
-    params = common.DifferentialPrivacyParameters(math.nextafter(float(epsilon), math.inf), 0.0)
+    params = common.DifferentialPrivacyParameters(_float_at_least(epsilon), 0.0)
     return pld.from_privacy_parameters(params, value_discretization_interval=_DISCRETIZATION)
 
 

@@ -419,8 +419,8 @@ def _label(key: tuple[Any, ...]) -> str:
     kind = _LABELS[key[0]]
     if len(key) == 1:
         return kind
-    if key[0] == "quantile":
-        return f"{kind}({key[1]}, {float(key[2]):g})"
+    if key[0] == "quantile":  # shortest exact text: close levels keep distinct labels
+        return f"{kind}({key[1]}, {float(key[2])!r})"
     return f"{kind}({key[1]})"
 
 

@@ -185,7 +185,7 @@ class FrameStatistics:
         >>> import pandas as pd, pandas_dp
         >>> df = pd.DataFrame({"age": [20, 40, 60] * 300}).dp.protect(epsilon=1.0)
         >>> row = df.dp.agg(n="count", avg=("age", "mean"), bounds={"age": (0, 100)}, epsilon=1.0)
-        >>> list(row.columns), abs(row.loc[0, "avg"] - 40) < 5
+        >>> list(row.columns), bool(abs(row.loc[0, "avg"] - 40) < 5)
         (['n', 'avg'], True)
         """
         return release_many(

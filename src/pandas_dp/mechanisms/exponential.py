@@ -22,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pandas_dp.mechanisms.random import I64, RandomSource, uniform_below
-from pandas_dp.mechanisms.samplers import bernoulli_exp_neg
+from pandas_dp.mechanisms.samplers import bernoulli_exp_neg_parts
 
 _BATCH = 64
 
@@ -51,21 +51,46 @@ def sample_exponential(
     if candidates == 0:
         raise ValueError("the exponential mechanism needs at least one candidate")
     excess = scores - scores.min(axis=1, keepdims=True)  # >= 0, 0 at the best candidate
-    num, den = rate.numerator, rate.denominator * denominator
-    if int(excess.max(initial=0)) * num >= 1 << 62 or den >= 1 << 62:
-        raise ValueError("scores or ε too large for exact sampling; coarsen the candidates")
+    den = rate.denominator * denominator
+    if den >= 1 << 62:  # depends on public parameters only (ε and the score scale)
+        raise ValueError("ε or the score denominator too fine for exact sampling")
     chosen = np.full(groups, -1, dtype=np.int64)
     pending = np.arange(groups)
     while pending.size:
         proposals = uniform_below(source, candidates, pending.size * _BATCH).reshape(-1, _BATCH)
-        gamma = excess[pending[:, None], proposals] * num
-        accepted = bernoulli_exp_neg(source, gamma.ravel(), den).reshape(-1, _BATCH)
+        whole, fraction = split_rate(
+            excess[pending[:, None], proposals].ravel(), rate.numerator, den
+        )
+        accepted = bernoulli_exp_neg_parts(source, whole, fraction, den).reshape(-1, _BATCH)
         hit = accepted.any(axis=1)
         first = accepted.argmax(axis=1)
         rows = np.flatnonzero(hit)
         chosen[pending[rows]] = proposals[rows, first[rows]]
         pending = pending[~hit]
     return chosen
+
+
+#: Whole parts of γ are capped here to stay in int64: accepting needs that many successive
+#: Bernoulli(exp(-1)) successes, probability exp(-2**62), which the cap does not change in
+#: any way a computer could observe.
+_WHOLE_CAP = 1 << 62
+
+
+def split_rate(excess: I64, numerator: int, denominator: int) -> tuple[I64, I64]:
+    """``excess * numerator / denominator`` as exact (whole, remainder numerator) int64 parts.
+
+    Works for any sizes: when the products could overflow int64, exact Python integers are
+    used, so whether sampling succeeds never depends on the scores (that is, on the data).
+    """
+    q, r = divmod(numerator, denominator)
+    largest = int(excess.max(initial=0))
+    if largest * max(q, r, 1) < _WHOLE_CAP:
+        product = excess * r
+        return excess * q + product // denominator, product % denominator
+    exact = excess.astype(object)
+    product = exact * r
+    whole = np.minimum(exact * q + product // denominator, _WHOLE_CAP)
+    return whole.astype(np.int64), (product % denominator).astype(np.int64)
 
 
 @dataclass(frozen=True)

@@ -127,13 +127,29 @@ def _discrete_tail_bounds(k: float, sigma2: float) -> tuple[float, float]:
 
 
 def _discrete_tails_exact(points: tuple[float, float], sigma2: float) -> tuple[float, float]:
-    """``P(Y > k)`` for each of two points by direct summation of the pmf (small σ only)."""
+    """``P(Y > k)`` for each of two points by direct summation of the pmf (σ <= 4096).
+
+    The normaliser comes from Poisson summation, ``Σ_y exp(-y²/2σ²) = σ√(2π) Σ_k
+    exp(-2π²σ²k²)`` (four terms reach double precision for σ >= 1; smaller σ sums the pmf
+    itself), and each tail sums only its own ``≈ 40σ`` terms, vectorised.
+    """
     sigma = math.sqrt(sigma2)
-    half = int(40 * sigma) + 2
-    y = np.arange(-half, half + 1, dtype=np.float64)
-    weights = np.exp(-(y * y) / (2 * sigma2))
-    norm = math.fsum(weights)
-    return tuple(math.fsum(weights[y > k]) / norm for k in points)  # type: ignore[return-value]
+    reach = int(40 * sigma) + 2  # exp(-800) is below the smallest double
+    if sigma < 1:
+        y = np.arange(-reach, reach + 1, dtype=np.float64)
+        norm = float(np.sum(np.exp(-(y * y) / (2 * sigma2))))
+    else:
+        theta = 1 + 2 * sum(math.exp(-2 * math.pi**2 * sigma2 * k * k) for k in range(1, 5))
+        norm = sigma * math.sqrt(2 * math.pi) * theta
+    tails = []
+    for k in points:
+        start = max(math.floor(k) + 1, -reach)
+        if start > reach:
+            tails.append(0.0)
+            continue
+        y = np.arange(start, reach + 1, dtype=np.float64)
+        tails.append(float(np.sum(np.exp(-(y * y) / (2 * sigma2)))) / norm)
+    return tails[0], tails[1]
 
 
 def discrete_gaussian_delta(sigma2: float, epsilon: float, sensitivity: int) -> float:
@@ -310,6 +326,7 @@ class DiscreteGaussian:
         return k
 
 
+@functools.lru_cache(maxsize=1024)
 def calibrate_sigma_zcdp(epsilon: float, delta: float, l2_squared: int) -> float:
     """Smallest σ whose ρ = ``l2_squared / (2σ²)`` converts to (ε, δ)-DP (CKS20, Cor. 13).
 

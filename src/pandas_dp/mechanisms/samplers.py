@@ -72,14 +72,21 @@ def bernoulli_exp_neg_one(source: RandomSource, n: int) -> Bools:
 
 
 def bernoulli_exp_neg(source: RandomSource, numerators: I64, denominator: int) -> Bools:
-    """Exact Bernoulli(exp(-γ)) trials for any ``γ = numerators / denominator >= 0``.
-
-    CKS20 Algorithm 1 for ``γ > 1``: ``exp(-γ)`` is the probability that ``floor(γ)``
-    independent Bernoulli(exp(-1)) trials and one Bernoulli(exp(-(γ - floor(γ)))) trial
-    all succeed.
-    """
+    """Exact Bernoulli(exp(-γ)) trials for any ``γ = numerators / denominator >= 0``."""
     whole = numerators // denominator
-    result = bernoulli_exp_neg_fraction(source, numerators - whole * denominator, denominator)
+    return bernoulli_exp_neg_parts(source, whole, numerators - whole * denominator, denominator)
+
+
+def bernoulli_exp_neg_parts(
+    source: RandomSource, whole: I64, numerators: I64, denominator: int
+) -> Bools:
+    """Exact Bernoulli(exp(-γ)) trials for ``γ = whole + numerators / denominator``.
+
+    CKS20 Algorithm 1 for ``γ > 1``: ``exp(-γ)`` is the probability that ``whole``
+    independent Bernoulli(exp(-1)) trials and one Bernoulli(exp(-numerators/denominator))
+    trial all succeed (``0 <= numerators < denominator``).
+    """
+    result = bernoulli_exp_neg_fraction(source, numerators, denominator)
     active = np.flatnonzero(result & (whole > 0))
     remaining = whole[active]
     while active.size:

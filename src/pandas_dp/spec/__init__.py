@@ -1,6 +1,8 @@
 """Reproducible releases: a spec file, a plan, a run into a folder, and a report.
 
->>> from pandas_dp.spec import load_spec, plan_release, run_release  # doctest: +SKIP
+``load_spec(path)`` reads and validates a spec, ``plan_release(spec)`` previews it without
+reading data, and ``run_release(spec, out_dir)`` releases it with a ledger and a report; see
+the "Publishing a release" guide.
 """
 
 from pandas_dp.spec.loader import load_spec

@@ -1,0 +1,298 @@
+"""Empirical privacy-loss audit of the selections (median, quantiles, mode) and of
+randomized response, in the style of ``test_privacy_audit.py`` (the audit is ``auditing.py``).
+
+Method (Jagielski, Ullman & Oprea 2020; Nasr et al. 2021): run the mechanism many times on
+neighbouring datasets D and D' (D' has one more row), choose an event E = {output >= T} or
+{output <= T} on a separate calibration run, bound P(E | D) from below and P(E | D') from
+above with one-sided Clopper–Pearson intervals at ALPHA / 2 each, and report
+``ε_lb = log(lower / upper)``. For an ε-DP mechanism ε_lb <= ε except with probability
+ALPHA = 1e-6; the seeds are fixed, so the outcome never changes.
+
+Vectorised selections. A selection release draws one candidate with the exponential
+mechanism from the scores the release computed. A test double around
+``ExponentialMechanism.choose`` records those scores and the mechanism object (and still
+samples for real); drawing N candidates from that very mechanism on N copies of the scores
+(one row each, in one vectorised call) gives N outputs with the law of N releases. Outputs
+are candidate indices, which the release maps monotonically to grid values, so threshold
+events on indices are threshold events on released values.
+
+What the audits can and cannot see (derived in the comments of each design):
+
+* The quantile scores ``|rank_k - q n|`` move by ``q`` or ``1 - q`` when a value is added,
+  so the largest spread of score changes is ``2 max(q, 1 - q)``: the release, at rate
+  ``ε/2`` with sensitivity 1, has true privacy loss at most ``max(q, 1 - q) ε``. At the
+  median that is ``ε/2``; a mutant at rate ε is then still ε-DP and *no* sound audit can
+  catch it there. The rate-ε mutant is caught at q = 0.9 (true loss up to 1.8ε); the
+  median's own mutant uses rate 2ε (monotone weights with the median's real sensitivity
+  1/2, a plausible "tightening" gone wrong).
+* Mode scores (counts) are monotone, so the real release can reach ε; the mutant doubles
+  the rate.
+* Randomized response has loss exactly ε on the event {output = true value}; the mutant
+  computes its keep probability from 2ε.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp.mechanisms.exponential import ExponentialMechanism
+from pandas_dp.mechanisms.random import SeededRandomSource
+from pandas_dp.mechanisms.randomized_response import randomize
+
+from .auditing import Event, Runs, audit, evaluate, paired_runs
+
+pytestmark = pytest.mark.statistical
+
+EPSILON = Fraction(1)
+N_CALIBRATION = 10_000  # selections cost about 11 µs per draw
+N_EVALUATION = 40_000
+N_RR_CALIBRATION = 200_000  # randomized response is much cheaper
+N_RR_EVALUATION = 1_000_000
+CHUNK = 20_000
+
+
+# --- selections ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What one selection release drew from: its mechanism and score numerators."""
+
+    mechanism: ExponentialMechanism
+    scores: np.ndarray  # (groups, candidates)
+    denominator: int
+
+
+@pytest.fixture
+def selections(monkeypatch) -> list[Selection]:
+    """Records every exponential-mechanism draw of the releases (which still sample)."""
+    seen: list[Selection] = []
+    original = ExponentialMechanism.choose
+
+    def recording(self, scores, denominator, source):
+        seen.append(Selection(self, np.array(scores, copy=True), denominator))
+        return original(self, scores, denominator, source)
+
+    monkeypatch.setattr(ExponentialMechanism, "choose", recording)
+    return seen
+
+
+def draws(mechanism: ExponentialMechanism, row: np.ndarray, denominator: int, n: int, seed: int):
+    """``n`` independent draws for one score row, vectorised in chunks."""
+    source = SeededRandomSource(seed)
+    out = []
+    for start in range(0, n, CHUNK):
+        size = min(CHUNK, n - start)
+        out.append(mechanism.choose(np.repeat(row[None, :], size, axis=0), denominator, source))
+    return np.concatenate(out).astype(np.float64)
+
+
+def selection_runs(
+    mechanism: ExponentialMechanism,
+    rows: tuple[np.ndarray, np.ndarray],
+    denominator: int,
+    seed: int,
+) -> Runs:
+    """Calibration and evaluation outputs on D and D': four independent seeded streams."""
+
+    def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
+        return draws(mechanism, rows[dataset], denominator, n, stream)
+
+    return paired_runs(outputs, seed, N_CALIBRATION, N_EVALUATION)
+
+
+def captured(selections: list[Selection], release) -> Selection:
+    """Run one real release and return what it drew from."""
+    before = len(selections)
+    release()
+    (selection,) = selections[before:]
+    assert selection.scores.shape[0] == 1
+    return selection
+
+
+def quantile_neighbours(
+    protect_seeded, selections, values, extra, q, seeds
+) -> tuple[ExponentialMechanism, tuple[np.ndarray, np.ndarray], int]:
+    """Capture the scores of the q-quantile release on D = ``values`` and D' = D + ``extra``
+    (bounds (0, 1), 8 cells), checked against independently counted ranks."""
+    results = []
+    for data, seed in ((values, seeds[0]), ([*values, extra], seeds[1])):
+        priv = protect_seeded(pd.DataFrame({"x": data}), seed=seed, epsilon=1)
+        selection = captured(
+            selections,
+            lambda priv=priv: priv.dp.quantile("x", q, bounds=(0, 1), epsilon=EPSILON, cells=8),
+        )
+        edges = np.arange(9) / 8
+        ranks = np.array([sum(v < e for v in data) for e in edges[:-1]] + [len(data)])
+        expected = np.abs(ranks - Fraction(str(q)) * len(data))  # the decimal level
+        got = [Fraction(int(s), selection.denominator) for s in selection.scores[0]]
+        assert got == list(expected)
+        results.append(selection)
+    (first, second) = results
+    assert first.mechanism == second.mechanism  # public parameters only
+    assert first.mechanism == ExponentialMechanism(EPSILON, Fraction(1), monotone=False)
+    assert first.denominator == second.denominator
+    return first.mechanism, (first.scores[0], second.scores[0]), first.denominator
+
+
+#: Median design (n = 10, q n = 5): five values in the first cell, one in the second, four
+#: in the last; D' adds a value in the last cell. Edge 1 has rank 5 (score 0 on D, 1/2 on
+#: D'), edges 2..7 rank 6 (score 1, then 1/2): the event {output <= edge 1} has probability
+#: 0.225 on D and 0.151 on D' at rate 1/2 (loss 0.40 <= ε/2), and 0.552 vs 0.143 for the
+#: rate-2ε mutant (loss 1.35).
+MEDIAN_D = [0.01, 0.02, 0.03, 0.04, 0.05, 0.2, 0.9, 0.91, 0.92, 0.93]
+MEDIAN_EXTRA = 0.95
+#: q = 0.9 design (n = 10, q n = 9): nine values in the first cell, one in the second; D'
+#: adds a value in the last cell. {output <= edge 1}: 0.192 vs 0.093 at rate 1/2 (loss 0.73),
+#: 0.280 vs 0.066 for the rate-ε mutant (loss 1.45 > ε).
+HIGH_D = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.2]
+HIGH_EXTRA = 0.95
+
+
+def test_median_audit_vectorised(protect_seeded, selections):
+    mechanism, rows, denominator = quantile_neighbours(
+        protect_seeded, selections, MEDIAN_D, MEDIAN_EXTRA, 0.5, seeds=(1, 2)
+    )
+    real = audit(*selection_runs(mechanism, rows, denominator, seed=100))
+    print(f"median, real mechanism: {real}")
+    assert real.epsilon_lb <= EPSILON, f"the median leaks more than ε = 1: {real}"
+    # Expected about 0.40 less the bounds' cost (about 0.1): far below means over-noising.
+    assert real.epsilon_lb >= 0.2, f"the median is noisier than calibrated: {real}"
+
+    mutant = dataclasses.replace(mechanism, sensitivity=Fraction(1, 2), monotone=True)
+    assert mutant.rate == 2 * EPSILON
+    caught = audit(*selection_runs(mutant, rows, denominator, seed=100))
+    print(f"median, rate-2ε mutant: {caught}")
+    assert caught.epsilon_lb > EPSILON, f"the rate-2ε mutant was not caught: {caught}"
+
+
+def test_quantile_audit_catches_the_monotone_rate(protect_seeded, selections):
+    mechanism, rows, denominator = quantile_neighbours(
+        protect_seeded, selections, HIGH_D, HIGH_EXTRA, 0.9, seeds=(3, 4)
+    )
+    real = audit(*selection_runs(mechanism, rows, denominator, seed=200))
+    print(f"0.9-quantile, real mechanism: {real}")
+    assert real.epsilon_lb <= EPSILON, f"the 0.9-quantile leaks more than ε = 1: {real}"
+    assert real.epsilon_lb >= 0.5, f"the quantile is noisier than calibrated: {real}"
+
+    mutant = dataclasses.replace(mechanism, monotone=True)  # rate ε instead of ε/2
+    assert mutant.rate == EPSILON
+    caught = audit(*selection_runs(mutant, rows, denominator, seed=200))
+    print(f"0.9-quantile, rate-ε mutant: {caught}")
+    assert caught.epsilon_lb > EPSILON, f"the rate-ε mutant was not caught: {caught}"
+
+
+def test_mode_audit_vectorised(protect_seeded, selections):
+    """Candidates ("c", "o"); D has 5 c, 7 o and 10 rows outside the candidates, D' one more
+    c. Monotone rate ε: P(c) = 1/(1 + e^2) = 0.119 on D and 0.269 on D' (loss 0.81); the
+    rate-2ε mutant gives 0.018 vs 0.119 (loss 1.89)."""
+    d = ["c"] * 5 + ["o"] * 7 + ["x"] * 10
+    found = []
+    for data, seed in ((d, 5), ([*d, "c"], 6)):
+        priv = protect_seeded(pd.DataFrame({"code": data}), seed=seed, epsilon=1)
+        found.append(
+            captured(
+                selections,
+                lambda priv=priv: priv.dp.mode("code", candidates=["c", "o"], epsilon=EPSILON),
+            )
+        )
+    first, second = found
+    assert first.mechanism == second.mechanism
+    assert first.mechanism == ExponentialMechanism(EPSILON, Fraction(1), monotone=True)
+    assert first.denominator == second.denominator == 1
+    assert first.scores[0].tolist() == [-5, -7]  # scores are minus the counts
+    assert second.scores[0].tolist() == [-6, -7]
+    rows = (first.scores[0], second.scores[0])
+
+    real = audit(*selection_runs(first.mechanism, rows, first.denominator, seed=300))
+    print(f"mode, real mechanism: {real}")
+    assert real.epsilon_lb <= EPSILON, f"the mode leaks more than ε = 1: {real}"
+    assert real.epsilon_lb >= 0.55, f"the mode is noisier than calibrated: {real}"
+
+    mutant = dataclasses.replace(first.mechanism, epsilon=2 * EPSILON)
+    caught = audit(*selection_runs(mutant, rows, first.denominator, seed=300))
+    print(f"mode, rate-2ε mutant: {caught}")
+    assert caught.epsilon_lb > EPSILON, f"the rate-2ε mutant was not caught: {caught}"
+
+
+def test_median_audit_through_grouped_releases(protect_seeded):
+    """End to end: one grouped release of 3,000 medians (default 4,096 cells) per dataset,
+    each group holding a copy of D (or D'), gives 3,000 independent draws per dataset.
+
+    Design on the default grid: five values near 0.01, one at 0.5, four near 0.99; D' adds
+    0.995. About 2,000 edges have rank 5 (score 0 on D) and 2,000 rank 6 (score 1): the
+    event {median <= 0.5}, fixed in advance, has probability 0.62 on D and 0.50 on D'
+    (loss 0.22)."""
+    groups = 3000
+    d = [0.01, 0.011, 0.012, 0.013, 0.014, 0.5, 0.99, 0.991, 0.992, 0.993]
+    outputs = []
+    for values, seed in ((d, 7), ([*d, 0.995], 8)):
+        data = pd.DataFrame(
+            {"x": np.tile(values, groups), "g": np.repeat(np.arange(groups), len(values))}
+        )
+        priv = protect_seeded(data, seed=seed, epsilon=1)
+        table = priv.dp.groupby("g", keys=range(groups)).agg(
+            m=("x", "median"), bounds={"x": (0, 1)}, epsilon=EPSILON
+        )
+        assert priv.dp.session.spent.epsilon == EPSILON  # parallel composition: charged once
+        outputs.append(table["m"].to_numpy())
+    event = Event(0.5, at_least=False, favours_d=True)
+    result = evaluate(event, outputs[0], outputs[1])
+    print(f"median, public API ({groups} grouped draws per dataset): {result}")
+    assert result.epsilon_lb <= EPSILON, f"the median leaks more than ε = 1: {result}"
+    assert result.frequencies[0] == pytest.approx(0.62, abs=0.05)  # the design works
+    assert result.frequencies[1] == pytest.approx(0.50, abs=0.05)
+
+
+# --- randomized response ---------------------------------------------------------------------
+
+
+def rr_runs(epsilon: Fraction, seed: int) -> Runs:
+    """Outputs for true value 0 (D) and 1 (D'), k = 2, through the exact sampler."""
+
+    def outputs(value: int, n: int, stream: int) -> np.ndarray:
+        codes = np.full(n, value, dtype=np.int64)
+        return randomize(SeededRandomSource(stream), codes, 2, epsilon).astype(np.float64)
+
+    return paired_runs(outputs, seed, N_RR_CALIBRATION, N_RR_EVALUATION)
+
+
+def test_randomized_response_audit_vectorised():
+    """P(report 0 | 0) = e/(1 + e) = 0.731 vs P(report 0 | 1) = 0.269: loss exactly ε, and
+    10^6 draws per side estimate it to about 0.011 after the confidence bounds."""
+    real = audit(*rr_runs(EPSILON, seed=400))
+    print(f"randomized response, real mechanism: {real}")
+    assert real.epsilon_lb <= EPSILON, f"randomized response leaks more than ε: {real}"
+    assert real.epsilon_lb >= 0.95, f"randomized response is noisier than calibrated: {real}"
+
+    caught = audit(*rr_runs(2 * EPSILON, seed=400))  # keep probability from 2ε
+    print(f"randomized response, 2ε mutant: {caught}")
+    assert caught.epsilon_lb > EPSILON, f"the 2ε mutant was not caught: {caught}"
+
+
+def test_randomized_response_audit_through_the_public_api():
+    # Every row of a randomized Series is one independent run of the mechanism on that row.
+    calibration, _ = rr_runs(EPSILON, seed=500)
+    outputs = []
+    for value, seed in ((False, 11), (True, 12)):
+        answers = pd.Series([value] * N_RR_EVALUATION, name="a")
+        with pytest.warns(pandas_dp.PrivacyLeakWarning, match="seeded rng"):
+            noisy = answers.dp.randomized_response(epsilon=float(EPSILON), rng=seed)
+        outputs.append(noisy.to_numpy().astype(np.float64))
+    result = audit(calibration, (outputs[0], outputs[1]))
+    print(f"randomized response, public API: {result}")
+    assert result.epsilon_lb <= EPSILON, f"randomized response leaks more than ε: {result}"
+    assert result.epsilon_lb >= 0.95, f"randomized response is noisier than calibrated: {result}"
+
+
+def test_audit_of_identical_distributions_finds_no_loss():
+    mechanism = ExponentialMechanism(EPSILON, Fraction(1))
+    row = np.array([0, 1, 2, 1, 0], dtype=np.int64)
+    assert audit(*selection_runs(mechanism, (row, row), 1, seed=600)).epsilon_lb <= 0.0
