@@ -50,18 +50,22 @@ def test_scores_are_distances_of_ranks_to_q_n(q):
 
 
 def test_scores_change_by_at_most_one_when_a_value_is_added():
-    # Sensitivity 1 (add/remove one value) for every level, every cell.
+    # Adding one value moves every score by at most max(q, 1 - q) <= 1: the sensitivity.
     rng = np.random.default_rng(3)
     counts = rng.integers(0, 5, (1, 12))
     for q in (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(9, 10), Fraction(1)):
         base, d = quantile_scores(counts, q)
+        worst = Fraction(0)
         for cell in range(12):
             more = counts.copy()
             more[0, cell] += 1
             after, _ = quantile_scores(more, q)
             assert np.abs(after - base).max() <= d  # |Δ score| <= 1
-            # ... and exactly max(q, 1 - q) at most: the median's scores move by 1/2.
-            assert Fraction(int(np.abs(after - base).max()), d) <= max(q, 1 - q)
+            # ... and max(q, 1 - q) at most: the median's scores move by 1/2.
+            change = Fraction(int(np.abs(after - base).max()), d)
+            assert change <= max(q, 1 - q)
+            worst = max(worst, change)
+        assert worst == max(q, 1 - q)  # attained: the sensitivity is not overstated
 
 
 def test_grid_values():
@@ -83,6 +87,13 @@ def test_rank_error_formula():
     assert rank_error(1.0, 4097, 0.05) == pytest.approx(2 * (math.log(4097) + math.log(20)))
     assert rank_error(0.5, 9, 0.1, sensitivity=3) == pytest.approx(
         12 * (math.log(9) + math.log(10))
+    )
+    # The median's Δ = 1/2 halves the bound; the 0.9 quantile's Δ = 0.9.
+    assert rank_error(1.0, 4097, 0.05, sensitivity=0.5) == pytest.approx(
+        math.log(4097) + math.log(20)
+    )
+    assert rank_error(1.0, 4097, 0.05, sensitivity=0.9) == pytest.approx(
+        1.8 * (math.log(4097) + math.log(20))
     )
     assert rank_error(2.0, 100, 0.05) < rank_error(1.0, 100, 0.05)
     assert rank_error(1.0, 100, 0.01) > rank_error(1.0, 100, 0.05)
@@ -151,13 +162,14 @@ def test_variance_interval_with_exact_moments_is_the_point():
 
 def test_quantile_outputs_follow_the_exponential_mechanism_on_a_small_grid():
     """The whole quantile path below the API: cell counts -> scores -> exact sampler ->
-    grid values, 20,000 seeded draws on a 6-cell grid, against ``exp(-(ε/2)|rank - q n|)``
-    with ranks counted directly from the values."""
+    grid values, 20,000 seeded draws on a 6-cell grid, against ``exp(-ε |rank - q n| / (2Δ))``
+    with ``Δ = max(q, 1 - q) = 2/3`` (rate 3ε/4) and ranks counted directly from the values."""
     values = np.array([0.3, 0.35, 1.2, 2.5, 2.6, 2.61, 4.9, 5.5, 5.99])
     lower, upper, cells, q, eps, n_draws = 0.0, 6.0, 6, Fraction(2, 3), Fraction(1), 20_000
     counts = np.bincount(np.floor(values).astype(np.int64), minlength=cells)[None, :]
     scores, denominator = quantile_scores(counts, q)
-    mechanism = ExponentialMechanism(eps, Fraction(1))  # not monotone: rate ε/2
+    mechanism = ExponentialMechanism(eps, max(q, 1 - q))  # not monotone: rate ε/(2Δ)
+    assert mechanism.rate == Fraction(3, 4)
     chosen = mechanism.choose(
         np.repeat(scores, n_draws, axis=0), denominator, SeededRandomSource(12)
     )
@@ -165,7 +177,7 @@ def test_quantile_outputs_follow_the_exponential_mechanism_on_a_small_grid():
     assert set(released.tolist()) <= {float(k) for k in range(7)}
     ranks = [int((values < edge).sum()) for edge in range(cells)] + [values.size]
     target = q * values.size
-    weights = np.array([math.exp(-float(eps / 2 * abs(r - target))) for r in ranks])
+    weights = np.array([math.exp(-float(eps * 3 / 4 * abs(r - target))) for r in ranks])
     expected = n_draws * weights / weights.sum()
     observed = np.bincount(released.astype(np.int64), minlength=cells + 1)
     assert stats.chisquare(observed, expected).pvalue > 1e-6

@@ -18,13 +18,15 @@ events on indices are threshold events on released values.
 
 What the audits can and cannot see (derived in the comments of each design):
 
-* The quantile scores ``|rank_k - q n|`` move by ``q`` or ``1 - q`` when a value is added,
-  so the largest spread of score changes is ``2 max(q, 1 - q)``: the release, at rate
-  ``ε/2`` with sensitivity 1, has true privacy loss at most ``max(q, 1 - q) ε``. At the
-  median that is ``ε/2``; a mutant at rate ε is then still ε-DP and *no* sound audit can
-  catch it there. The rate-ε mutant is caught at q = 0.9 (true loss up to 1.8ε); the
-  median's own mutant uses rate 2ε (monotone weights with the median's real sensitivity
-  1/2, a plausible "tightening" gone wrong).
+* The quantile scores ``|rank_k - q n|`` move by at most ``1 - q`` (a value added below the
+  edge) or ``q`` (above it) when a value is added, so their sensitivity is
+  ``Δ = max(q, 1 - q)`` (1/2 at the median) and the release draws at rate ``ε/(2Δ)``: rate
+  ε at the median, 5ε/9 at q = 0.9. Score changes then span at most ``2Δ``, so the true
+  privacy loss can reach ε, and a mutant at twice the correct rate (monotone weights, which
+  these scores are not) is caught at both levels. The median's design also shows that it is
+  not over-noised: the old calibration ``Δ = 1`` (rate ε/2) cannot reach its floor. At
+  q = 0.9 the old calibration was only 10% noisier (rate ε/2 against 5ε/9), which an audit
+  of this size cannot resolve; ``tests/statistics/test_quantiles.py`` checks that law.
 * Mode scores (counts) are monotone, so the real release can reach ε; the mutant doubles
   the rate.
 * Randomized response has loss exactly ε on the event {output = true value}; the mutant
@@ -137,21 +139,24 @@ def quantile_neighbours(
         results.append(selection)
     (first, second) = results
     assert first.mechanism == second.mechanism  # public parameters only
-    assert first.mechanism == ExponentialMechanism(EPSILON, Fraction(1), monotone=False)
+    sensitivity = max(Fraction(str(q)), 1 - Fraction(str(q)))  # Δ = max(q, 1 - q)
+    assert first.mechanism == ExponentialMechanism(EPSILON, sensitivity, monotone=False)
     assert first.denominator == second.denominator
     return first.mechanism, (first.scores[0], second.scores[0]), first.denominator
 
 
 #: Median design (n = 10, q n = 5): five values in the first cell, one in the second, four
 #: in the last; D' adds a value in the last cell. Edge 1 has rank 5 (score 0 on D, 1/2 on
-#: D'), edges 2..7 rank 6 (score 1, then 1/2): the event {output <= edge 1} has probability
-#: 0.225 on D and 0.151 on D' at rate 1/2 (loss 0.40 <= ε/2), and 0.552 vs 0.143 for the
-#: rate-2ε mutant (loss 1.35).
+#: D'), edges 2..7 rank 6 (score 1, then 1/2). At the correct rate ε/(2 · 1/2) = 1 the event
+#: {output <= edge 1} has probability 0.313 on D and 0.143 on D' (loss 0.78 <= ε); the largest
+#: loss of any threshold event is 0.78, and 0.40 at the old over-noised rate 1/2. The mutant
+#: at twice the rate (2ε) gives 0.552 vs 0.143 (loss 1.35).
 MEDIAN_D = [0.01, 0.02, 0.03, 0.04, 0.05, 0.2, 0.9, 0.91, 0.92, 0.93]
 MEDIAN_EXTRA = 0.95
 #: q = 0.9 design (n = 10, q n = 9): nine values in the first cell, one in the second; D'
-#: adds a value in the last cell. {output <= edge 1}: 0.192 vs 0.093 at rate 1/2 (loss 0.73),
-#: 0.280 vs 0.066 for the rate-ε mutant (loss 1.45 > ε).
+#: adds a value in the last cell. At the correct rate ε/(2 · 0.9) = 5/9, {output <= edge 1}
+#: has probability 0.200 on D and 0.089 on D' (loss 0.81); the mutant at twice the rate
+#: (10/9) gives 0.303 vs 0.061 (loss 1.60 > ε).
 HIGH_D = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.2]
 HIGH_EXTRA = 0.95
 
@@ -160,14 +165,22 @@ def test_median_audit_vectorised(protect_seeded, selections):
     mechanism, rows, denominator = quantile_neighbours(
         protect_seeded, selections, MEDIAN_D, MEDIAN_EXTRA, 0.5, seeds=(1, 2)
     )
+    assert mechanism.rate == EPSILON  # ε / (2Δ) with Δ = 1/2
     real = audit(*selection_runs(mechanism, rows, denominator, seed=100))
     print(f"median, real mechanism: {real}")
     assert real.epsilon_lb <= EPSILON, f"the median leaks more than ε = 1: {real}"
-    # Expected about 0.40 less the bounds' cost (about 0.1): far below means over-noising.
-    assert real.epsilon_lb >= 0.2, f"the median is noisier than calibrated: {real}"
+    # Expected about 0.78 less the bounds' cost (about 0.1). No threshold event of the old
+    # calibration (Δ = 1, rate 1/2) has a loss above 0.40, so it stays below 0.5 whenever
+    # the bounds hold (probability 1 - 1e-6): a floor of 0.5 catches that over-noising.
+    assert real.epsilon_lb >= 0.5, f"the median is noisier than calibrated: {real}"
+    over = dataclasses.replace(mechanism, sensitivity=Fraction(1))
+    assert over.rate == EPSILON / 2
+    noisier = audit(*selection_runs(over, rows, denominator, seed=100))
+    print(f"median, old calibration Δ = 1: {noisier}")
+    assert noisier.epsilon_lb < 0.5, f"the floor does not separate Δ = 1: {noisier}"
 
-    mutant = dataclasses.replace(mechanism, sensitivity=Fraction(1, 2), monotone=True)
-    assert mutant.rate == 2 * EPSILON
+    mutant = dataclasses.replace(mechanism, monotone=True)  # rate 2ε: twice the correct rate
+    assert mutant.rate == 2 * mechanism.rate == 2 * EPSILON
     caught = audit(*selection_runs(mutant, rows, denominator, seed=100))
     print(f"median, rate-2ε mutant: {caught}")
     assert caught.epsilon_lb > EPSILON, f"the rate-2ε mutant was not caught: {caught}"
@@ -177,16 +190,18 @@ def test_quantile_audit_catches_the_monotone_rate(protect_seeded, selections):
     mechanism, rows, denominator = quantile_neighbours(
         protect_seeded, selections, HIGH_D, HIGH_EXTRA, 0.9, seeds=(3, 4)
     )
+    assert mechanism.rate == Fraction(5, 9) * EPSILON  # ε / (2Δ) with Δ = 9/10
     real = audit(*selection_runs(mechanism, rows, denominator, seed=200))
     print(f"0.9-quantile, real mechanism: {real}")
     assert real.epsilon_lb <= EPSILON, f"the 0.9-quantile leaks more than ε = 1: {real}"
+    # Expected about 0.81 less the bounds' cost; far below means over-noising.
     assert real.epsilon_lb >= 0.5, f"the quantile is noisier than calibrated: {real}"
 
-    mutant = dataclasses.replace(mechanism, monotone=True)  # rate ε instead of ε/2
-    assert mutant.rate == EPSILON
+    mutant = dataclasses.replace(mechanism, monotone=True)  # rate 10ε/9: twice the correct
+    assert mutant.rate == 2 * mechanism.rate
     caught = audit(*selection_runs(mutant, rows, denominator, seed=200))
-    print(f"0.9-quantile, rate-ε mutant: {caught}")
-    assert caught.epsilon_lb > EPSILON, f"the rate-ε mutant was not caught: {caught}"
+    print(f"0.9-quantile, rate-10ε/9 mutant: {caught}")
+    assert caught.epsilon_lb > EPSILON, f"the twice-the-rate mutant was not caught: {caught}"
 
 
 def test_mode_audit_vectorised(protect_seeded, selections):
@@ -227,9 +242,12 @@ def test_median_audit_through_grouped_releases(protect_seeded):
     each group holding a copy of D (or D'), gives 3,000 independent draws per dataset.
 
     Design on the default grid: five values near 0.01, one at 0.5, four near 0.99; D' adds
-    0.995. About 2,000 edges have rank 5 (score 0 on D) and 2,000 rank 6 (score 1): the
-    event {median <= 0.5}, fixed in advance, has probability 0.62 on D and 0.50 on D'
-    (loss 0.22)."""
+    0.995. About 2,000 edges have rank 5 (score 0 on D) and 2,000 rank 6 (score 1): at the
+    median's rate ε/(2 · 1/2) = 1 the event {median <= 0.5}, fixed in advance, has
+    probability 0.729 on D and 0.498 on D' (loss 0.38). A frequency of 3,000 draws has a
+    standard deviation of at most 0.0092, so ±0.05 (5.4 of them) fails a correct release
+    with probability below 2e-7 (both frequencies, normal approximation) and rejects the
+    old calibration Δ = 1 (0.621 on D) and the rate-2ε mutant (0.880 on D)."""
     groups = 3000
     d = [0.01, 0.011, 0.012, 0.013, 0.014, 0.5, 0.99, 0.991, 0.992, 0.993]
     outputs = []
@@ -247,8 +265,8 @@ def test_median_audit_through_grouped_releases(protect_seeded):
     result = evaluate(event, outputs[0], outputs[1])
     print(f"median, public API ({groups} grouped draws per dataset): {result}")
     assert result.epsilon_lb <= EPSILON, f"the median leaks more than ε = 1: {result}"
-    assert result.frequencies[0] == pytest.approx(0.62, abs=0.05)  # the design works
-    assert result.frequencies[1] == pytest.approx(0.50, abs=0.05)
+    assert result.frequencies[0] == pytest.approx(0.729, abs=0.05)  # the law of rate ε
+    assert result.frequencies[1] == pytest.approx(0.498, abs=0.05)
 
 
 # --- randomized response ---------------------------------------------------------------------

@@ -12,7 +12,12 @@ construction and never imported from ``pandas_dp``:
   ``L + k (U - L)/K``; edge ``k`` scores ``|rank_k - q n|`` with ``rank_k`` the number of
   (clipped, non-missing) values strictly below the edge (every value is below the top edge
   ``U``: the last cell is closed).
-* the exponential mechanism: ``P(k) ∝ exp(-rate · score_k)``.
+  One row added below edge ``k`` raises ``rank_k`` by 1 and ``q n`` by ``q`` (the score moves
+  by at most ``1 - q``); added above it, it raises only ``q n`` (at most ``q``). So the
+  scores' sensitivity is ``Δ = max(q, 1 - q)`` per row (1/2 for the median), ``l1`` times
+  that per privacy unit.
+* the exponential mechanism: ``P(k) ∝ exp(-rate · score_k)``; the scores are not monotone, so
+  ``rate = ε / (2Δ)`` (``ε / (2 max(q, 1 - q) l1)`` for a quantile).
 
 All arithmetic here is exact (``fractions.Fraction``).
 """
@@ -207,6 +212,17 @@ def quantile_scores(rank: np.ndarray, q: Fraction) -> np.ndarray:
     """``|rank_k - q n|`` times the denominator of ``q`` (exact integers)."""
     n = int(rank[-1])
     return np.abs(q.denominator * rank - q.numerator * n)
+
+
+def quantile_sensitivity(q: Any, l1: int = 1) -> Fraction:
+    """``Δ = max(q, 1 - q) · l1``: the most one privacy unit moves any ``|rank_k - q n|``."""
+    level = as_fraction(q)
+    return max(level, 1 - level) * l1
+
+
+def quantile_rate(epsilon: Any, q: Any, l1: int = 1) -> Fraction:
+    """``ε / (2Δ)``: the exact rate of the (non-monotone) quantile weights ``exp(-rate s)``."""
+    return as_fraction(epsilon) / (2 * quantile_sensitivity(q, l1))
 
 
 def best_edges(

@@ -58,8 +58,11 @@ def test_zero_noise_picks_the_edge_whose_rank_is_closest(
     ref.assert_on_edges(released, best, BOUNDS, grid)
     (call,) = calls
     assert call.size == 1
-    assert call.mechanism == ExponentialMechanism(Fraction(1, 2), Fraction(1), monotone=False)
-    assert call.mechanism.rate == Fraction(1, 4)  # ε / (2Δ): the scores are not monotone
+    # One row moves |rank - q n| by 1 - q (below the edge) or q (above): Δ = max(q, 1 - q).
+    sensitivity = ref.quantile_sensitivity(q)
+    assert call.mechanism == ExponentialMechanism(Fraction(1, 2), sensitivity, monotone=False)
+    # ε / (2Δ): the scores are not monotone.
+    assert call.mechanism.rate == ref.quantile_rate(Fraction(1, 2), q) == 1 / (4 * sensitivity)
 
 
 def test_a_small_example_by_hand(protect_seeded, noise):
@@ -103,9 +106,13 @@ def test_levels_release_a_series_indexed_by_q_with_epsilon_split(
         "quantile(income, 0.1)",
         "quantile(income, 0.5)",
     ]
-    for m in record.measurements:
+    # The ledger's integer sensitivity counts rows (l1 = 1); the "scale" 2Δ/ε of the weights
+    # exp(-ε s / (2Δ)) uses the scores' Δ = max(q, 1 - q): 9/10, 9/10 and 1/2 here.
+    for m, q in zip(record.measurements, levels, strict=True):
         assert (m.mechanism, m.epsilon, m.sensitivity) == ("exponential", each, 1)
-        assert m.scale == 2 / each  # weights exp(-ε s / 2): a "scale" of 2Δ/ε
+        assert m.scale == 2 * ref.quantile_sensitivity(q) / each
+    assert [m.scale for m in record.measurements] == [9, 9, 5]
+    assert [c.mechanism.sensitivity for c in calls] == [Fraction(9, 10)] * 2 + [Fraction(1, 2)]
     assert [s for s, _ in ref.note_shares(record.note)] == [Fraction(1, 3)] * 3
     with noise(priv, value=0):
         frame_form = priv.dp.quantile("income", levels, bounds=BOUNDS, epsilon=0.6, cells=512)
@@ -224,16 +231,19 @@ def test_bounds_are_required_and_checked(incomes, protect_seeded):
 
 
 def test_outputs_follow_the_exponential_mechanism_on_a_small_grid(ref, protect_seeded):
-    """600 seeded releases of the 0.3-quantile on 9 candidate edges, against the exact law
-    ``P(k) ∝ exp(-(ε/2) |rank_k - 0.3 n|)`` computed from independently counted ranks.
+    """1,500 seeded releases of the 0.3-quantile on 9 candidate edges, against the exact law
+    ``P(k) ∝ exp(-ε |rank_k - 0.3 n| / (2Δ))`` with ``Δ = max(0.3, 0.7) = 0.7`` (rate 5/7),
+    computed from independently counted ranks.
 
     χ² with every expected count above 5 (bins merged from the tail), p > 1e-6: a correct
-    release fails with probability 1e-6, the seeds are fixed. The same counts against the law
-    with rate ε (a monotone-rate mutant) must be rejected, so the test has power: the
-    noncentrality ``600 Σ (p_mutant - p)² / p`` is 138, against a critical value near 42.
+    release fails with probability 1e-6, the seeds are fixed. The same counts must reject two
+    mutants, so the test has power both ways: the old calibration ``Δ = 1`` (rate ε/2, too
+    much noise: noncentrality ``1500 Σ (p - p_mutant)² / p_mutant`` = 101 on 9 bins, against
+    a critical value of 43) and monotone weights (rate ε/Δ = 10/7, a leak: noncentrality
+    2,076 on 5 bins, critical value 33). Neither was missed in 20,000 simulated runs.
     """
     values = [0.5, 1.2, 1.3, 2.7, 3.9, 4.1, 4.2, 4.4, 6.6, 7.5, 7.9, np.nan]
-    bounds, cells, q, eps, runs = (0.0, 8.0), 8, 0.3, 1.0, 600
+    bounds, cells, q, eps, runs = (0.0, 8.0), 8, 0.3, 1.0, 1500
     priv = protect_seeded(pd.DataFrame({"x": values}), seed=21, epsilon=runs)
     released = np.array(
         [priv.dp.quantile("x", q, bounds=bounds, epsilon=eps, cells=cells) for _ in range(runs)]
@@ -242,21 +252,26 @@ def test_outputs_follow_the_exponential_mechanism_on_a_small_grid(ref, protect_s
     assert np.array_equal(index, np.round(index))  # every output is a grid edge
     counts = np.bincount(index.astype(np.int64), minlength=cells + 1)
     scores = ref.quantile_scores(ref.ranks(values, bounds, cells), Fraction(3, 10)) / 10
-    expected = ref.em_probabilities(scores, eps / 2)
+    rate = ref.quantile_rate(eps, q)
+    assert rate == Fraction(5, 7)
+    expected = ref.em_probabilities(scores, float(rate))
     assert stats.chisquare(*merged(counts, runs * expected)).pvalue > 1e-6
-    mutant = ref.em_probabilities(scores, eps)
-    assert stats.chisquare(*merged(counts, runs * mutant)).pvalue < 1e-6
+    for mutant_rate in (eps / 2, 2 * float(rate)):
+        mutant = ref.em_probabilities(scores, mutant_rate)
+        assert stats.chisquare(*merged(counts, runs * mutant)).pvalue < 1e-6, mutant_rate
 
 
 def merged(observed: np.ndarray, expected: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge bins in order of expected count until each holds at least 5."""
+    """Merge the bin of smallest expected count into the next smallest until each holds 5."""
     order = np.argsort(expected)
     obs, exp = list(observed[order]), list(expected[order])
     while len(exp) > 1 and exp[0] < 5:
-        obs[1] += obs.pop(0)
-        exp[1] += exp.pop(0)
+        smallest_obs, smallest_exp = obs.pop(0), exp.pop(0)
+        obs[0] += smallest_obs
+        exp[0] += smallest_exp
         pairs = sorted(zip(exp, obs, strict=True))
         exp, obs = [p[0] for p in pairs], [p[1] for p in pairs]
+    assert sum(obs) == observed.sum()  # nothing lost in the merge
     total = sum(obs)
     return np.array(obs), np.array(exp) * total / sum(exp)
 
@@ -265,28 +280,42 @@ def test_rank_error_of_grouped_medians_stays_within_the_documented_bound(ref, pr
     """600 independent medians in one grouped release (each group holds the same 301 values).
 
     The exponential mechanism's utility theorem: the chosen edge scores more than
-    ``min score + rank_error(ε, K, α)`` with probability at most α. With α = 0.05 and 600
-    draws, more than ``binom.ppf(1 - 1e-6, 600, 0.05)`` misses has probability below 1e-6
-    for a correct release.
+    ``min score + rank_error(ε, K, α, Δ)`` with probability at most α; the median's scores
+    have Δ = 1/2. With α = 0.05 and 600 draws, more than ``binom.ppf(1 - 1e-6, 600, 0.05)``
+    misses has probability below 1e-6 for a correct release.
+
+    That bound is loose (at rate ε/(2Δ) = 1 a miss has probability 7e-6 here), so the mean
+    excess is also checked against its exact expectation under the law, computed from the
+    independently counted ranks: 0.92 ranks, with a standard deviation of 0.042 for the mean
+    of 600 draws. Six of those (a correct release fails with probability about 2e-9, normal
+    approximation) separate it from the old calibration Δ = 1 (rate 1/2, mean 2.00) and from
+    monotone weights (rate 2, mean 0.37).
     """
-    groups, alpha = 600, 0.05
+    groups, alpha, eps = 600, 0.05, 1.0
     values = rng.uniform(0, 100, 301)
     data = pd.DataFrame({"x": np.tile(values, groups), "g": np.repeat(np.arange(groups), 301)})
     priv = protect_seeded(data, seed=31, epsilon=1)
     table = priv.dp.groupby("g", keys=range(groups)).agg(
-        m=("x", "median"), bounds={"x": (0, 100)}, epsilon=1.0
+        m=("x", "median"), bounds={"x": (0, 100)}, epsilon=eps
     )
     index = np.round(table["m"].to_numpy() * 4096 / 100).astype(np.int64)
     scores = ref.quantile_scores(ref.ranks(values, (0, 100), 4096), Fraction(1, 2)) / 2
     excess = scores[index] - scores.min()
-    bound = rank_error(1.0, 4097, alpha)
-    assert bound == pytest.approx(2 * (math.log(4097) + math.log(20)))  # 22.6 ranks
+    bound = rank_error(eps, 4097, alpha, float(ref.quantile_sensitivity(0.5)))
+    assert bound == pytest.approx(math.log(4097) + math.log(20))  # 11.3 ranks
     misses = int(np.count_nonzero(excess > bound))
     worst = float(excess.max())
     print(f"median rank error: max {worst:.1f} ranks, {misses}/{groups} beyond {bound:.1f}")
     assert misses <= stats.binom.ppf(1 - 1e-6, groups, alpha)
-    # Not vacuous: the realised errors are spread (about 8 ranks on average at ε = 1).
-    assert float(np.mean(excess.astype(float))) > 2.0
+
+    law = ref.em_probabilities(scores, float(ref.quantile_rate(eps, 0.5)))
+    all_excess = scores - scores.min()
+    mean = float(law @ all_excess)
+    sd = math.sqrt(float(law @ (all_excess - mean) ** 2) / groups)
+    assert (round(mean, 2), round(sd, 3)) == (0.92, 0.042)
+    realised = float(np.mean(excess))
+    print(f"mean rank error {realised:.3f}, expected {mean:.3f} ± {sd:.3f}")
+    assert abs(realised - mean) < 6 * sd
 
 
 # --- bugs --------------------------------------------------------------------------------------
@@ -323,6 +352,10 @@ def test_preview_of_a_grouped_median_reports_the_whole_cost(protect_seeded, inco
     )
     assert preview.table.loc["med", "epsilon"] == pytest.approx(0.5)
     assert preview.table.loc["med", "error_in"] == "ranks"
-    assert preview.table.loc["med", "error"] == pytest.approx(rank_error(0.5, 4097, 0.05))
+    # ε/2 = 0.5 for the median (ε split with the count), and the median's Δ = 1/2:
+    # 2 (1/2) (ln 4097 + ln 20) / 0.5 = 22.6 ranks.
+    expected = rank_error(0.5, 4097, 0.05, sensitivity=0.5)
+    assert expected == pytest.approx(2 * (math.log(4097) + math.log(20)))
+    assert preview.table.loc["med", "error"] == pytest.approx(expected)
     assert preview.epsilon == pytest.approx(1.0)  # what the release would charge
     assert priv.dp.session.releases == ()

@@ -114,6 +114,9 @@ class Measurement:
         cost = f"ε={float(self.epsilon):.6g}"
         if self.delta:
             cost += f", δ={float(self.delta):.3g}"
+        if self.mechanism not in ("discrete_laplace", "discrete_gaussian"):
+            # A selection: weights exp(-score / scale); the score's sensitivity is in the scale.
+            return f"{self.label}: {self.mechanism}(scale={float(self.scale):.6g}, {cost})"
         return (
             f"{self.label}: {self.mechanism}(sensitivity={self.sensitivity * step:.6g}, "
             f"{spread}={float(self.scale) * step:.6g}, {cost})"

@@ -265,13 +265,14 @@ def quantile_part(
 ) -> SelectPart:
     """Smith's exponential-mechanism quantile over a public grid of ``cells`` cells.
 
-    Sensitivity of the rank scores: 1 per row (``l1`` per privacy unit).
+    Sensitivity of the scores ``|rank - q n|``: a row added below an edge raises its rank
+    and ``q n`` by 1 and ``q``; above it, only ``q n`` by ``q``. So ``max(q, 1 - q)`` per row
+    (1/2 for the median), ``l1`` times that per privacy unit.
     """
     lower, upper = bounds
-    mechanism = ExponentialMechanism(epsilon, Fraction(contribution.l1))
-    record = Measurement(
-        label, mechanism.name, epsilon, contribution.l1, 2 * contribution.l1 / epsilon
-    )
+    sensitivity = contribution.l1 * max(q, 1 - q)
+    mechanism = ExponentialMechanism(epsilon, sensitivity)
+    record = Measurement(label, mechanism.name, epsilon, contribution.l1, 2 * sensitivity / epsilon)
 
     def to_real(index: Any) -> Any:
         return grid_value(np.asarray(index, dtype=np.int64), lower, upper, cells)

@@ -291,7 +291,8 @@ def preview_of(query: str, outputs: list[Output], release: Release, confidence: 
             error = first.halfwidth(alpha)
         elif out.how == "quantile":
             assert isinstance(first.measure, CellCounts)
-            sensitivity = int(first.measurement.sensitivity)
+            assert isinstance(first, SelectPart)
+            sensitivity = float(first.mechanism.sensitivity)
             part_epsilon = float(first.measurement.epsilon)
             error = rank_error(part_epsilon, first.measure.cells + 1, alpha, sensitivity)
             unit = "ranks"

@@ -98,10 +98,12 @@ class SeriesStatistics:
 
         Notes
         -----
-        Candidates are the grid's edges; edge ``k`` scores ``|rank_k - q n|`` (sensitivity 1)
-        and is chosen with probability ``∝ exp(-ε |rank_k - q n| / 2)``, sampled exactly.
-        Missing values are skipped. With probability ``1 - α`` the rank error is below
-        ``2 (ln(K) + ln(1/α)) / ε`` for ``K`` candidates (see ``priv.dp.preview``).
+        Candidates are the grid's edges; edge ``k`` scores ``|rank_k - q n|``, whose
+        sensitivity is ``Δ = max(q, 1 - q)`` (one row moves ``rank_k`` by 1 and ``q n`` by
+        ``q``; 1/2 for the median), and is chosen with probability
+        ``∝ exp(-ε |rank_k - q n| / (2Δ))``, sampled exactly. Missing values are skipped.
+        With probability ``1 - α`` the rank error is below ``2Δ (ln(K) + ln(1/α)) / ε`` for
+        ``K`` candidates (see ``priv.dp.preview``).
         Quantiles 0 and 1 are *not* the minimum and maximum: they are the grid edges at
         which about no value lies below (above), which the noise makes imprecise.
         Budget cost: ``epsilon``.

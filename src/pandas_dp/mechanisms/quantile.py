@@ -3,9 +3,11 @@
 Quantiles (Smith 2011, "Privacy-preserving statistical estimation with optimal convergence
 rates"): the candidates are the ``K + 1`` edges of a public grid of ``K`` equal cells on
 ``[L, U]``; candidate ``k`` scores ``|rank_k - q n|`` where ``rank_k`` counts the values
-below edge ``k`` and ``n`` the values. Adding or removing one value moves every rank by at
-most one and ``q n`` by at most ``q``, so the sensitivity is 1 (``k`` when one privacy unit
-may hold ``k`` rows). This is Smith's mechanism over the intervals between sorted data
+below edge ``k`` and ``n`` the values. Adding one value below edge ``k`` raises ``rank_k`` by
+one and ``q n`` by ``q`` (the score moves by at most ``1 - q``); above it, only ``q n`` moves,
+by ``q``. So the sensitivity is ``Δ = max(q, 1 - q)`` (1/2 for the median; ``l1`` times that
+when one privacy unit may hold ``l1`` rows), and as the scores are not monotone the weights
+are ``exp(-ε s / (2Δ))``. This is Smith's mechanism over the intervals between sorted data
 points, measured in grid cells instead of lengths: a candidate's chance is proportional to
 the number of grid edges in its interval. Sampling is exact (see
 :mod:`pandas_dp.mechanisms.exponential`).
@@ -47,7 +49,7 @@ def grid_value(
     return np.asarray(np.where(index >= cells, upper, values), dtype=np.float64)
 
 
-def rank_error(epsilon: float, candidates: int, alpha: float, sensitivity: int = 1) -> float:
+def rank_error(epsilon: float, candidates: int, alpha: float, sensitivity: float = 1.0) -> float:
     """Rank error exceeded with probability at most ``alpha`` (McSherry & Talwar 2007).
 
     The chosen candidate scores at most ``min score + 2Δ (ln K + ln(1/α)) / ε``, measured
