@@ -4,6 +4,7 @@ rule: a row counts only if its whole path is a leaf of the keys)."""
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import Any
@@ -52,10 +53,13 @@ def regional() -> pd.DataFrame:
 
 
 def reference_levels(data: pd.DataFrame, by: list[str], leaves: list[tuple]) -> list[pd.Series]:
-    """Exact counts per level, root first, each indexed by the node paths in key order."""
-    paths = pd.MultiIndex.from_tuples(leaves, names=by) if len(by) > 1 else pd.Index(leaves)
-    rows = pd.MultiIndex.from_frame(data[by]) if len(by) > 1 else pd.Index(data[by[0]])
-    kept = data[np.asarray(rows.isin(paths))]
+    """Exact counts per level, root first, each indexed by the node paths (tuples) in key
+    order; ``leaves`` are tuples, one value per column of ``by``."""
+    if len(by) > 1:
+        inside = pd.MultiIndex.from_frame(data[by]).isin(pd.MultiIndex.from_tuples(leaves))
+    else:
+        inside = data[by[0]].isin([leaf[0] for leaf in leaves])
+    kept = data[np.asarray(inside)]
     levels = [pd.Series([len(kept)], index=["All"])]
     for depth in range(1, len(by) + 1):
         prefixes = list(dict.fromkeys(tuple(leaf[:depth]) for leaf in leaves))
@@ -86,7 +90,7 @@ def assert_consistent(table: pd.Series, margins: Any = "All") -> None:
     assert table.dtype == np.int64
     assert (table >= 0).all()
     levels = table_levels(table, margins)
-    for parents, children in zip(levels, levels[1:], strict=False):
+    for parents, children in itertools.pairwise(levels):
         sums: dict[tuple, int] = {}
         for key, value in children.items():
             sums[key[:-1]] = sums.get(key[:-1], 0) + int(value)

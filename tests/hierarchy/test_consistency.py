@@ -180,12 +180,16 @@ def test_least_squares_matches_hay_et_al_closed_form():
     tree = Tree([[k], [k] * k])
     noisy = [np.array([40.0]), np.array([10.0, 13.0, 20.0]), np.arange(9, dtype=float)]
     z1 = noisy[2]
-    l = 2
-    z2 = (k**l - k ** (l - 1)) / (k**l - 1) * noisy[1] + (k ** (l - 1) - 1) / (
-        k**l - 1
-    ) * z1.reshape(k, k).sum(axis=1)
-    l = 3
-    z3 = (k**l - k ** (l - 1)) / (k**l - 1) * noisy[0] + (k ** (l - 1) - 1) / (k**l - 1) * z2.sum()
+
+    def weights(height):  # (own, children) weights of a node of this height
+        return (k**height - k ** (height - 1)) / (k**height - 1), (k ** (height - 1) - 1) / (
+            k**height - 1
+        )
+
+    own, kids = weights(2)
+    z2 = own * noisy[1] + kids * z1.reshape(k, k).sum(axis=1)
+    own, kids = weights(3)
+    z3 = own * noisy[0] + kids * z2.sum()
     x2 = z2 + (z3 - z2.sum()) / k
     x1 = z1 + np.repeat((x2 - z1.reshape(k, k).sum(axis=1)) / k, k)
     estimates = least_squares(tree, noisy, [1.0, 1.0, 1.0])

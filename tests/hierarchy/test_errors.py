@@ -154,3 +154,23 @@ def test_messages_name_no_data_value(priv, charges_nothing):
         priv.dp.hierarchy(BY, keys={"north": ["n1"], "All": ["x"]})
     assert "west" not in str(info.value)
     assert "s1" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("by", "keys", "error", "match"),
+    [
+        ("region", ["north", "north"], DPValueError, "duplicates"),
+        ("region", ["north", None], DPValueError, "missing value"),
+        ("region", [["north"]], DPTypeError, "hashable, got a list"),
+        (BY, [("north", ["n1"])], DPTypeError, "hashable"),
+        (BY, pd.MultiIndex.from_tuples([("north", "n1"), ("north", np.nan)]), DPValueError,
+         "missing value"),
+        (BY, {"region": ["north"], "district": {"north": "n1"}}, DPTypeError, "list of values"),
+        (BY, {"region": ["north"], "district": ["n1", "n1"]}, DPValueError, "duplicates"),
+        (BY, {"region": ["north", "north"], "district": ["n1"]}, DPValueError, "duplicates"),
+        (BY, {"region": ["north"], "district": {"north": []}}, DPValueError, "at least one"),
+    ],
+)  # fmt: skip
+def test_more_bad_keys(priv, charges_nothing, by, keys, error, match):
+    with charges_nothing(priv), pytest.raises(error, match=match):
+        priv.dp.hierarchy(by, keys=keys)

@@ -290,7 +290,7 @@ def _shape(hierarchy: Hierarchy, counts: list[np.ndarray], output: str) -> Any:
             index = hierarchy.prefixes(depth)
             views[column] = pd.Series(counts[depth], index=index, name="count")
         return views
-    index, order = hierarchy.table_index()
+    index, order = hierarchy.table_index
     return pd.Series(np.concatenate(counts)[order], index=index, name="count")
 
 

@@ -77,20 +77,28 @@ class Hierarchy:
             out.append((*(chain[parents] for chain in out[depth - 1]), own))
         return tuple(out)
 
+    @cached_property
+    def _prefixes(self) -> tuple[pd.Index, ...]:
+        indexes = []
+        for depth in range(1, self.tree.levels):
+            if depth == 1:
+                indexes.append(self.labels[0].rename(self.by[0]))
+                continue
+            chains = self.ancestors[depth]
+            arrays = [self.labels[k].take(chain) for k, chain in enumerate(chains)]
+            indexes.append(pd.MultiIndex.from_arrays(arrays, names=list(self.by[:depth])))
+        return tuple(indexes)
+
     def prefixes(self, depth: int) -> pd.Index:
         """The paths of the nodes of level ``depth`` (>= 1), named by ``by[:depth]``."""
-        chains = self.ancestors[depth]
-        names = list(self.by[:depth])
-        if depth == 1:
-            return self.labels[0].rename(names[0])
-        arrays = [self.labels[k].take(chain) for k, chain in enumerate(chains)]
-        return pd.MultiIndex.from_arrays(arrays, names=names)
+        return self._prefixes[depth - 1]
 
     @property
     def leaves(self) -> pd.Index:
         """The leaf paths: the public keys of the finest grouping."""
-        return self.prefixes(self.tree.levels - 1)
+        return self._prefixes[-1]
 
+    @cached_property
     def table_index(self) -> tuple[pd.Index, I64]:
         """Every node's index in pre-order (root, then each parent followed by its subtree).
 
@@ -154,10 +162,12 @@ def parse_hierarchy(by: tuple[Hashable, ...], keys: Any, margins_name: Any = "Al
     elif isinstance(keys, pd.MultiIndex) or (len(by) > 1 and _is_list_like(keys)):
         labels, sizes = _from_paths(by, keys)
     else:
-        labels, sizes = [_values(keys, by[0])], [np.array([len(_values(keys, by[0]))])]
-    for column, level in zip(by, labels, strict=True):
-        _check_level(column, level, margins_name)
+        values = _values(keys, by[0])
+        _siblings(values, by[0], ())
+        labels, sizes = [values], [np.array([len(values)], dtype=np.int64)]
     indexes = tuple(pd.Index(level, tupleize_cols=False) for level in labels)
+    for column, index in zip(by, indexes, strict=True):
+        _check_level(column, index, margins_name)
     return Hierarchy(by, indexes, Tree(sizes), margins_name)
 
 
@@ -193,13 +203,6 @@ def _values(keys: Any, column: Hashable, parent: Path | None = None) -> list[Any
         raise DPValueError(
             f"{where} is empty; every node of the hierarchy needs at least one child"
         )
-    for value in values:
-        try:
-            hash(value)
-        except TypeError:
-            raise DPTypeError(
-                f"{where}: keys must be hashable, got a {type(value).__name__}"
-            ) from None
     return values
 
 
@@ -207,14 +210,14 @@ def _show(path: Path) -> str:
     return repr(path[0]) if len(path) == 1 else repr(path)
 
 
-def _check_level(column: Hashable, level: list[Any], margins_name: Hashable) -> None:
-    if any(_missing(value) for value in level):
+def _check_level(column: Hashable, level: pd.Index, margins_name: Hashable) -> None:
+    if level.hasnans:
         raise DPValueError(
             f"keys for {column!r} contain a missing value (NaN/None); rows with a missing key "
             "are dropped. Map missing values to a category of their own first, e.g. "
             f"df.assign({column}=df[{column!r}].fillna('unknown'))"
         )
-    if margins_name in set(level):
+    if margins_name in level:
         raise DPValueError(
             f"margins_name={margins_name!r} is also a key of {column!r}, so its rows of totals "
             "would be ambiguous; pass another label, e.g. margins_name='Total'"
@@ -222,8 +225,16 @@ def _check_level(column: Hashable, level: list[Any], margins_name: Hashable) -> 
 
 
 def _siblings(values: list[Any], column: Hashable, parent: Path) -> None:
-    if len(set(values)) != len(values):
-        where = f" under {_show(parent)}" if parent else ""
+    """Refuse unhashable or repeated children of one parent."""
+    where = f" under {_show(parent)}" if parent else ""
+    try:
+        distinct = len(set(values))
+    except TypeError:
+        kinds = sorted({type(v).__name__ for v in values if not isinstance(v, Hashable)})
+        raise DPTypeError(
+            f"keys for {column!r}{where} must be hashable, got a {', '.join(kinds)}"
+        ) from None
+    if distinct != len(values):
         raise DPValueError(f"keys for {column!r}{where} contain duplicates; list each once")
 
 
@@ -318,13 +329,6 @@ def _nested(by: tuple[Hashable, ...], keys: Mapping[Any, Any]) -> tuple[list[lis
                     f"keys for {column!r} under {_show(path)} are empty; every node of the "
                     "hierarchy needs at least one child"
                 )
-            for child in children:
-                try:
-                    hash(child)
-                except TypeError:
-                    raise DPTypeError(
-                        f"keys must be hashable, got a {type(child).__name__}"
-                    ) from None
             _siblings(children, column, path)
             level.extend(children)
             counts.append(len(children))
@@ -354,6 +358,10 @@ def _from_paths(by: tuple[Hashable, ...], keys: Any) -> tuple[list[list[Any]], l
                 f"with by={list(by)}, leaf paths must be {len(by)}-tuples (or give a nested "
                 f"dict); got an entry {path!r}"
             )
+        try:
+            hash(path)
+        except TypeError:
+            raise DPTypeError(f"leaf paths must hold hashable values, got {path!r}") from None
         node = tree
         for value in path[:-1]:
             node = node.setdefault(value, {})
