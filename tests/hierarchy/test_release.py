@@ -74,7 +74,7 @@ def test_custom_margins_name(regional, keys, protect_seeded, noise, consistent):
     consistent(table, margins="Total")
     views = release(priv, noise, keys, margins_name="Total", output="levels")
     assert list(views) == ["Total", "region", "district"]
-    assert "the total (Total) (1 node)" in priv.dp.session.ledger["note"].iloc[-1]
+    assert "to the total Total (1 node)" in priv.dp.session.ledger["note"].iloc[-1]
 
 
 def test_one_column_is_a_total_and_its_keys(regional, protect_seeded, noise):

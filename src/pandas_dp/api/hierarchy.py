@@ -258,9 +258,9 @@ def _note(
     keys_from: str,
 ) -> str:  # fmt: skip
     names = _level_names(hierarchy)
-    names[0] = f"the total ({names[0]})"
+    names[0] = f"the total {names[0]}"
     levels = ", ".join(
-        f"{share} to {name} ({width} node{'' if width == 1 else 's'})"
+        f"{share} (ε {epsilon * share}) to {name} ({width} node{'' if width == 1 else 's'})"
         for share, name, width in zip(shares, names, hierarchy.tree.widths, strict=True)
     )
     notes = [
