@@ -352,3 +352,9 @@ def test_top_down_needs_a_finite_root():
         top_down(Tree([[1]]), [[np.nan], [1.0]])
     with pytest.raises(ValueError, match="each of 2 levels"):
         top_down(Tree([[1]]), [[1.0]])
+
+
+def test_zero_totals_give_zeros_whatever_the_values():
+    fitted = project_segments([5.0, -2.0, 3.0, 3.0, 0.0], [2, 3], [0.0, 0.0])
+    assert fitted.tolist() == [0.0] * 5
+    assert round_segments(fitted, [2, 3], [0, 0]).tolist() == [0] * 5

@@ -22,7 +22,7 @@ BAD_KEYS = [
     pytest.param({"north": ["n1", None]}, DPValueError, "missing value", id="None key"),
     pytest.param({"north": ["n1", np.nan]}, DPValueError, "missing value", id="NaN key"),
     pytest.param({"north": [["n1"]]}, DPTypeError, "hashable", id="unhashable key"),
-    pytest.param({"north": {"n1": ["x"]}}, DPTypeError, "not a dict", id="too deep"),
+    pytest.param({"north": {"n1": ["x"]}}, DPTypeError, "one level too many", id="too deep"),
     pytest.param({"north": ["All"]}, DPValueError, "margins_name='All'", id="collides: child"),
     pytest.param({"All": ["n1"]}, DPValueError, "margins_name='All'", id="collides: parent"),
     pytest.param(
@@ -50,7 +50,8 @@ BAD_KEYS = [
         pd.MultiIndex.from_tuples([("a", "b", "c")]), DPValueError, "3 levels", id="deep index"
     ),
     pytest.param(
-        {"north": {"n1": [1, 2]}}, DPTypeError, "not a dict", id="deeper than by",
+        {"north": {"n1": [1, 2]}}, DPTypeError, "must be a list of .district. values",
+        id="deeper than by",
     ),
 ]  # fmt: skip
 

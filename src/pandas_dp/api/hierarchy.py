@@ -98,18 +98,20 @@ class DPHierarchy:
 
         Returns
         -------
-        Series
-            Named ``"count"``, of non-negative ``int64``, indexed by a MultiIndex with one
-            level per column of ``by`` (a flat Index for one column). Rows come in
-            pre-order: the total first (``margins_name`` in every level), then each node
-            followed by its children, in the order of the keys. A row of totals carries
-            ``margins_name`` in the levels below it. Each parent equals the sum of its
-            children exactly.
+        Series or dict of Series
+            Named ``"count"``, of non-negative ``int64``. The table is indexed by a
+            MultiIndex with one level per column of ``by`` (a flat Index for one column).
+            Its rows come in pre-order: the total first (``margins_name`` in every level),
+            then each node followed by its children, in the order of the keys; a row of
+            totals carries ``margins_name`` in the levels below it. Each parent equals the
+            sum of its children exactly.
 
         Raises
         ------
-        DPValueError
-            For a bad ε, split or output, or ``ci``; nothing is charged.
+        DPValueError, DPTypeError
+            For a bad ε, split or output, or any ``ci``.
+        BudgetExceededError
+            If the session cannot afford ε. Nothing is charged when anything fails.
 
         Notes
         -----

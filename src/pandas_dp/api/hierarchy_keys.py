@@ -191,7 +191,7 @@ def _is_list_like(value: Any) -> bool:
 
 
 def _values(keys: Any, column: Hashable, parent: Path | None = None) -> list[Any]:
-    """A list of key values (refusing a bare string, a scalar and unhashable values)."""
+    """A non-empty list of key values (refusing a bare string or a scalar)."""
     where = f"keys for {column!r}" + ("" if not parent else f" under {_show(parent)}")
     if isinstance(keys, str | bytes) or not _is_list_like(keys):
         raise DPTypeError(
@@ -314,8 +314,8 @@ def _nested(by: tuple[Hashable, ...], keys: Mapping[Any, Any]) -> tuple[list[lis
         for path, spec in nodes:
             if last and isinstance(spec, Mapping):
                 raise DPTypeError(
-                    f"keys under {_show(path)} go {len(by)} levels deep ({list(by)}), so "
-                    f"{column!r} takes a list of values, not a dict"
+                    f"keys under {_show(path)} must be a list of {column!r} values, the last of "
+                    f"the {len(by)} columns {list(by)}; got a dict (one level too many)"
                 )
             if not last and not isinstance(spec, Mapping):
                 where = f"under {_show(path)}" if path else "at the top"

@@ -218,11 +218,11 @@ def project_segments(values: npt.ArrayLike, sizes: npt.ArrayLike, totals: npt.Ar
     excess = running - np.repeat(before + target, counts)  # Σ top-j values minus the total
     rank = np.arange(v.size, dtype=np.int64) - np.repeat(starts, counts) + 1
     active = ordered - excess / rank > 0
+    # The last active rank (a prefix of each segment is active). A zero total activates none;
+    # rank 1 then gives θ = the segment's largest value, and every entry becomes 0.
     rho = np.maximum(np.maximum.reduceat(np.where(active, rank, 0), starts), 1)
     theta = excess[starts + rho - 1] / rho
-    fitted = np.maximum(v - np.repeat(theta, counts), 0.0)
-    fitted[np.repeat(target == 0, counts)] = 0.0
-    return np.asarray(fitted, dtype=np.float64)
+    return np.asarray(np.maximum(v - np.repeat(theta, counts), 0.0), dtype=np.float64)
 
 
 def round_segments(values: npt.ArrayLike, sizes: npt.ArrayLike, totals: npt.ArrayLike) -> I64:
