@@ -92,6 +92,7 @@ def test_ambiguous_parent_must_be_named_by_its_path(priv, charges_nothing):
         ({"epsilon": 0.5, "split": [1, float("inf"), 1]}, DPValueError, "finite"),
         ({"epsilon": 0.5, "split": [1, True, 1]}, DPTypeError, "numbers"),
         ({"epsilon": 0.5, "split": "equal"}, DPTypeError, "list of 3"),
+        ({"epsilon": 1e-8, "split": [1, 1, 100]}, DPValueError, "level 'All' with ε = 9.8e-11"),
         ({"epsilon": 0.5, "ci": 0.95}, DPValueError, "post-processed"),
         ({"epsilon": 0.5, "output": "frame"}, DPValueError, "output must be one of"),
         ({"epsilon": 2.0}, pandas_dp.BudgetExceededError, "budget|exceed"),

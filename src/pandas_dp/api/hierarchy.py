@@ -22,7 +22,7 @@ from pandas_dp.api.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.keys import check_key_types, parse_by
 from pandas_dp.api.pipeline import Part, Plan, Target, count_part, run
 from pandas_dp.api.results import Preview
-from pandas_dp.budget import parse_epsilon
+from pandas_dp.budget import MIN_EPSILON, parse_epsilon
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -240,6 +240,12 @@ def _plan(grouped: DPHierarchy, epsilon: Fraction, split: Any) -> tuple[tuple[Pa
     hierarchy, caps = grouped.hierarchy, grouped._caps
     shares = parse_split(split, hierarchy.tree.levels)
     names = _level_names(hierarchy)
+    for share, name in zip(shares, names, strict=True):
+        if epsilon * share < MIN_EPSILON:
+            raise DPValueError(
+                f"split leaves level {name!r} with ε = {float(epsilon * share):.3g}, below the "
+                "smallest ε a measurement may use (1e-9); give it a larger share"
+            )
     parts = tuple(
         count_part(epsilon * share, None, f"count(level {depth}: {name})", caps.contribution)
         for depth, (share, name) in enumerate(zip(shares, names, strict=True))
