@@ -20,6 +20,7 @@ import pandas as pd
 
 import bench_accounting
 import bench_groupby
+import bench_hierarchy
 import bench_mean
 import bench_queries
 import bench_sampler
@@ -42,6 +43,7 @@ def main() -> None:
         bench_sampler.run(bench_sampler.DRAWS // scale),
         bench_queries.run(bench_queries.ROWS // scale),
         bench_groupby.run(bench_groupby.ROWS // scale),
+        bench_hierarchy.run(bench_hierarchy.ROWS // scale),
         bench_mean.run(bench_mean.TRIALS // scale)[0],
         bench_accounting.run(),
         bench_statistics.run([n // scale for n in bench_statistics.SIZES]),

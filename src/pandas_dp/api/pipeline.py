@@ -342,7 +342,9 @@ class Plan(Generic[T]):
     """A validated release, ready to run: nothing in it depends on the data.
 
     ``finish`` turns the released keys and the noisy integer aggregates (by part label)
-    into the user's result.
+    into the user's result. ``derive``, when given, maps the engine's exact aggregates (one
+    per part, over the grouping's keys) to the exact aggregates the parts add noise to (a
+    hierarchy sums its leaf counts up to every level); it sees no noise.
     """
 
     parts: tuple[Part | SelectPart, ...]
@@ -351,6 +353,7 @@ class Plan(Generic[T]):
     grouping: Grouping | None = None
     bounding: Bounding | None = None
     selection: Selection | None = None
+    derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None
 
 
 def add_noise(exact: Aggregate, noise: np.ndarray) -> Aggregate:
@@ -379,9 +382,10 @@ def run(target: Target, plan: Plan[T]) -> T:
     session.accountant.check(plan.release)
     measures = tuple(part.measure for part in plan.parts)
     exact = target.engine.aggregate(target.data, measures, plan.grouping, plan.bounding)
+    aggregates = exact.values if plan.derive is None else plan.derive(exact.values)
     noisy = {
         part.label: part.release(values, session)
-        for part, values in zip(plan.parts, exact.values, strict=True)
+        for part, values in zip(plan.parts, aggregates, strict=True)
     }
     keys, release = exact.keys, plan.release
     if plan.selection is not None:

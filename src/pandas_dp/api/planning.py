@@ -17,6 +17,7 @@ import pandas as pd
 from pandas_dp.api.aggregation import parse_named
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.groupby import DPGroupBy
+from pandas_dp.api.hierarchy import DPHierarchy
 from pandas_dp.api.pipeline import NoiseChoice, Part, count_part, resolve, sum_part
 from pandas_dp.api.queries import release_many, release_one
 from pandas_dp.api.results import Output, Preview, mean_error_bound
@@ -118,6 +119,17 @@ class PreviewAccessor:
         return DPGroupBy(
             resolve(self._obj), by, keys, max_groups_per_unit=max_groups_per_unit,
             max_rows_per_group=max_rows_per_group, previewing=True,
+        )  # fmt: skip
+
+    def hierarchy(
+        self, by: Any, keys: Any = None, *, margins_name: Any = "All",
+        max_groups_per_unit: Any = None, max_rows_per_group: Any = None,
+    ) -> DPHierarchy:  # fmt: skip
+        """Preview a hierarchical table: ``count`` returns each level's raw noise and error."""
+        return DPHierarchy(
+            resolve(self._obj), by, keys, margins_name=margins_name,
+            max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
+            previewing=True,
         )  # fmt: skip
 
 
