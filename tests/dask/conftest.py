@@ -110,9 +110,14 @@ QUERIES = [
     Query(
         "groupby-agg",
         lambda p: _by_country(p).agg(
-            n="count", spend=("amount", "mean"), total=("amount", "sum"),
-            median=("amount", "median"), spread=("age", "std"), bounds=BOUNDS, epsilon=0.5,
-        ),  # fmt: skip
+            n="count",
+            spend=("amount", "mean"),
+            total=("amount", "sum"),
+            median=("amount", "median"),
+            spread=("age", "std"),
+            bounds=BOUNDS,
+            epsilon=0.5,
+        ),
     ),
     Query(
         "groupby-two-columns",
@@ -123,10 +128,10 @@ QUERIES = [
     Query("groupby-bool", lambda p: p.dp.groupby("member", keys=[False, True]).count(epsilon=1)),
     Query("groupby-filtered", lambda p: _by_country(p[p["age"] > 80]).count(epsilon=1)),
     Query("histogram", lambda p: p.dp.histogram("age", bins=[0, 18, 30, 50, 70, 120], epsilon=1)),
-    Query("histogram-clip", lambda p: p.dp.histogram("amount", [0, 100, 200], epsilon=1, clip=True)),
     Query(
-        "private-keys", lambda p: p.dp.groupby("country").count(epsilon=1), noise=1000
+        "histogram-clip", lambda p: p.dp.histogram("amount", [0, 100, 200], epsilon=1, clip=True)
     ),
+    Query("private-keys", lambda p: p.dp.groupby("country").count(epsilon=1), noise=1000),
     Query(
         "private-keys-two-columns",
         lambda p: p.dp.groupby(["device", "country"]).agg(
@@ -201,4 +206,3 @@ def agree(noise: Callable[..., Any]) -> Callable[..., Any]:
         return results[1]
 
     return check
-

@@ -17,13 +17,15 @@ derives with pandas' own operations, so attrs propagate exactly as on pandas fra
 from __future__ import annotations
 
 import dataclasses
+import sys
 import uuid
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
+from dask import base
 from dask.delayed import delayed
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
@@ -41,6 +43,8 @@ from pandas_dp.engines.plan import (
 
 #: int64 additions below this magnitude cannot overflow.
 _INT64_SAFE = 1 << 62
+#: The scheduler a ``compute()`` here would use (dask's function, typed).
+get_scheduler: Callable[[], Any] = base.get_scheduler
 
 
 def _unchanged(partition: pd.DataFrame, tag: str) -> pd.DataFrame:
@@ -71,6 +75,25 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
     """
     hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
     return frame.iloc[np.argsort(hashes, kind="stable")]
+
+
+def _shuffle_method() -> str | None:
+    """Dask's default shuffle, unless a Client exists that this computation will not use.
+
+    Dask picks its peer-to-peer shuffle whenever a distributed Client exists, even when the
+    computation runs on another scheduler (``dask.config.set(scheduler="threads")``), where
+    that shuffle cannot run; the task-based shuffle runs anywhere.
+    """
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    if isinstance(getattr(get_scheduler(), "__self__", None), distributed.Client):
+        return None
+    try:
+        distributed.default_client()
+    except ValueError:  # no Client at all
+        return None
+    return "tasks"
 
 
 def aggregate_partition(
@@ -205,7 +228,9 @@ class DaskEngine:
         if bounding is None:
             partition_bounding = [None] * frame.npartitions
         else:
-            frame = frame.shuffle(on=bounding.unit, ignore_index=True)
+            frame = frame.shuffle(
+                on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
+            )
             source = bounding.spawn() if bounding.spawn is not None else SystemPriorities()
             partition_bounding = [
                 dataclasses.replace(bounding, priorities=source.for_partition(i), spawn=None)
