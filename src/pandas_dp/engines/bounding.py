@@ -140,17 +140,29 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
         pair = np.asarray(pair, dtype=np.int64)
         pair_priority = bounding.priorities(int(pair.max()) + 1 if pair.size else 0)
         first_of_pair = np.unique(pair, return_index=True)[1]
-        pair_rank = ranks_within(unit[first_of_pair], pair_priority)  # pairs sorted by id
-        rows, unit = _filter(rows, unit, pair_rank[pair] < bounding.max_groups)
+        pair_unit = unit[first_of_pair]  # pairs sorted by id
+        if not _within(pair_unit, bounding.max_groups):
+            pair_rank = ranks_within(pair_unit, pair_priority)
+            rows, unit = _filter(rows, unit, pair_rank[pair] < bounding.max_groups)
     if group_codes is not None and bounding.max_rows_per_group is not None:
         cell = unit * (int(group_codes.max()) + 1) + group_codes[rows]
         rank = ranks_within(cell, bounding.priorities(rows.size))
         rows, unit = _filter(rows, unit, rank < bounding.max_rows_per_group)
-    rank = ranks_within(unit, bounding.priorities(rows.size))
-    rows = rows[rank < bounding.max_rows]
+    priority = bounding.priorities(rows.size)
+    if not _within(unit, bounding.max_rows):
+        rows = rows[ranks_within(unit, priority) < bounding.max_rows]
     out = np.zeros(len(frame), dtype=np.bool_)
     out[rows] = True
     return out
+
+
+def _within(codes: I64, cap: int) -> bool:
+    """Whether no code occurs more than ``cap`` times, so that every rank is below the cap.
+
+    A shortcut, not a different rule: the priorities are drawn all the same (the random
+    stream does not change), and the rows kept are exactly those the ranks would keep.
+    """
+    return codes.size == 0 or int(np.bincount(codes).max()) <= cap
 
 
 def _filter(rows: I64, unit: I64, ok: Bools) -> tuple[I64, I64]:
