@@ -1,6 +1,8 @@
 """Run every benchmark and print one markdown report: ``python benchmarks/run.py``.
 
-``--quick`` shrinks the data tenfold (a smoke run); ``--out FILE`` also writes the report.
+``--quick`` shrinks the data tenfold (a smoke run); ``--out FILE`` also writes the report;
+``--dask`` adds the Dask benchmark, which writes 5·10**7 rows of parquet to a temporary
+directory (about a gigabyte) and needs ``pandas-dp[dask]``.
 Every ratio compares pandas-dp with plain pandas (or numpy, or an installed peer) measured
 in the same run on the same machine.
 """
@@ -19,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 import bench_accounting
+import bench_dask
 import bench_groupby
 import bench_hierarchy
 import bench_mean
@@ -32,6 +35,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="ten times less data")
     parser.add_argument("--out", type=Path, help="also write the report to this file")
+    parser.add_argument("--dask", action="store_true", help="also run the (large) Dask benchmark")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
     header = (
@@ -48,6 +52,8 @@ def main() -> None:
         bench_accounting.run(),
         bench_statistics.run([n // scale for n in bench_statistics.SIZES]),
     ]
+    if args.dask:
+        sections.append(bench_dask.run(bench_dask.ROWS // scale))
     report = "\n\n".join(sections) + "\n"
     print(report)
     if args.out:

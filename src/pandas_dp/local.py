@@ -36,6 +36,7 @@ from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.results import Estimate
 from pandas_dp.api.session import random_source
 from pandas_dp.budget import parse_epsilon
+from pandas_dp.engines import engine_for
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.randomized_response import estimate_frequencies, randomize
 
@@ -100,6 +101,13 @@ def randomized_response(
     DPValueError
         For a Series that carries a pandas-dp session.
     """
+    engine = engine_for(series)
+    if not engine.in_memory:
+        raise DPTypeError(
+            f"randomized_response is not supported on {engine.name}: it releases one value per "
+            "row, which would bring every row to the client. Randomize an in-memory pandas "
+            "Series, or release aggregates (counts, histograms) from the frame instead."
+        )
     if not isinstance(series, pd.Series):
         raise DPTypeError(f"randomized_response needs a Series, got {type(series).__name__}")
     if has_session_mark(series):

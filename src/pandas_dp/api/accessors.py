@@ -7,6 +7,7 @@ but the object itself; every method forwards to a plain function.
 from __future__ import annotations
 
 from collections.abc import Hashable
+from types import ModuleType
 from typing import Any
 
 import pandas as pd
@@ -20,6 +21,7 @@ from pandas_dp.api.protect import protect
 from pandas_dp.api.queries import release_one
 from pandas_dp.api.session import Session
 from pandas_dp.api.stats_accessors import FrameStatistics, SeriesStatistics
+from pandas_dp.optional import when_imported
 from pandas_dp.schema import rules_table
 
 
@@ -144,7 +146,10 @@ class _Accessor:
 
 
 class DataFrameDPAccessor(FrameStatistics, _Accessor):
-    """Differentially private releases from a protected DataFrame (``df.dp``)."""
+    """Differentially private releases from a protected DataFrame (``df.dp``).
+
+    The same accessor serves Dask DataFrames (``ddf.dp``); results are pandas objects.
+    """
 
     _obj: pd.DataFrame
 
@@ -471,7 +476,7 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
 
 
 class SeriesDPAccessor(SeriesStatistics, _Accessor):
-    """Differentially private releases from a protected Series (``s.dp``)."""
+    """Differentially private releases from a protected Series (``s.dp``), pandas or Dask."""
 
     _obj: pd.Series
 
@@ -672,11 +677,25 @@ class SeriesDPAccessor(SeriesStatistics, _Accessor):
 
 
 def register() -> None:
-    """Register ``.dp`` on DataFrame and Series (idempotent)."""
+    """Register ``.dp`` on DataFrame and Series (idempotent), and on Dask's once imported."""
     for register_accessor, cls in (
         (pd.api.extensions.register_dataframe_accessor, DataFrameDPAccessor),
         (pd.api.extensions.register_series_accessor, SeriesDPAccessor),
     ):
         owner = pd.DataFrame if cls is DataFrameDPAccessor else pd.Series
         if getattr(owner, "dp", None) is not cls:  # the class attribute is the accessor class
+            register_accessor("dp")(cls)
+    when_imported("dask.dataframe", register_dask)
+
+
+def register_dask(dd: ModuleType) -> None:
+    """Register the same ``.dp`` accessors on Dask DataFrame and Series (idempotent)."""
+    from dask.dataframe import extensions
+
+    accessors: list[tuple[Any, Any, type]] = [
+        (extensions.register_dataframe_accessor, dd.DataFrame, DataFrameDPAccessor),
+        (extensions.register_series_accessor, dd.Series, SeriesDPAccessor),
+    ]
+    for register_accessor, owner, cls in accessors:
+        if getattr(owner, "dp", None) is not cls:
             register_accessor("dp")(cls)

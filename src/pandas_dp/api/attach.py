@@ -11,6 +11,10 @@ file then holds only the handle's text, and a frame read back carries a plain st
 :func:`session_of` rejects. Pickling resolves the handle through a process-local registry:
 the same session in this process, a dead marker in any other, so a session never forks into
 two budgets by serialisation.
+
+Frames are read and written through their engine (:func:`~pandas_dp.engines.engine_for`):
+a Dask collection keeps its ``attrs`` on its meta frame, which dask derives with pandas'
+own operations, so the handle propagates to derived collections exactly as on pandas.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from pandas_dp.engines import engine_for
 from pandas_dp.errors import NotProtectedError
 
 if TYPE_CHECKING:
@@ -79,9 +84,11 @@ def _restore(text: str) -> str:
     return DetachedMarker(text)
 
 
-def attach(obj: pd.DataFrame | pd.Series, session: Session) -> None:
-    """Store ``session``'s handle in ``obj.attrs`` (``obj`` must be a fresh copy)."""
-    obj.attrs = {**obj.attrs, ATTRS_KEY: session.handle}
+def attach(obj: Any, session: Session) -> Any:
+    """A shallow copy of ``obj`` carrying ``session``'s handle instead of any earlier one."""
+    engine = engine_for(obj)
+    attrs = {k: v for k, v in engine.attrs(obj).items() if k != ATTRS_KEY}
+    return engine.with_attrs(obj, {**attrs, ATTRS_KEY: session.handle})
 
 
 def session_of(obj: pd.DataFrame | pd.Series) -> Session:
@@ -93,7 +100,7 @@ def session_of(obj: pd.DataFrame | pd.Series) -> Session:
         If ``obj`` has no handle (it was never protected, or an operation dropped the
         session), or only the text of a handle (read from a file or another process).
     """
-    marker = getattr(obj, "attrs", {}).get(ATTRS_KEY)
+    marker = engine_for(obj).attrs(obj).get(ATTRS_KEY)
     if isinstance(marker, SessionHandle):
         return marker.session
     kind = type(obj).__name__
@@ -109,4 +116,4 @@ def session_of(obj: pd.DataFrame | pd.Series) -> Session:
 
 def has_session_mark(obj: pd.DataFrame | pd.Series) -> bool:
     """Whether ``obj`` carries any pandas-dp mark, live or not."""
-    return ATTRS_KEY in getattr(obj, "attrs", {})
+    return ATTRS_KEY in engine_for(obj).attrs(obj)

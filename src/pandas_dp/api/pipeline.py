@@ -66,10 +66,18 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         If the session has a row guard and ``obj``'s rows may have been duplicated.
     """
     session = session_of(obj)
-    if session.guard is not None:
-        session.guard.check(obj.index)
+    engine = engine_for(obj)
     unit = session.unit.column
-    if isinstance(obj, pd.Series):
+    if unit is None and not engine.in_memory:
+        raise NotProtectedError(
+            f"this {engine.name} frame comes from a frame protected without a privacy unit "
+            "(one row per person), whose check for duplicated rows needs the rows in memory. "
+            "Release from the in-memory frame, or protect the data with "
+            "privacy_unit='<id column>' and max_rows_per_unit=k"
+        )
+    if session.guard is not None:
+        session.guard.check(engine.index(obj))
+    if engine.is_series(obj):
         if unit is not None:
             raise NotProtectedError(
                 f"this session protects units identified by column {unit!r}, which a Series "
@@ -78,10 +86,9 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
                 f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...) or "
                 f"priv.dp.histogram({obj.name!r}, bins=[...], ...)"
             )
-        name = obj.name if obj.name is not None else SERIES_COLUMN
-        data = obj.to_frame(name=name)
-        return Target(session, data, engine_for(data), column=name)
-    engine = engine_for(obj)
+        own: Any = obj.name
+        name: Hashable = own if own is not None else SERIES_COLUMN
+        return Target(session, engine.to_frame(obj, name), engine, column=name)
     if unit is not None and unit not in engine.columns(obj):
         raise NotProtectedError(
             f"this frame lacks the privacy-unit column {unit!r} that the session needs to cap "

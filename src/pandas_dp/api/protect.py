@@ -11,10 +11,11 @@ import pandas as pd
 from pandas_dp.accounting.composition import ACCOUNTANTS
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import LedgerFile
-from pandas_dp.api.attach import ATTRS_KEY, attach, has_session_mark
+from pandas_dp.api.attach import attach, has_session_mark
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
 from pandas_dp.budget import Budget
+from pandas_dp.engines import engine_for
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.optional import require
 from pandas_dp.schema import read_schema, validate_sanitised
@@ -50,11 +51,20 @@ def protect(
         raise DPTypeError(f"validate must be True or False, got {type(validate).__name__}")
     rules = None if schema is None else read_schema(schema)
     unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
+    engine = engine_for(obj)
     if unit.column is not None:
-        if isinstance(obj, pd.Series):
+        if engine.is_series(obj):
             raise DPValueError("privacy_unit needs a DataFrame that holds the unit column")
-        if unit.column not in obj.columns:
+        if unit.column not in engine.columns(obj):
             raise DPKeyError(f"privacy_unit column {unit.column!r} not found in this frame")
+    elif not engine.in_memory:
+        raise DPValueError(
+            f"protecting a {engine.name} frame needs privacy_unit='<id column>' and "
+            "max_rows_per_unit=k: its rows are not in memory, so pandas-dp cannot check them "
+            "for duplicates, but it can cap each unit's rows. For one row per person, use a "
+            "column with a unique id per row and max_rows_per_unit=1 (duplicated rows then "
+            "share an id and are capped)."
+        )
     if has_session_mark(obj) and not replace:
         raise DPValueError(
             "this object is already protected (or derived from a protected one); protecting it "
@@ -68,6 +78,12 @@ def protect(
             "duplicated. Protect df.reset_index(drop=True) instead."
         )
     if schema is not None and validate:
+        if not engine.in_memory:
+            raise DPValueError(
+                f"validating a {engine.name} frame against a schema is not yet supported; "
+                "pass validate=False (values are then clipped to the schema's bounds at each "
+                "release) or validate the data before protecting it"
+            )
         obj = validate_sanitised(schema, obj)  # pandera's copy keeps the caller's frame intact
     store: LedgerFile | None = None
     entries: tuple[LedgerEntry, ...] = ()
@@ -77,14 +93,12 @@ def protect(
     source = random_source(rng)
     # With a unit column the library caps each unit's rows itself, so duplicated rows are
     # harmless: only the structural check of the index applies.
-    guard = RowGuard(obj.index, labels=unit.is_rows)
+    guard = RowGuard(engine.index(obj), labels=unit.is_rows)
     session = Session(
         total, source=source, guard=guard, unit=unit, accounting=accounting, schema=rules,
         ledger=store, entries=entries,
     )  # fmt: skip
-    protected = obj.copy(deep=False)
-    protected.attrs = {k: v for k, v in obj.attrs.items() if k != ATTRS_KEY}
-    attach(protected, session)
+    protected: PandasObj = attach(obj, session)
     return protected
 
 

@@ -22,6 +22,7 @@ from pandas_dp.api.attach import SessionHandle
 from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.budget import Budget
+from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
@@ -144,6 +145,18 @@ class Session:
     def priorities(self, n: int) -> npt.NDArray[np.uint64]:
         """``n`` uniform 64-bit words, for choosing at random which rows a unit keeps."""
         return self._source.randbytes(8 * n).view(np.uint64)
+
+    def spawn_priorities(self) -> PartitionPriorities:
+        """A picklable priority source for engines that bound rows in other processes.
+
+        The OS CSPRNG of whichever process draws (nothing is decided here). A seeded
+        session (tests only) instead draws 128 bits from its own stream, from which each
+        partition seeds a PCG64 stream of its own, so seeded releases stay reproducible.
+        """
+        if isinstance(self._source, SeededRandomSource):
+            words = self._source.randbytes(16).view(np.uint64)
+            return SeededPriorities(tuple(int(word) for word in words))
+        return SystemPriorities()
 
     @property
     def total(self) -> Budget:

@@ -5,6 +5,10 @@ priority from the session's CSPRNG, and within a unit the lowest priorities are 
 choice depends only on the unit's own rows and on randomness, never on other units' data,
 so the sensitivities computed from the caps hold.
 
+Engines that bound rows in other processes (Dask workers) never receive the session: they
+call :attr:`Bounding.spawn` once per release, on the client, and ship the picklable
+:class:`PartitionPriorities` it returns, one stream per partition (see that class).
+
 Order of the caps (each only drops rows):
 
 1. rows whose unit id is missing, and rows outside the public keys, are dropped (they can
@@ -16,8 +20,10 @@ Order of the caps (each only drops rows):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -29,15 +35,80 @@ Bools = npt.NDArray[np.bool_]
 Priorities = Callable[[int], npt.NDArray[np.uint64]]
 
 
+class PartitionPriorities(Protocol):
+    """A picklable source of priorities that hands each partition a stream of its own."""
+
+    #: Whether a partition must put its rows in a canonical order before drawing, so that
+    #: the choice does not depend on the order in which a shuffle delivered them.
+    canonical: bool
+
+    def for_partition(self, index: int) -> Priorities:
+        """The priorities of partition ``index`` (a picklable callable)."""
+
+
+class SystemPriorities:
+    """Priorities from the OS CSPRNG (``os.urandom``) of whichever process draws them.
+
+    Stateless and picklable: a Dask worker that receives it reads its own ``os.urandom``;
+    nothing random is decided on the client.
+    """
+
+    canonical = False
+
+    def __call__(self, n: int) -> npt.NDArray[np.uint64]:
+        """``n`` uniform 64-bit words from ``os.urandom``."""
+        return np.frombuffer(os.urandom(8 * n), dtype=np.uint64)
+
+    def for_partition(self, index: int) -> SystemPriorities:
+        """The same source: every partition reads its own process's CSPRNG."""
+        return self
+
+    def __repr__(self) -> str:
+        return "SystemPriorities(os.urandom)"
+
+
+class SeededPriorities:
+    """Reproducible priorities for seeded sessions. Test-only: PCG64 is not a CSPRNG.
+
+    ``entropy`` comes from the seeded session's own stream; partition ``i`` draws from
+    PCG64 seeded with ``entropy + (i,)``, after sorting its rows canonically, so a seeded
+    release gives the same result on any scheduler.
+    """
+
+    canonical = True
+
+    def __init__(self, entropy: tuple[int, ...]) -> None:
+        self.entropy = entropy
+        self._bits: np.random.PCG64 | None = None
+
+    def __call__(self, n: int) -> npt.NDArray[np.uint64]:
+        """``n`` words from this partition's PCG64 stream (continuing across calls)."""
+        if self._bits is None:  # test-only: deliberately seeded and insecure
+            self._bits = np.random.PCG64(np.random.SeedSequence(list(self.entropy)))
+        return np.asarray(self._bits.random_raw(n), dtype=np.uint64)
+
+    def for_partition(self, index: int) -> SeededPriorities:
+        """A fresh stream for partition ``index``."""
+        return SeededPriorities((*self.entropy, index))
+
+    def __repr__(self) -> str:
+        return f"SeededPriorities({len(self.entropy)} words)"
+
+
 @dataclass(frozen=True)
 class Bounding:
-    """Caps on one privacy unit's contribution (see the module docstring)."""
+    """Caps on one privacy unit's contribution (see the module docstring).
+
+    ``priorities`` draws in this process (the session's own source); ``spawn`` returns a
+    picklable :class:`PartitionPriorities` for engines that bound in other processes.
+    """
 
     unit: Hashable
     max_rows: int
     max_groups: int | None = None
     max_rows_per_group: int | None = None
     priorities: Priorities | None = field(default=None, compare=False, repr=False)
+    spawn: Callable[[], PartitionPriorities] | None = field(default=None, compare=False, repr=False)
 
 
 def ranks_within(groups: I64, priority: npt.NDArray[np.uint64]) -> I64:
@@ -69,17 +140,29 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
         pair = np.asarray(pair, dtype=np.int64)
         pair_priority = bounding.priorities(int(pair.max()) + 1 if pair.size else 0)
         first_of_pair = np.unique(pair, return_index=True)[1]
-        pair_rank = ranks_within(unit[first_of_pair], pair_priority)  # pairs sorted by id
-        rows, unit = _filter(rows, unit, pair_rank[pair] < bounding.max_groups)
+        pair_unit = unit[first_of_pair]  # pairs sorted by id
+        if not _within(pair_unit, bounding.max_groups):
+            pair_rank = ranks_within(pair_unit, pair_priority)
+            rows, unit = _filter(rows, unit, pair_rank[pair] < bounding.max_groups)
     if group_codes is not None and bounding.max_rows_per_group is not None:
         cell = unit * (int(group_codes.max()) + 1) + group_codes[rows]
         rank = ranks_within(cell, bounding.priorities(rows.size))
         rows, unit = _filter(rows, unit, rank < bounding.max_rows_per_group)
-    rank = ranks_within(unit, bounding.priorities(rows.size))
-    rows = rows[rank < bounding.max_rows]
+    priority = bounding.priorities(rows.size)
+    if not _within(unit, bounding.max_rows):
+        rows = rows[ranks_within(unit, priority) < bounding.max_rows]
     out = np.zeros(len(frame), dtype=np.bool_)
     out[rows] = True
     return out
+
+
+def _within(codes: I64, cap: int) -> bool:
+    """Whether no code occurs more than ``cap`` times, so that every rank is below the cap.
+
+    A shortcut, not a different rule: the priorities are drawn all the same (the random
+    stream does not change), and the rows kept are exactly those the ranks would keep.
+    """
+    return codes.size == 0 or int(np.bincount(codes).max()) <= cap
 
 
 def _filter(rows: I64, unit: I64, ok: Bools) -> tuple[I64, I64]:

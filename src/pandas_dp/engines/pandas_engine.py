@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Hashable
-from typing import Literal
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -324,6 +324,30 @@ class PandasEngine:
     """Engine for in-memory :class:`pandas.DataFrame` objects."""
 
     name = "pandas"
+    in_memory = True
+
+    def attrs(self, data: object) -> Mapping[str, Any]:
+        """``data.attrs`` (empty for objects that have none)."""
+        return getattr(data, "attrs", {})
+
+    def with_attrs(self, data: Any, attrs: dict[str, Any]) -> Any:
+        """A shallow copy whose ``attrs`` are ``attrs``."""
+        copy = data.copy(deep=False)
+        copy.attrs = attrs
+        return copy
+
+    def index(self, data: Any) -> pd.Index:
+        """The frame's index."""
+        index: pd.Index = data.index
+        return index
+
+    def is_series(self, data: object) -> bool:
+        """Whether ``data`` is a pandas Series."""
+        return isinstance(data, pd.Series)
+
+    def to_frame(self, series: Any, name: Hashable) -> Any:
+        """``series.to_frame(name=name)``."""
+        return series.to_frame(name=name)
 
     def columns(self, data: object) -> pd.Index:
         """Column labels of the frame."""

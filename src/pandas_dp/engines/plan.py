@@ -7,9 +7,9 @@ noise and never see the accountant.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -130,9 +130,31 @@ class Aggregates:
 
 
 class Engine(Protocol):
-    """Computes exact aggregates over one kind of frame (pandas, Dask, ...)."""
+    """Computes exact aggregates over one kind of frame (pandas, Dask, ...).
+
+    Besides aggregating, an engine answers the few questions the API asks about a frame
+    (its attrs, index, whether it is a Series) so that the API never tests frame types.
+    """
 
     name: str
+    #: Whether the whole frame lives in this process: only then can row-level privacy
+    #: check the index for duplicated rows, and can per-row outputs be returned.
+    in_memory: bool
+
+    def attrs(self, data: object) -> Mapping[str, Any]:
+        """The frame's ``attrs``, where the API keeps its session handle."""
+
+    def with_attrs(self, data: Any, attrs: dict[str, Any]) -> Any:
+        """A shallow copy of ``data`` carrying exactly ``attrs`` (derived frames keep them)."""
+
+    def index(self, data: Any) -> pd.Index:
+        """The frame's index, or an empty index of the same kind when it is not in memory."""
+
+    def is_series(self, data: object) -> bool:
+        """Whether ``data`` is a Series (else a DataFrame)."""
+
+    def to_frame(self, series: Any, name: Hashable) -> Any:
+        """The Series as a one-column frame named ``name``."""
 
     def columns(self, data: object) -> pd.Index:
         """The column labels of ``data``."""

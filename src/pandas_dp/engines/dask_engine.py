@@ -1,0 +1,250 @@
+"""Exact clipped aggregates of a Dask DataFrame, one ``compute()`` per release.
+
+Each partition is aggregated by :func:`~pandas_dp.engines.pandas_engine.aggregate_frame`,
+the pandas engine's own code, and the per-partition integers are added up exactly in one
+final task. Only those aggregates (one integer per measure and group) reach the client.
+
+Contribution bounding per privacy unit needs all of a unit's rows in one place. Before
+bounding, the needed columns (and only those) are **shuffled by the unit id**, so every
+unit's rows land in one partition; each partition then applies the caps to its own units.
+Partitions receive the public plan and a picklable priority source, never the session or
+its accountant: in production every worker draws priorities from its own ``os.urandom``.
+
+The session handle rides on the collection's meta frame (``ddf._meta.attrs``), which dask
+derives with pandas' own operations, so attrs propagate exactly as on pandas frames.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+import uuid
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from typing import Any
+
+import dask.dataframe as dd
+import numpy as np
+import pandas as pd
+from dask import base
+from dask.delayed import delayed
+
+from pandas_dp.engines.bounding import Bounding, SystemPriorities
+from pandas_dp.engines.pandas_engine import aggregate_frame
+from pandas_dp.engines.plan import (
+    Aggregate,
+    Aggregates,
+    CellCounts,
+    ClippedSquares,
+    ClippedSum,
+    Grouping,
+    Measure,
+    NonNull,
+)
+
+#: int64 additions below this magnitude cannot overflow.
+_INT64_SAFE = 1 << 62
+#: The scheduler a ``compute()`` here would use (dask's function, typed).
+get_scheduler: Callable[[], Any] = base.get_scheduler
+
+
+def _unchanged(partition: pd.DataFrame, tag: str) -> pd.DataFrame:
+    """Identity on partitions; ``tag`` makes the expression's name unique (see with_attrs)."""
+    return partition
+
+
+def _columns(
+    measures: tuple[Measure, ...], grouping: Grouping | None, bounding: Bounding | None
+) -> list[Hashable]:
+    """The columns a release reads, in a stable order and without repeats."""
+    needed: list[Hashable] = []
+    if bounding is not None:
+        needed.append(bounding.unit)
+    if grouping is not None:
+        needed.extend(grouping.by)
+    for measure in measures:
+        if isinstance(measure, NonNull | ClippedSum | ClippedSquares | CellCounts):
+            needed.append(measure.column)
+    return list(dict.fromkeys(needed))
+
+
+def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
+    """Rows sorted by a hash of their values: the same order whatever the shuffle delivered.
+
+    Rows that hash alike are (but for a 2**-64 chance) identical, so their order cannot
+    change an aggregate. Used for seeded (test-only) sessions.
+    """
+    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return frame.iloc[np.argsort(hashes, kind="stable")]
+
+
+def _shuffle_method() -> str | None:
+    """Dask's default shuffle, unless a Client exists that this computation will not use.
+
+    Dask picks its peer-to-peer shuffle whenever a distributed Client exists, even when the
+    computation runs on another scheduler (``dask.config.set(scheduler="threads")``), where
+    that shuffle cannot run; the task-based shuffle runs anywhere.
+    """
+    distributed = sys.modules.get("distributed")
+    if distributed is None:
+        return None
+    if isinstance(getattr(get_scheduler(), "__self__", None), distributed.Client):
+        return None
+    try:
+        distributed.default_client()
+    except ValueError:  # no Client at all
+        return None
+    return "tasks"
+
+
+def aggregate_partition(
+    frame: pd.DataFrame,
+    measures: tuple[Measure, ...],
+    grouping: Grouping | None,
+    bounding: Bounding | None,
+) -> Aggregates:
+    """Aggregate one partition (runs on a worker; ``bounding`` carries no session)."""
+    if bounding is not None:
+        assert bounding.spawn is None, "partitions must not receive the session"
+        if getattr(bounding.priorities, "canonical", False):
+            frame = _canonical(frame)
+    return aggregate_frame(frame, measures, grouping, bounding)
+
+
+def _add(total: Aggregate, part: Aggregate) -> Aggregate:
+    """Exact element-wise sum: int64 while it cannot overflow, Python ints beyond."""
+    if total.dtype != object and part.dtype != object:
+        largest = (int(np.abs(total).max()) if total.size else 0) + (
+            int(np.abs(part).max()) if part.size else 0
+        )
+        if largest < _INT64_SAFE:
+            return np.asarray(total + part, dtype=np.int64)
+    return np.asarray(total.astype(object) + part.astype(object), dtype=object)
+
+
+def _scatter(shape: tuple[int, ...], codes: np.ndarray, values: Aggregate) -> Aggregate:
+    """Place one partition's rows at ``codes`` in a zero array of ``shape``."""
+    out = np.zeros(shape, dtype=object if values.dtype == object else np.int64)
+    out[codes] = values
+    return out
+
+
+def combine(parts: Sequence[Aggregates], observed: bool) -> Aggregates:
+    """Add up per-partition aggregates exactly.
+
+    With public keys (or none) every partition reports the same keys in the same order.
+    With ``observed`` keys (private, for partition selection) each partition reports the
+    keys it holds; the result is their union, each key's aggregates summed.
+    """
+    if not observed:
+        values = list(parts[0].values)
+        for part in parts[1:]:
+            values = [_add(a, b) for a, b in zip(values, part.values, strict=True)]
+        return Aggregates(parts[0].keys, values)
+    holding = [p for p in parts if p.keys is not None and len(p.keys)] or [parts[0]]
+    held = [p.keys for p in holding if p.keys is not None]
+    keys = held[0].append(held[1:]) if len(held) > 1 else held[0]
+    codes, _ = keys.factorize()  # codes number the keys in order of first appearance
+    union = keys[np.sort(np.unique(codes, return_index=True)[1])]  # keeps the level dtypes
+    if isinstance(union, pd.MultiIndex):
+        union = union.remove_unused_levels()
+    totals: list[Aggregate] = []
+    for position in range(len(holding[0].values)):
+        total: Aggregate | None = None
+        start = 0
+        for part, part_keys in zip(holding, held, strict=True):
+            local = part.values[position]
+            stop = start + len(part_keys)
+            placed = _scatter((len(union), *local.shape[1:]), codes[start:stop], local)
+            total = placed if total is None else _add(total, placed)
+            start = stop
+        assert total is not None
+        totals.append(total)
+    return Aggregates(union, totals)
+
+
+class DaskEngine:
+    """Engine for :class:`dask.dataframe.DataFrame` collections (see the module docstring)."""
+
+    name = "Dask"
+    in_memory = False
+
+    def attrs(self, data: Any) -> Mapping[str, Any]:
+        """The attrs of the collection's meta frame."""
+        attrs: Mapping[str, Any] = data._meta.attrs
+        return attrs
+
+    def with_attrs(self, data: Any, attrs: dict[str, Any]) -> Any:
+        """The same collection with a meta frame that carries ``attrs``.
+
+        A partition-wise identity whose ``meta`` holds the attrs; ``required_columns=[]``
+        lets column projections pass through it to the reader. Dask's tokens ignore attrs,
+        so a fresh random tag keeps the new expression from being merged with another one.
+        """
+        meta = data._meta.copy(deep=False)
+        meta.attrs = dict(attrs)
+        return data.map_partitions(
+            _unchanged, uuid.uuid4().hex, meta=meta, enforce_metadata=False,
+            required_columns=[],
+        )  # fmt: skip
+
+    def index(self, data: Any) -> pd.Index:
+        """The meta frame's (empty) index: its names, not its labels."""
+        index: pd.Index = data._meta.index
+        return index
+
+    def is_series(self, data: object) -> bool:
+        """Whether ``data`` is a Dask Series."""
+        return isinstance(data, dd.Series)
+
+    def to_frame(self, series: Any, name: Hashable) -> Any:
+        """``series.to_frame(name=name)``."""
+        return series.to_frame(name=name)
+
+    def columns(self, data: object) -> pd.Index:
+        """Column labels (from the meta frame: nothing is computed)."""
+        assert isinstance(data, dd.DataFrame)
+        return data.columns
+
+    def dtypes(self, data: object) -> pd.Series:
+        """Column dtypes (from the meta frame: nothing is computed)."""
+        assert isinstance(data, dd.DataFrame)
+        return data.dtypes
+
+    def aggregate(
+        self,
+        data: object,
+        measures: tuple[Measure, ...],
+        grouping: Grouping | None,
+        bounding: Bounding | None = None,
+    ) -> Aggregates:
+        """Exact aggregates of the whole collection, in one ``compute()``.
+
+        The needed columns are selected (so readers load only those), shuffled by the unit
+        id when units are bounded, aggregated per partition and added up exactly.
+        """
+        assert isinstance(data, dd.DataFrame)
+        frame = data[_columns(measures, grouping, bounding)]
+        partition_bounding: list[Bounding | None]
+        if bounding is None:
+            partition_bounding = [None] * frame.npartitions
+        else:
+            frame = frame.shuffle(
+                on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
+            )
+            source = bounding.spawn() if bounding.spawn is not None else SystemPriorities()
+            partition_bounding = [
+                dataclasses.replace(bounding, priorities=source.for_partition(i), spawn=None)
+                for i in range(frame.npartitions)
+            ]
+        shared = delayed(grouping, pure=True)  # one copy of the public keys in the graph
+        task = delayed(aggregate_partition)
+        parts = [
+            task(partition, measures, shared, local)
+            for partition, local in zip(frame.to_delayed(), partition_bounding, strict=True)
+        ]
+        observed = grouping is not None and grouping.keys is None
+        result: Aggregates = delayed(combine)(parts, observed).compute()
+        return result
+
+
+DASK = DaskEngine()

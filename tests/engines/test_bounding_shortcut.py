@@ -1,0 +1,36 @@
+"""Skipping the ranking when no unit exceeds a cap keeps exactly the same rows."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pandas_dp.engines import bounding
+from pandas_dp.engines.bounding import Bounding, SeededPriorities, keep_mask
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("caps", [(3, None), (2, 1), (50, 50)], ids=["rows", "groups", "loose"])
+def test_shortcut_keeps_what_the_ranks_keep(monkeypatch, seed, caps) -> None:
+    gen = np.random.default_rng(seed)  # test data only
+    rows = 400
+    frame = pd.DataFrame({"unit": gen.integers(0, 150 if seed % 2 else 60, rows)})
+    codes = gen.integers(-1, 4, rows)
+    max_rows, max_groups = caps
+
+    def mask() -> np.ndarray:
+        priorities = SeededPriorities((seed,))  # the same stream for both runs
+        return keep_mask(frame, Bounding("unit", max_rows, max_groups, None, priorities), codes)
+
+    shortcut = mask()
+    monkeypatch.setattr(bounding, "_within", lambda codes, cap: False)
+    assert np.array_equal(shortcut, mask())
+    assert shortcut.sum() > 0
+
+
+def test_a_unit_one_row_over_the_cap_is_still_capped() -> None:
+    frame = pd.DataFrame({"unit": [0, 0, 0, 0, 1, 1, 2]})
+    kept = keep_mask(frame, Bounding("unit", 3, None, None, SeededPriorities((1,))), None)
+    assert kept[:4].sum() == 3
+    assert kept[4:].all()
