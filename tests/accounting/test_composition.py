@@ -33,6 +33,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from dp_accounting.pld import common as dp_common
+from dp_accounting.pld import privacy_loss_distribution as pld
 
 from pandas_dp import Budget, BudgetExceededError, DPValueError
 from pandas_dp.accounting import Accountant, Measurement, Release
@@ -46,9 +48,6 @@ from pandas_dp.accounting.composition import (
 )
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-
-pld = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
-dp_common = pytest.importorskip("dp_accounting.pld.common")
 
 TOTAL = Budget.of(1.0, 1e-6)
 TIGHT = ("advanced", "zcdp", "pld")

@@ -184,7 +184,8 @@ def test_protecting_again_needs_replace(priv) -> None:
 
 
 def test_schema_validation_is_refused_but_its_rules_are_used(raw) -> None:
-    pa = pytest.importorskip("pandera.pandas")
+    import pandera.pandas as pa
+
     schema = pa.DataFrameSchema({"amount": pa.Column(float, pa.Check.in_range(0, 500))})
     with pytest.raises(DPValueError, match="not yet supported"):
         raw.dp.protect(epsilon=1.0, privacy_unit="user_id", max_rows_per_unit=5, schema=schema)

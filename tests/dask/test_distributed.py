@@ -13,13 +13,12 @@ from typing import Any
 
 import dask
 import dask.dataframe as dd
+import distributed
 import pytest
 
 from .conftest import COUNTRIES
 from .test_bounding import CAP, OTHERS, heavy_data
 from .test_bounding import COUNTRIES as HEAVY_COUNTRIES
-
-distributed = pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")

@@ -410,7 +410,6 @@ def test_repr_of_a_grouping_shows_public_facts_only(regional, protect_seeded):
 
 def test_nullable_and_arrow_dtypes_give_the_same_release(regional, protect_seeded, noise):
     """The same data as numpy, nullable and pyarrow dtypes: identical exact releases."""
-    pytest.importorskip("pyarrow")
     base = regional[["region", "sex", "age", "income"]].copy()
     variants = {
         "numpy": base,

@@ -123,7 +123,8 @@ def test_three_levels_from_nested_dicts_and_path_tuples(protect_seeded, noise, c
 
 
 def test_keys_from_a_schema_are_every_combination(protect_seeded, noise, consistent):
-    pandera = pytest.importorskip("pandera.pandas")
+    import pandera.pandas as pandera
+
     schema = pandera.DataFrameSchema(
         {
             "region": pandera.Column(str, pandera.Check.isin(["north", "south"])),
