@@ -55,3 +55,19 @@ def noise() -> Callable[..., AbstractContextManager[list[NoiseCall]]]:
             manager.__exit__(None, None, None)
 
     return capture
+
+
+@pytest.fixture
+def charges_nothing() -> Callable[[Any], AbstractContextManager[None]]:
+    """``with charges_nothing(priv): ...`` asserts the block left the budget and ledger as is."""
+
+    @contextmanager
+    def check(priv: Any) -> Iterator[None]:
+        session = priv.dp.session
+        spent, releases = session.spent, len(session.releases)
+        yield
+        assert session.spent == spent
+        assert len(session.releases) == releases
+        assert len(session.ledger) == releases
+
+    return check

@@ -12,8 +12,7 @@ spends ``ε · share`` on that sum.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -91,22 +90,6 @@ def reference_lattice(
 def lattice() -> Callable[..., ReferenceLattice]:
     """``lattice(lower, upper, epsilon, centered=False)``: the documented lattice."""
     return reference_lattice
-
-
-@pytest.fixture
-def charges_nothing() -> Callable[[Any], AbstractContextManager[None]]:
-    """``with charges_nothing(priv): ...`` asserts the block left the budget and ledger as is."""
-
-    @contextmanager
-    def check(priv: Any) -> Iterator[None]:
-        session = priv.dp.session
-        spent, releases = session.spent, len(session.releases)
-        yield
-        assert session.spent == spent
-        assert len(session.releases) == releases
-        assert len(session.ledger) == releases
-
-    return check
 
 
 @pytest.fixture

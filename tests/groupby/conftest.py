@@ -21,8 +21,7 @@ implementation with its specification:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -125,22 +124,6 @@ def reference_lattices(
 def lattices() -> Callable[..., dict[str, RefLattice]]:
     """``lattices(lower, upper, epsilon_per_row, plain=..., centred=...)``."""
     return reference_lattices
-
-
-@pytest.fixture
-def charges_nothing() -> Callable[[Any], AbstractContextManager[None]]:
-    """``with charges_nothing(priv): ...`` asserts the block left the budget and ledger as is."""
-
-    @contextmanager
-    def check(priv: Any) -> Iterator[None]:
-        session = priv.dp.session
-        spent, releases = session.spent, len(session.releases)
-        yield
-        assert session.spent == spent
-        assert len(session.releases) == releases
-        assert len(session.ledger) == releases
-
-    return check
 
 
 @pytest.fixture

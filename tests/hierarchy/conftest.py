@@ -5,8 +5,7 @@ rule: a row counts only if its whole path is a leaf of the keys)."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -95,21 +94,6 @@ def assert_consistent(table: pd.Series, margins: Any = "All") -> None:
         for key, value in children.items():
             sums[key[:-1]] = sums.get(key[:-1], 0) + int(value)
         assert {key: int(v) for key, v in parents.items()} == sums
-
-
-@pytest.fixture
-def charges_nothing() -> Callable[[Any], AbstractContextManager[None]]:
-    """``with charges_nothing(priv): ...`` asserts the block left the budget and ledger as is."""
-
-    @contextmanager
-    def check(priv: Any) -> Iterator[None]:
-        session = priv.dp.session
-        spent, releases = session.spent, len(session.releases)
-        yield
-        assert session.spent == spent
-        assert len(session.releases) == releases
-
-    return check
 
 
 @pytest.fixture

@@ -43,6 +43,7 @@ from scipy import stats
 
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 
+from ..mechanisms.test_gaussian import reference_pmf
 from . import auditing
 from .auditing import (
     AuditResult,
@@ -89,14 +90,6 @@ def captured(priv, noise) -> tuple[int, DiscreteGaussian]:
     assert calls[0].size == 1
     assert isinstance(calls[0].mechanism, DiscreteGaussian)
     return exact, calls[0].mechanism
-
-
-def reference_pmf(sigma2: Fraction) -> tuple[np.ndarray, np.ndarray]:
-    s2 = float(sigma2)
-    half = math.ceil(15 * math.sqrt(s2)) + 2
-    y = np.arange(-half, half + 1)
-    weights = np.exp(-(y.astype(np.float64) ** 2) / (2 * s2))
-    return y, weights / math.fsum(weights)
 
 
 def threshold_excess(sigma2: Fraction) -> float:
