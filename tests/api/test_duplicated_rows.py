@@ -17,6 +17,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp import DPValueError, DuplicatedRowsError, NotProtectedError
+from pandas_dp.api.rowguard import RowGuard
 
 DUPLICATIONS: dict[str, Callable[[pd.DataFrame], Any]] = {
     "concat with itself": lambda p: pd.concat([p, p]),
@@ -189,3 +190,49 @@ def test_limit_duplication_behind_fresh_labels_is_not_detected(
     assert len(duplicated) <= len(priv)
     duplicated.dp.count(epsilon=0.1)
     assert priv.dp.session.spent.epsilon == Fraction(1, 10)
+
+
+# --- the fast path for frames protected with a RangeIndex -------------------------------------
+
+
+def _rule(index: pd.Index, recorded: pd.Index) -> bool:
+    """The guard's rule, written plainly: unique labels, every one of them recorded."""
+    labels = list(index)
+    return len(set(labels)) == len(labels) and set(labels) <= set(recorded)
+
+
+@pytest.mark.parametrize(
+    "recorded",
+    [pd.RangeIndex(12), pd.RangeIndex(5, 17), pd.RangeIndex(-6, 30, 3), pd.RangeIndex(0, 0)],
+    ids=["default", "offset", "step 3", "empty"],
+)
+def test_range_index_fast_path_agrees_with_the_rule(recorded: pd.RangeIndex) -> None:
+    """Strictly increasing integer selections take a vectorised shortcut; it must accept
+    exactly what the general lookup accepts. Candidates mix sorted and unsorted subsets,
+    repeats, labels off the step, and labels just outside either end of the range."""
+    guard = RowGuard(recorded)
+    gen = np.random.default_rng(11)  # test data only
+    pool = np.arange(recorded.start - 4, recorded.stop + 4)
+    for trial in range(400):
+        size = int(gen.integers(1, 8))
+        labels = gen.choice(pool, size=size, replace=bool(trial % 3 == 0))
+        if trial % 2 == 0:
+            labels = np.sort(labels)
+        index = pd.Index(labels.astype(np.int64))
+        try:
+            guard.check(index)
+            accepted = True
+        except DuplicatedRowsError:
+            accepted = False
+        assert accepted == _rule(index, recorded), (list(recorded), list(index))
+
+
+def test_filter_of_a_stepped_range_index_is_accepted_and_off_step_labels_refused(
+    protect_seeded: Callable[..., Any],
+) -> None:
+    data = pd.DataFrame({"x": np.arange(10.0)}, index=pd.RangeIndex(0, 20, 2))
+    priv = protect_seeded(data, epsilon=1.0)
+    priv[priv["x"] > 4].dp.count(epsilon=0.5)  # labels 10, 12, ..., 18: on the range
+    with pytest.raises(DuplicatedRowsError, match="labels the protected frame did not have"):
+        priv.rename(index={4: 5}).dp.count(epsilon=0.5)  # increasing, but 5 is off the step
+    assert priv.dp.session.spent.epsilon == Fraction(1, 2)

@@ -59,6 +59,8 @@ class RowGuard:
             )
         if len(index) == len(recorded) and index.equals(recorded):
             return
+        if _ordered_subset_of_range(index, recorded):
+            return
         try:
             positions = np.asarray(recorded.get_indexer(index))
         except (TypeError, ValueError):  # an index of another shape or kind altogether
@@ -72,3 +74,23 @@ class RowGuard:
         seen[positions] = True
         if np.count_nonzero(seen) != len(positions):
             raise DuplicatedRowsError(f"this frame's rows may have been duplicated. {_FIX}")
+
+
+def _ordered_subset_of_range(index: pd.Index, recorded: pd.Index) -> bool:
+    """Whether ``index`` is a strictly increasing selection of a RangeIndex's labels.
+
+    The common case (a filter, ``head`` or ``sample(...).sort_index()`` of a frame with the
+    default index) in a few vectorised passes instead of a hash lookup per row. A strictly
+    increasing sequence has no repeats, so the labels only need to lie on the range. ``False``
+    means "not shown here", and the general check decides.
+    """
+    if not isinstance(recorded, pd.RangeIndex) or recorded.step <= 0:
+        return False
+    if not isinstance(index.dtype, np.dtype) or index.dtype.kind != "i":
+        return False
+    values = index.to_numpy()
+    if not (values[1:] > values[:-1]).all():
+        return False
+    if values[0] < recorded.start or values[-1] >= recorded.stop:
+        return False
+    return recorded.step == 1 or not ((values - recorded.start) % recorded.step).any()
