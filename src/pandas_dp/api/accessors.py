@@ -1,7 +1,9 @@
 """The ``.dp`` accessors: thin, stateless doorways to :mod:`pandas_dp.api`.
 
 pandas 3 builds a new accessor object on every ``df.dp`` access, so nothing is stored here
-but the object itself; every method forwards to a plain function.
+but the object itself; every method forwards to a plain function. This module holds the
+DataFrame accessor and the registration; the shared base and the Series accessor live in
+:mod:`pandas_dp.api.accessor_base` and :mod:`pandas_dp.api.series_accessor`.
 """
 
 from __future__ import annotations
@@ -12,140 +14,19 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api.attach import session_of
-from pandas_dp.api.groupby import DPGroupBy, histogram, value_counts
+from pandas_dp.api.accessor_base import BaseDPAccessor
+from pandas_dp.api.groupby import DPGroupBy, histogram
 from pandas_dp.api.hierarchy import DPHierarchy
 from pandas_dp.api.pipeline import resolve
-from pandas_dp.api.planning import PreviewAccessor, epsilon_for
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries import release_one
-from pandas_dp.api.session import Session
-from pandas_dp.api.stats_accessors import FrameStatistics, SeriesStatistics
+from pandas_dp.api.series_accessor import SeriesDPAccessor
+from pandas_dp.api.stats_accessors import FrameStatistics
 from pandas_dp.optional import when_imported
 from pandas_dp.schema import rules_table
 
 
-class _Accessor:
-    def __init__(self, obj: Any) -> None:
-        self._obj = obj
-
-    @property
-    def session(self) -> Session:
-        """The session (budget and ledger) this object is protected by.
-
-        Raises
-        ------
-        NotProtectedError
-            If the object carries no live session.
-        """
-        return session_of(self._obj)
-
-    def count(
-        self,
-        *,
-        epsilon: Any,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> Any:
-        """Release a noisy count: rows of a DataFrame, non-missing values of a Series.
-
-        Parameters
-        ----------
-        epsilon : float
-            Privacy cost of this release.
-        delta : float, optional
-            For ``mechanism="gaussian"``: the δ of the Gaussian noise (by default the same
-            share of the session's δ as ``epsilon`` is of its ε).
-        mechanism : {"laplace", "gaussian"}, default "laplace"
-            Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).
-        ci : float, optional
-            Confidence level, e.g. 0.95: return an :class:`~pandas_dp.Estimate`
-            ``(value, lower, upper, confidence)`` instead of a bare number.
-
-        Returns
-        -------
-        int or Estimate
-            True count plus exact integer noise; may be negative.
-
-        Notes
-        -----
-        Nothing is clipped. Sensitivity 1 (one row more or less changes the count by one).
-        Mechanism: discrete Laplace with scale ``1/epsilon``. Budget cost: ``epsilon``.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> priv = pd.DataFrame({"age": range(1000)}).dp.protect(epsilon=1.0)
-        >>> n = priv.dp.count(epsilon=0.5)
-        >>> isinstance(n, int), abs(n - 1000) < 100  # noise scale 2: |noise| < 100 w.p. 1 - 1e-21
-        (True, True)
-        """
-        return release_one(
-            self._obj, "count", None, epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci
-        )
-
-    @property
-    def preview(self) -> PreviewAccessor:
-        """Preview releases without spending: ``priv.dp.preview.count(epsilon=0.1)``.
-
-        The preview mirrors the release methods and returns a :class:`Preview` with the
-        mechanism, noise scale, cost and the error bound at the given (default 95%)
-        confidence. It reads no data and charges nothing.
-        """
-        return PreviewAccessor(self._obj)
-
-    def epsilon_for(
-        self,
-        statistic: str,
-        *,
-        error: float,
-        alpha: float = 0.05,
-        bounds: Any = None,
-        n: float | None = None,
-        mean: float | None = None,
-        mechanism: str = "laplace",
-        delta: Any = None,
-    ) -> float:
-        """The smallest ε for which a release's error stays within ``error``.
-
-        Parameters
-        ----------
-        statistic : {"count", "sum", "mean"}
-            What would be released (ungrouped; a group-by costs the same per group).
-        error : float
-            Largest acceptable error, in the statistic's units.
-        alpha : float, default 0.05
-            The error may exceed ``error`` with probability at most ``alpha``.
-        bounds : (float, float), optional
-            Clipping bounds, for sums and means.
-        n : float, optional
-            A planning value for the number of rows, for means (their error depends on it).
-        mean : float, optional
-            A planning value for the mean, for means (the count's noise weighs more the
-            further it lies from the midpoint of the bounds); by default the worst case.
-        mechanism, delta
-            As for the releases.
-
-        Returns
-        -------
-        float
-            ε rounded up to three significant digits. Nothing is read or spent.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> priv = pd.DataFrame({"x": [1.0] * 10}).dp.protect(epsilon=1.0)
-        >>> priv.dp.epsilon_for("count", error=50, alpha=0.05)
-        0.0594
-        """
-        return epsilon_for(
-            self._obj, statistic, error=error, alpha=alpha, bounds=bounds, n=n, mean=mean,
-            mechanism=mechanism, delta=delta,
-        )  # fmt: skip
-
-
-class DataFrameDPAccessor(FrameStatistics, _Accessor):
+class DataFrameDPAccessor(FrameStatistics, BaseDPAccessor):
     """Differentially private releases from a protected DataFrame (``df.dp``).
 
     The same accessor serves Dask DataFrames (``ddf.dp``); results are pandas objects.
@@ -471,207 +352,6 @@ class DataFrameDPAccessor(FrameStatistics, _Accessor):
         """
         return release_one(
             self._obj, "mean", column, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
-
-
-class SeriesDPAccessor(SeriesStatistics, _Accessor):
-    """Differentially private releases from a protected Series (``s.dp``), pandas or Dask."""
-
-    _obj: pd.Series
-
-    def protect(
-        self,
-        epsilon: Any = None,
-        delta: Any = 0,
-        *,
-        rho: Any = None,
-        accounting: str = "basic",
-        rng: Any = None,
-        replace: bool = False,
-        ledger: Any = None,
-    ) -> pd.Series:
-        """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
-        return protect(
-            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
-            replace=replace, ledger=ledger,
-        )  # fmt: skip
-
-    def value_counts(
-        self,
-        keys: Any = None,
-        *,
-        epsilon: Any,
-        delta: Any = None,
-        normalize: bool = False,
-        sort: bool = True,
-        ascending: bool = False,
-        nonnegative: bool = False,
-        total: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> pd.Series | pd.DataFrame:
-        """Release noisy counts of each public key, like ``Series.value_counts``.
-
-        Parameters
-        ----------
-        keys : list-like, optional
-            The public values to count. Without keys, values are chosen by DP partition
-            selection (needs a session with δ > 0).
-        epsilon : float
-            Privacy cost, charged once for all keys.
-        delta : float, optional
-            δ for partition selection (keys=None only).
-        normalize : bool, default False
-            Return proportions of the (clamped) noisy total instead of counts.
-        sort : bool, default True
-            Sort by noisy count (post-processing, free).
-        ascending : bool, default False
-            Sort order.
-        nonnegative : bool, default False
-            Clamp counts at 0.
-        total : number, optional
-            Make the counts add up to this separately released total.
-        mechanism : {"laplace", "gaussian"}, default "laplace"
-            The noise (Gaussian needs δ > 0).
-        ci : float, optional
-            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
-
-        Returns
-        -------
-        Series or DataFrame
-            Named ``"count"`` (``"proportion"`` with ``normalize``), indexed by the keys.
-
-        Notes
-        -----
-        Values outside ``keys`` and missing values are dropped silently. Sensitivity 1 for
-        the vector of counts; discrete Laplace noise of scale ``1/ε`` per key; cost ``ε``.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> s = pd.Series(["a"] * 300 + ["b"] * 100, name="letter").dp.protect(epsilon=1.0)
-        >>> counts = s.dp.value_counts(keys=["a", "b", "c"], epsilon=1.0)
-        >>> counts.index[0], counts.name
-        ('a', 'count')
-        """
-        return value_counts(
-            self._obj, keys, epsilon=epsilon, delta=delta, normalize=normalize, sort=sort,
-            ascending=ascending, nonnegative=nonnegative, total=total, mechanism=mechanism,
-            ci=ci,
-        )  # fmt: skip
-
-    def histogram(
-        self,
-        bins: Any,
-        *,
-        epsilon: Any,
-        right: bool = True,
-        include_lowest: bool = False,
-        clip: bool = False,
-        nonnegative: bool = False,
-        total: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> pd.Series | pd.DataFrame:
-        """Release noisy counts of the values falling in public bins.
-
-        Parameters
-        ----------
-        bins : sequence of float
-            Public, strictly increasing bin edges.
-        epsilon : float
-            Privacy cost, charged once for all bins.
-        right : bool, default True
-            Bins are ``(a, b]`` like :func:`pandas.cut`; ``False`` makes them ``[a, b)``.
-        include_lowest : bool, default False
-            With ``right=True``, also count values equal to the first edge in the first bin.
-        clip : bool, default False
-            Count values outside the edges in the first or last bin instead of dropping them.
-        nonnegative : bool, default False
-            Clamp counts at 0.
-        total : number, optional
-            Make the counts add up to this separately released total.
-        mechanism : {"laplace", "gaussian"}, default "laplace"
-            The noise (Gaussian needs δ > 0).
-        ci : float, optional
-            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
-
-        Returns
-        -------
-        Series or DataFrame
-            Indexed by an IntervalIndex of the bins, named ``"count"``.
-
-        Notes
-        -----
-        Missing values are dropped; out-of-range values are dropped unless ``clip``.
-        Sensitivity 1 for the vector of counts; discrete Laplace noise of scale ``1/ε`` per
-        bin; cost ``ε``.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> ages = pd.Series([10, 20, 40, 70] * 250, name="age").dp.protect(epsilon=1.0)
-        >>> hist = ages.dp.histogram(bins=[0, 18, 65, 120], epsilon=1.0)
-        >>> [str(i) for i in hist.index]
-        ['(0.0, 18.0]', '(18.0, 65.0]', '(65.0, 120.0]']
-        """
-        return histogram(
-            self._obj, bins, epsilon=epsilon, right=right, include_lowest=include_lowest,
-            clip=clip, nonnegative=nonnegative, total=total, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
-
-    def sum(
-        self,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        fillna: Any = None,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> Any:
-        """Release the noisy sum of the values clipped to public bounds.
-
-        Same as ``DataFrame.dp.sum`` on this column; see its Notes for clipping, lattice,
-        sensitivity ``max(|lower|, |upper|)``, discrete Laplace noise and cost ``epsilon``.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> priv = pd.DataFrame({"x": [2.0] * 500}).dp.protect(epsilon=1.0)
-        >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
-        True
-        """
-        return release_one(
-            self._obj, "sum", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
-
-    def mean(
-        self,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        fillna: Any = None,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> Any:
-        """Release the noisy mean of the values clipped to public bounds.
-
-        Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,
-        ε split in half, result clipped to the bounds; cost ``epsilon``.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> priv = pd.DataFrame({"x": [2.0] * 500}).dp.protect(epsilon=1.0)
-        >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
-        True
-        """
-        return release_one(
-            self._obj, "mean", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
             delta=delta, mechanism=mechanism, ci=ci,
         )  # fmt: skip
 

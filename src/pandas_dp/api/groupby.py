@@ -15,10 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.aggregation import Stat, parse_named, plan, preview, validate
+from pandas_dp.api.aggregation import plan, preview
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
 from pandas_dp.api.pipeline import Target, resolve, run
+from pandas_dp.api.request import Stat, parse_named, validate
 from pandas_dp.api.results import PostProcess
 from pandas_dp.api.validation import check_column
 from pandas_dp.engines import Grouping

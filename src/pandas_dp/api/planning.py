@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.aggregation import parse_named
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.groupby import DPGroupBy
 from pandas_dp.api.hierarchy import DPHierarchy
 from pandas_dp.api.pipeline import NoiseChoice, Part, count_part, resolve, sum_part
 from pandas_dp.api.queries import release_many, release_one
+from pandas_dp.api.request import parse_named
 from pandas_dp.api.results import Output, Preview, mean_error_bound
 from pandas_dp.api.statistics import describe, quantile, spread
 from pandas_dp.api.validation import parse_bounds

@@ -13,9 +13,10 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api.aggregation import Stat, plan, preview, validate
+from pandas_dp.api.aggregation import plan, preview
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.pipeline import resolve, run
+from pandas_dp.api.request import Stat, validate
 from pandas_dp.errors import DPKeyError
 
 

@@ -15,12 +15,12 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import SEQUENTIAL, Measurement, Release
-from pandas_dp.api.aggregation import Stat
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.groupby import schema_keys
 from pandas_dp.api.keys import check_key_types, parse_keys
 from pandas_dp.api.pipeline import Plan, SelectPart, resolve, run
 from pandas_dp.api.queries import release_many
+from pandas_dp.api.request import Stat
 from pandas_dp.api.validation import check_column
 from pandas_dp.budget import exact, parse_epsilon
 from pandas_dp.engines import Grouping, Rows

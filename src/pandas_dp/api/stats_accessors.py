@@ -11,8 +11,8 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api.aggregation import parse_named
 from pandas_dp.api.queries import release_many
+from pandas_dp.api.request import parse_named
 from pandas_dp.api.results import PostProcess
 from pandas_dp.api.statistics import DESCRIBE_PERCENTILES, describe, quantile, spread, top_k
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from pandas_dp.accounting.composition import ACCOUNTANTS
-from pandas_dp.api.aggregation import HOWS, MECHANISMS
+from pandas_dp.api.request import HOWS, MECHANISMS
 from pandas_dp.errors import SpecError
 
 FORMATS = ("csv", "parquet")

@@ -1,0 +1,136 @@
+"""The part of the ``.dp`` accessors that DataFrame and Series share.
+
+Accessors are stateless: pandas 3 builds a new one on every access, so the base keeps only
+the wrapped object and forwards every call to a plain function.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pandas_dp.api.attach import session_of
+from pandas_dp.api.planning import PreviewAccessor, epsilon_for
+from pandas_dp.api.queries import release_one
+from pandas_dp.api.session import Session
+
+
+class BaseDPAccessor:
+    """What ``df.dp`` and ``s.dp`` share: the session, counts, previews and planning."""
+
+    def __init__(self, obj: Any) -> None:
+        self._obj = obj
+
+    @property
+    def session(self) -> Session:
+        """The session (budget and ledger) this object is protected by.
+
+        Raises
+        ------
+        NotProtectedError
+            If the object carries no live session.
+        """
+        return session_of(self._obj)
+
+    def count(
+        self,
+        *,
+        epsilon: Any,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
+        """Release a noisy count: rows of a DataFrame, non-missing values of a Series.
+
+        Parameters
+        ----------
+        epsilon : float
+            Privacy cost of this release.
+        delta : float, optional
+            For ``mechanism="gaussian"``: the δ of the Gaussian noise (by default the same
+            share of the session's δ as ``epsilon`` is of its ε).
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).
+        ci : float, optional
+            Confidence level, e.g. 0.95: return an :class:`~pandas_dp.Estimate`
+            ``(value, lower, upper, confidence)`` instead of a bare number.
+
+        Returns
+        -------
+        int or Estimate
+            True count plus exact integer noise; may be negative.
+
+        Notes
+        -----
+        Nothing is clipped. Sensitivity 1 (one row more or less changes the count by one).
+        Mechanism: discrete Laplace with scale ``1/epsilon``. Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"age": range(1000)}).dp.protect(epsilon=1.0)
+        >>> n = priv.dp.count(epsilon=0.5)
+        >>> isinstance(n, int), abs(n - 1000) < 100  # noise scale 2: |noise| < 100 w.p. 1 - 1e-21
+        (True, True)
+        """
+        return release_one(
+            self._obj, "count", None, epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci
+        )
+
+    @property
+    def preview(self) -> PreviewAccessor:
+        """Preview releases without spending: ``priv.dp.preview.count(epsilon=0.1)``.
+
+        The preview mirrors the release methods and returns a :class:`Preview` with the
+        mechanism, noise scale, cost and the error bound at the given (default 95%)
+        confidence. It reads no data and charges nothing.
+        """
+        return PreviewAccessor(self._obj)
+
+    def epsilon_for(
+        self,
+        statistic: str,
+        *,
+        error: float,
+        alpha: float = 0.05,
+        bounds: Any = None,
+        n: float | None = None,
+        mean: float | None = None,
+        mechanism: str = "laplace",
+        delta: Any = None,
+    ) -> float:
+        """The smallest ε for which a release's error stays within ``error``.
+
+        Parameters
+        ----------
+        statistic : {"count", "sum", "mean"}
+            What would be released (ungrouped; a group-by costs the same per group).
+        error : float
+            Largest acceptable error, in the statistic's units.
+        alpha : float, default 0.05
+            The error may exceed ``error`` with probability at most ``alpha``.
+        bounds : (float, float), optional
+            Clipping bounds, for sums and means.
+        n : float, optional
+            A planning value for the number of rows, for means (their error depends on it).
+        mean : float, optional
+            A planning value for the mean, for means (the count's noise weighs more the
+            further it lies from the midpoint of the bounds); by default the worst case.
+        mechanism, delta
+            As for the releases.
+
+        Returns
+        -------
+        float
+            ε rounded up to three significant digits. Nothing is read or spent.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"x": [1.0] * 10}).dp.protect(epsilon=1.0)
+        >>> priv.dp.epsilon_for("count", error=50, alpha=0.05)
+        0.0594
+        """
+        return epsilon_for(
+            self._obj, statistic, error=error, alpha=alpha, bounds=bounds, n=n, mean=mean,
+            mechanism=mechanism, delta=delta,
+        )  # fmt: skip

@@ -1,0 +1,214 @@
+"""The ``s.dp`` accessor: releases from a protected Series (pandas or Dask)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from pandas_dp.api.accessor_base import BaseDPAccessor
+from pandas_dp.api.groupby import histogram, value_counts
+from pandas_dp.api.protect import protect
+from pandas_dp.api.queries import release_one
+from pandas_dp.api.stats_accessors import SeriesStatistics
+
+
+class SeriesDPAccessor(SeriesStatistics, BaseDPAccessor):
+    """Differentially private releases from a protected Series (``s.dp``), pandas or Dask."""
+
+    _obj: pd.Series
+
+    def protect(
+        self,
+        epsilon: Any = None,
+        delta: Any = 0,
+        *,
+        rho: Any = None,
+        accounting: str = "basic",
+        rng: Any = None,
+        replace: bool = False,
+        ledger: Any = None,
+    ) -> pd.Series:
+        """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
+        return protect(
+            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
+            replace=replace, ledger=ledger,
+        )  # fmt: skip
+
+    def value_counts(
+        self,
+        keys: Any = None,
+        *,
+        epsilon: Any,
+        delta: Any = None,
+        normalize: bool = False,
+        sort: bool = True,
+        ascending: bool = False,
+        nonnegative: bool = False,
+        total: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> pd.Series | pd.DataFrame:
+        """Release noisy counts of each public key, like ``Series.value_counts``.
+
+        Parameters
+        ----------
+        keys : list-like, optional
+            The public values to count. Without keys, values are chosen by DP partition
+            selection (needs a session with δ > 0).
+        epsilon : float
+            Privacy cost, charged once for all keys.
+        delta : float, optional
+            δ for partition selection (keys=None only).
+        normalize : bool, default False
+            Return proportions of the (clamped) noisy total instead of counts.
+        sort : bool, default True
+            Sort by noisy count (post-processing, free).
+        ascending : bool, default False
+            Sort order.
+        nonnegative : bool, default False
+            Clamp counts at 0.
+        total : number, optional
+            Make the counts add up to this separately released total.
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            The noise (Gaussian needs δ > 0).
+        ci : float, optional
+            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
+
+        Returns
+        -------
+        Series or DataFrame
+            Named ``"count"`` (``"proportion"`` with ``normalize``), indexed by the keys.
+
+        Notes
+        -----
+        Values outside ``keys`` and missing values are dropped silently. Sensitivity 1 for
+        the vector of counts; discrete Laplace noise of scale ``1/ε`` per key; cost ``ε``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> s = pd.Series(["a"] * 300 + ["b"] * 100, name="letter").dp.protect(epsilon=1.0)
+        >>> counts = s.dp.value_counts(keys=["a", "b", "c"], epsilon=1.0)
+        >>> counts.index[0], counts.name
+        ('a', 'count')
+        """
+        return value_counts(
+            self._obj, keys, epsilon=epsilon, delta=delta, normalize=normalize, sort=sort,
+            ascending=ascending, nonnegative=nonnegative, total=total, mechanism=mechanism,
+            ci=ci,
+        )  # fmt: skip
+
+    def histogram(
+        self,
+        bins: Any,
+        *,
+        epsilon: Any,
+        right: bool = True,
+        include_lowest: bool = False,
+        clip: bool = False,
+        nonnegative: bool = False,
+        total: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> pd.Series | pd.DataFrame:
+        """Release noisy counts of the values falling in public bins.
+
+        Parameters
+        ----------
+        bins : sequence of float
+            Public, strictly increasing bin edges.
+        epsilon : float
+            Privacy cost, charged once for all bins.
+        right : bool, default True
+            Bins are ``(a, b]`` like :func:`pandas.cut`; ``False`` makes them ``[a, b)``.
+        include_lowest : bool, default False
+            With ``right=True``, also count values equal to the first edge in the first bin.
+        clip : bool, default False
+            Count values outside the edges in the first or last bin instead of dropping them.
+        nonnegative : bool, default False
+            Clamp counts at 0.
+        total : number, optional
+            Make the counts add up to this separately released total.
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            The noise (Gaussian needs δ > 0).
+        ci : float, optional
+            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
+
+        Returns
+        -------
+        Series or DataFrame
+            Indexed by an IntervalIndex of the bins, named ``"count"``.
+
+        Notes
+        -----
+        Missing values are dropped; out-of-range values are dropped unless ``clip``.
+        Sensitivity 1 for the vector of counts; discrete Laplace noise of scale ``1/ε`` per
+        bin; cost ``ε``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> ages = pd.Series([10, 20, 40, 70] * 250, name="age").dp.protect(epsilon=1.0)
+        >>> hist = ages.dp.histogram(bins=[0, 18, 65, 120], epsilon=1.0)
+        >>> [str(i) for i in hist.index]
+        ['(0.0, 18.0]', '(18.0, 65.0]', '(65.0, 120.0]']
+        """
+        return histogram(
+            self._obj, bins, epsilon=epsilon, right=right, include_lowest=include_lowest,
+            clip=clip, nonnegative=nonnegative, total=total, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
+
+    def sum(
+        self,
+        *,
+        bounds: Any = None,
+        epsilon: Any,
+        fillna: Any = None,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
+        """Release the noisy sum of the values clipped to public bounds.
+
+        Same as ``DataFrame.dp.sum`` on this column; see its Notes for clipping, lattice,
+        sensitivity ``max(|lower|, |upper|)``, discrete Laplace noise and cost ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"x": [2.0] * 500}).dp.protect(epsilon=1.0)
+        >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
+        True
+        """
+        return release_one(
+            self._obj, "sum", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
+
+    def mean(
+        self,
+        *,
+        bounds: Any = None,
+        epsilon: Any,
+        fillna: Any = None,
+        delta: Any = None,
+        mechanism: str = "laplace",
+        ci: float | None = None,
+    ) -> Any:
+        """Release the noisy mean of the values clipped to public bounds.
+
+        Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,
+        ε split in half, result clipped to the bounds; cost ``epsilon``.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"x": [2.0] * 500}).dp.protect(epsilon=1.0)
+        >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
+        True
+        """
+        return release_one(
+            self._obj, "mean", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci,
+        )  # fmt: skip
