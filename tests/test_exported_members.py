@@ -23,6 +23,7 @@ PUBLIC = {
     "NotProtectedError",
     "Preview",
     "PrivacyLeakWarning",
+    "ReleaseFailedError",
     "SeriesDPAccessor",
     "Session",
     "SpecError",

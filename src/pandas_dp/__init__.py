@@ -35,6 +35,7 @@ from pandas_dp.errors import (
     MissingExtraError,
     NotProtectedError,
     PrivacyLeakWarning,
+    ReleaseFailedError,
     SpecError,
 )
 
@@ -55,6 +56,7 @@ __all__ = [
     "NotProtectedError",
     "Preview",
     "PrivacyLeakWarning",
+    "ReleaseFailedError",
     "SeriesDPAccessor",
     "Session",
     "SpecError",

@@ -8,6 +8,7 @@ pandas user already catches for the same kind of mistake::
     ├── DPTypeError (TypeError)            a column whose dtype cannot be aggregated
     ├── DPKeyError (KeyError)              a column that does not exist
     ├── BudgetExceededError (RuntimeError) the release would overspend the session's budget
+    ├── ReleaseFailedError (RuntimeError)  a release failed after reading the data; it was charged
     ├── NotProtectedError (RuntimeError)   the frame has no usable session
     │   └── DuplicatedRowsError            rows may have been duplicated since protect()
     ├── LedgerError (RuntimeError)         a ledger file was edited, damaged or does not match
@@ -45,6 +46,18 @@ class DPKeyError(DPError, KeyError):
 
 class BudgetExceededError(DPError, RuntimeError):
     """The release would spend more than the session has left. Nothing was charged."""
+
+
+class ReleaseFailedError(DPError, RuntimeError):
+    """A release failed after it had read the data; its budget was charged all the same.
+
+    Once a release has passed validation and the budget check, whether it fails must not
+    depend on the private data, or the failure itself would be an uncharged observation of
+    it (a query that fails only for some data can be retried until it tells). pandas-dp
+    makes every step after the check total, so this error signals a bug; it carries no
+    detail of the original failure (which could describe the data), and the release's cost
+    is charged as if it had succeeded.
+    """
 
 
 class NotProtectedError(DPError, RuntimeError):

@@ -1,7 +1,10 @@
-"""A failed query charges nothing; a successful one charges exactly once.
+"""A refused query charges nothing; a successful one, or one that fails after reading the data,
+charges exactly once.
 
 Every refusal below must raise the documented exception (also catchable as the standard
-exception a pandas user expects) and leave the budget and the ledger untouched.
+exception a pandas user expects) and leave the budget and the ledger untouched. A failure
+after the budget check (injected here; the library's own steps are total) is charged, so it
+can never be a free observation of the data, and it raises one data-free error.
 """
 
 from __future__ import annotations
@@ -16,7 +19,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp import BudgetExceededError, DPError, DPKeyError, DPTypeError, DPValueError
+from pandas_dp import (
+    BudgetExceededError,
+    DPError,
+    DPKeyError,
+    DPTypeError,
+    DPValueError,
+    ReleaseFailedError,
+)
 from pandas_dp.api import results
 from pandas_dp.engines.pandas_engine import PandasEngine
 
@@ -214,41 +224,68 @@ def test_duplicated_column_label_is_refused(
 
 
 def _boom(*args: Any, **kwargs: Any) -> Any:
-    raise RuntimeError("injected failure")
+    raise RuntimeError("injected failure holding a secret: 12345")
 
 
 INJECTIONS = {
     "engine aggregate": lambda mp, priv: mp.setattr(PandasEngine, "aggregate", _boom),
-    "noise sampler": lambda mp, priv: mp.setattr(priv.dp.session, "_sampler", _boom),
+    "noise sampler": lambda mp, priv: mp.setattr(priv.dp.session, "draw", _boom),
+    "post-processing": lambda mp, priv: mp.setattr(results, "mean_from", _boom),
 }
 
 
-@pytest.mark.parametrize("query", QUERIES.values(), ids=QUERIES.keys())
-@pytest.mark.parametrize("inject", INJECTIONS.values(), ids=INJECTIONS.keys())
-def test_failure_midway_charges_nothing(
-    priv: pd.DataFrame,
-    query: Callable,
-    inject: Callable,
-    monkeypatch: pytest.MonkeyPatch,
-    charges_nothing: Callable,
-) -> None:
-    with monkeypatch.context() as mp:
-        inject(mp, priv)
-        with charges_nothing(priv), pytest.raises(RuntimeError, match="injected failure"):
-            query(priv, 0.5)
-    query(priv, 0.5)  # the budget is intact afterwards
-    assert priv.dp.session.spent.epsilon == Fraction(1, 2)
+#: Every query with every injection that lies on its path (only means call mean_from).
+FAILURES = [
+    (inject, query)
+    for inject in INJECTIONS
+    for query in QUERIES
+    if inject != "post-processing" or query in ("mean", "series mean")
+]
 
 
-@pytest.mark.parametrize("query", [QUERIES["mean"], QUERIES["series mean"]], ids=["df", "series"])
-def test_failure_in_post_processing_charges_nothing(
-    priv: pd.DataFrame, query: Callable, monkeypatch: pytest.MonkeyPatch, charges_nothing: Callable
+@pytest.mark.parametrize(("inject", "query"), FAILURES, ids=[f"{i}-{q}" for i, q in FAILURES])
+def test_failure_after_the_check_is_charged_and_data_free(
+    priv: pd.DataFrame, inject: str, query: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    session = priv.dp.session
     with monkeypatch.context() as mp:
-        mp.setattr(results, "mean_from", _boom)
-        with charges_nothing(priv), pytest.raises(RuntimeError, match="injected failure"):
-            query(priv, 0.5)
-    assert 0 <= query(priv, 0.5) <= 10
+        INJECTIONS[inject](mp, priv)
+        with pytest.raises(ReleaseFailedError, match="charged") as caught:
+            QUERIES[query](priv, 0.5)
+    error = caught.value
+    assert isinstance(error, RuntimeError)
+    assert "12345" not in str(error)
+    assert "injected" not in str(error)
+    assert error.__context__ is None
+    assert error.__cause__ is None
+    assert session.spent.epsilon == Fraction(1, 2)
+    assert len(session.releases) == len(session.ledger) == 1
+    QUERIES[query](priv, 0.5)  # the rest of the budget is still there
+    assert session.spent.epsilon == 1
+
+
+def test_a_failure_the_budget_cannot_cover_is_refused_before_the_data(
+    priv: pd.DataFrame, monkeypatch: pytest.MonkeyPatch, charges_nothing: Callable
+) -> None:
+    monkeypatch.setattr(PandasEngine, "aggregate", _boom)
+    with charges_nothing(priv), pytest.raises(BudgetExceededError):
+        QUERIES["sum"](priv, 2.0)
+
+
+def test_warnings_inside_a_release_do_not_escape(
+    priv: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    original = PandasEngine.aggregate
+
+    def warns(*args: Any, **kwargs: Any) -> Any:
+        import warnings
+
+        warnings.warn("depends on the data", UserWarning, stacklevel=1)
+        np.log(np.zeros(1))  # a numpy floating-point warning too
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(PandasEngine, "aggregate", warns)
+    QUERIES["sum"](priv, 0.5)  # pytest turns an escaping warning into an error
     assert priv.dp.session.spent.epsilon == Fraction(1, 2)
 
 

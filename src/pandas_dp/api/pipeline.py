@@ -8,15 +8,22 @@ Every release follows the same path::
     (only when keys are private)  ->  post-process into the result  ->  atomic charge
     ->  return
 
-The charge is the last step before returning, so any failure before it (bad argument,
-missing column, an exception in the engine or the post-processing) charges nothing, and a
-release that loses a race for the last of the budget is discarded unseen.
+The release invariant: validation reads public inputs only (arguments, dtypes, column names,
+a schema), and a query it refuses charges nothing. Once the budget check has passed, the
+release either returns noisy values and charges, or fails for a reason that does not depend
+on the private data. Every step after the check is written to be total (it cannot fail on any
+data); should one fail all the same, the release is charged and one data-free
+:class:`~pandas_dp.errors.ReleaseFailedError` is raised, so a failure can never be an
+uncharged observation. Warnings raised by third-party code inside those steps are swallowed
+(their occurrence could depend on the data). A release that loses a race for the last of
+the budget is discarded unseen.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -31,7 +38,7 @@ from pandas_dp.api.session import Session
 from pandas_dp.engines import ClippedSum, Engine, Grouping, Measure, NonNull, Rows, engine_for
 from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.plan import Aggregate, CellCounts, ClippedSquares
-from pandas_dp.errors import NotProtectedError
+from pandas_dp.errors import NotProtectedError, ReleaseFailedError
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -384,9 +391,42 @@ def _sorted_selection(keys: pd.Index, keep: np.ndarray) -> np.ndarray:
 
 
 def run(target: Target, plan: Plan[T]) -> T:
-    """Compute, noise, select, post-process and charge one release (module docstring)."""
+    """Check, compute, noise, select, post-process and charge one release (module docstring).
+
+    Raises
+    ------
+    BudgetExceededError
+        If the session cannot afford the release (checked before the data is read, and again
+        atomically at the charge); nothing is charged.
+    ReleaseFailedError
+        If anything fails after the check (a bug: every step is meant to be total); the
+        release is charged and the error carries nothing of the original failure.
+    """
     session = target.session
     session.accountant.check(plan.release)
+    failed = False
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            # Process-wide, like every warnings filter: a warning raised here by pandas or
+            # numpy could depend on the data, so none may reach the caller.
+            warnings.simplefilter("ignore")
+            release, result = _compute(target, plan)
+    except Exception:  # any failure after the check is charged below
+        failed = True
+    if failed:  # outside the handler, so the new error has no __context__ to show
+        session.charge(plan.release)
+        raise ReleaseFailedError(
+            f"{plan.release.query} failed after reading the data and was charged "
+            f"{plan.release.cost} (a failure that depends on the data must not be free). "
+            "This is a bug in pandas-dp: please report the call, never the data."
+        )
+    session.charge(release, result)  # on disk first when the session has a ledger file
+    return result
+
+
+def _compute(target: Target, plan: Plan[T]) -> tuple[Release, T]:
+    """Exact aggregates, noise, key selection and post-processing: every data-touching step."""
+    session = target.session
     measures = tuple(part.measure for part in plan.parts)
     exact = target.engine.aggregate(target.data, measures, plan.grouping, plan.bounding)
     aggregates = exact.values if plan.derive is None else plan.derive(exact.values)
@@ -404,6 +444,4 @@ def run(target: Target, plan: Plan[T]) -> T:
             keys = keys.remove_unused_levels()
         noisy = {label: values[chosen] for label, values in noisy.items()}
         release = dataclasses.replace(release, groups=len(keys))
-    result = plan.finish(keys, noisy)
-    session.charge(release, result)  # on disk first when the session has a ledger file
-    return result
+    return release, plan.finish(keys, noisy)
