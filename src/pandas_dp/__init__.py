@@ -20,7 +20,8 @@ Module map (imports point downwards only)::
 """
 
 from pandas_dp.api.accessors import DataFrameDPAccessor, register
-from pandas_dp.api.results import Estimate, Preview
+from pandas_dp.api.outputs import Estimate
+from pandas_dp.api.results import Preview
 from pandas_dp.api.series_accessor import SeriesDPAccessor
 from pandas_dp.api.session import Session
 from pandas_dp.budget import Budget

@@ -11,9 +11,9 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401
+from pandas_dp import Estimate
 from pandas_dp.accounting.ledger_file import GENESIS, LedgerFile, canonical, read_ledger, sealed
 from pandas_dp.api.outputs import output_from_json, output_to_json
-from pandas_dp.api.results import Estimate
 from pandas_dp.errors import BudgetExceededError, DPTypeError, LedgerError
 
 

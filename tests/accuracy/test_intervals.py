@@ -20,8 +20,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pandas_dp import DPError
-from pandas_dp.api.results import Estimate
+from pandas_dp import DPError, Estimate
 from pandas_dp.mechanisms.accuracy import check_confidence, ratio_interval, smallest_epsilon
 
 BOUNDS = (0.0, 2.0)

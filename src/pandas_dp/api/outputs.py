@@ -9,10 +9,19 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
+
+
+class Estimate(NamedTuple):
+    """A released value with its confidence interval (for ungrouped releases with ``ci=``)."""
+
+    value: float
+    lower: float
+    upper: float
+    confidence: float
 
 
 def _plain(value: Any) -> Any:
@@ -35,8 +44,6 @@ def _plain(value: Any) -> Any:
 
 def output_to_json(result: Any) -> dict[str, Any]:
     """``{"type": "scalar" | "estimate" | "series" | "frame" | "list", ...}``."""
-    from pandas_dp.api.results import Estimate  # results imports the pipeline, which needs us
-
     if isinstance(result, Estimate):
         return {
             "type": "estimate",
@@ -61,8 +68,6 @@ def output_to_json(result: Any) -> dict[str, Any]:
 
 def output_from_json(data: dict[str, Any]) -> Any:
     """Rebuild a released value; keys come back as their JSON form (text for intervals)."""
-    from pandas_dp.api.results import Estimate
-
     kind = data["type"]
     if kind == "estimate":
         return Estimate(data["value"], data["lower"], data["upper"], data["confidence"])

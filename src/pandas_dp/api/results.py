@@ -8,27 +8,19 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
+from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.pipeline import Part, SelectPart
 from pandas_dp.engines.plan import Aggregate, CellCounts
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.accuracy import ratio_interval, variance_interval
 from pandas_dp.mechanisms.postprocess import fit_to_total, round_to_total
 from pandas_dp.mechanisms.quantile import rank_error, variance_from
-
-
-class Estimate(NamedTuple):
-    """A released value with its confidence interval (for ungrouped releases with ``ci=``)."""
-
-    value: float
-    lower: float
-    upper: float
-    confidence: float
 
 
 @dataclass(frozen=True)

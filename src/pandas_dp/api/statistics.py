@@ -18,6 +18,7 @@ from pandas_dp.accounting.events import SEQUENTIAL, Measurement, Release
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.groupby import schema_keys
 from pandas_dp.api.keys import check_key_types, parse_keys
+from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.pipeline import Plan, SelectPart, resolve, run
 from pandas_dp.api.queries import release_many
 from pandas_dp.api.request import Stat
@@ -86,8 +87,6 @@ def spread(
         return result
     if kwargs.get("ci") is None:
         return float(result.iloc[0, 0])
-    from pandas_dp.api.results import Estimate
-
     row = result.iloc[0]
     return Estimate(float(row.iloc[0]), float(row.iloc[1]), float(row.iloc[2]), kwargs["ci"])
 

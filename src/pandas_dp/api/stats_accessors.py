@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 
+from pandas_dp.api.local import randomized_response
 from pandas_dp.api.queries import release_many
 from pandas_dp.api.request import parse_named
 from pandas_dp.api.results import PostProcess
@@ -156,8 +157,6 @@ class SeriesStatistics:
         self, *, epsilon: Any, categories: Any = None, rng: Any = None
     ) -> pd.Series:
         """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
-        from pandas_dp.local import randomized_response
-
         return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)
 
 
