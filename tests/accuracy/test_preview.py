@@ -81,10 +81,11 @@ def test_previews_spend_nothing_and_read_no_data(frame, protect_seeded, no_data)
     assert session.spent == Budget(0)
     assert session.releases == ()
     assert len(session.ledger) == 0
-    # The patch is live: a release reaches the data, fails, and charges nothing.
-    with pytest.raises(DataReadError):
+    # The patch is live: a release reaches the data and fails (charged, as every failure
+    # after the budget check is, so that it cannot be a free observation).
+    with pytest.raises(pandas_dp.ReleaseFailedError):
         priv.dp.count(epsilon=0.5)
-    assert session.spent == Budget(0)
+    assert session.spent == Budget.of(0.5, 0)
 
 
 def test_previews_work_after_the_budget_is_spent(frame, protect_seeded) -> None:
