@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable
 from decimal import Decimal
@@ -205,18 +204,21 @@ def test_refusals_follow_the_exact_running_total(total: int, spends: list[int]) 
 
 
 @pytest.mark.parametrize("epsilon", [10**400, Decimal("1e400")], ids=["int", "Decimal"])
-def test_epsilon_beyond_float_range_fails_cleanly(census: pd.DataFrame, epsilon: Any) -> None:
-    """A huge ε passes validation as a real number; it must then work or raise a DPError."""
-    from pandas_dp import DPError
-
-    try:
-        priv = census.dp.protect(epsilon=epsilon)
-    except DPValueError:
-        return
-    for query in (
-        lambda: priv.dp.count(epsilon=epsilon / 4),
-        lambda: priv.dp.sum("income", bounds=(0, 1e5), epsilon=epsilon / 4),
-        lambda: priv["age"].dp.mean(bounds=(0, 100), epsilon=epsilon / 4),
-    ):
-        with contextlib.suppress(DPError):
-            query()
+def test_epsilon_beyond_float_range_is_refused_cleanly(
+    census: pd.DataFrame, epsilon: Any, charges_nothing: Any
+) -> None:
+    """An ε beyond float range is refused as a DPValueError; nothing overflows."""
+    with pytest.raises(DPValueError, match=r"1e-9, 1e6"):
+        census.dp.protect(epsilon=epsilon)
+    priv = census.dp.protect(epsilon=1e6)  # the largest budget accepted
+    queries = (
+        lambda eps: priv.dp.count(epsilon=eps),
+        lambda eps: priv.dp.sum("income", bounds=(0, 1e5), epsilon=eps),
+        lambda eps: priv["age"].dp.mean(bounds=(0, 100), epsilon=eps),
+    )
+    for query in queries:
+        with charges_nothing(priv), pytest.raises(DPValueError, match=r"1e-9, 1e6"):
+            query(epsilon)
+    for query in queries:  # the largest ε a query accepts works and is charged
+        query(Fraction(10**6, 4))
+    assert priv.dp.session.spent.epsilon == Fraction(3 * 10**6, 4)
