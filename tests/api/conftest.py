@@ -11,79 +11,15 @@ spends ``ε · share`` on that sum.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from ..oracles.lattice import Lattice, reference_lattice
 
-def as_fraction(number: Any) -> Fraction:
-    """The exact value a user means by ``number`` (floats read from their decimal text)."""
-    if isinstance(number, float):
-        return Fraction(str(number))
-    return Fraction(number)
-
-
-@dataclass(frozen=True)
-class ReferenceLattice:
-    """The lattice a clipped sum should use, derived from the documented rule."""
-
-    exponent: int
-    lower: int
-    upper: int
-    offset: int
-
-    @property
-    def step(self) -> Fraction:
-        return Fraction(2) ** self.exponent
-
-    @property
-    def sensitivity(self) -> int:
-        return max(abs(self.lower - self.offset), abs(self.upper - self.offset))
-
-    @property
-    def centre(self) -> Fraction:
-        return self.offset * self.step
-
-    def units(self, value: float) -> int:
-        """One value's contribution in lattice units: clip, round half to even, centre."""
-        in_units = Fraction(min(max(value, self.lower * self.step), self.upper * self.step))
-        return round(in_units / self.step) - self.offset
-
-    def total(self, values: Iterable[float]) -> int:
-        """Exact sum in lattice units of the non-missing ``values``."""
-        return sum(self.units(v) for v in values if not math.isnan(v))
-
-
-def _ceil_log2(x: Fraction, *, floor: bool = False) -> int:
-    """Smallest k with 2**k >= x (or, with ``floor``, largest k with 2**k <= x), exactly."""
-    k = math.floor(math.log2(x)) - 2
-    while Fraction(2) ** k < x:
-        k += 1
-    if floor and Fraction(2) ** k > x:
-        k -= 1
-    return k
-
-
-def reference_lattice(
-    lower: float, upper: float, epsilon: Any, *, centered: bool = False
-) -> ReferenceLattice:
-    lo, hi, eps = Fraction(lower), Fraction(upper), as_fraction(epsilon)
-    middle = (lo + hi) / 2 if centered else Fraction(0)
-    reach = max(abs(lo - middle), abs(hi - middle))
-    exponent = max(
-        min(_ceil_log2(max(reach, reach / eps) / 2**36), _ceil_log2((hi - lo) / 4, floor=True)),
-        _ceil_log2(max(abs(lo), abs(hi)) / 2**61),
-    )
-    step = Fraction(2) ** exponent
-    q_lower, q_upper = round(lo / step), round(hi / step)
-    offset = (q_lower + q_upper) // 2 if centered else 0
-    return ReferenceLattice(exponent, q_lower, q_upper, offset)
+ReferenceLattice = Lattice
 
 
 @pytest.fixture

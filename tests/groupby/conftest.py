@@ -20,110 +20,21 @@ implementation with its specification:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from dataclasses import dataclass
-from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
-ROW_BITS = 36
-MAX_ROW_UNITS = 2 ** (ROW_BITS + 1)
-RAW_BITS = 61
+from ..oracles.lattice import Lattice, shared_lattices
 
-
-def as_fraction(number: Any) -> Fraction:
-    """The exact value a user means by ``number`` (floats read from their decimal text)."""
-    if isinstance(number, float):
-        return Fraction(str(number))
-    return Fraction(number)
-
-
-def _ceil_log2(x: Fraction) -> int:
-    k = math.floor(math.log2(x)) - 2
-    while Fraction(2) ** k < x:
-        k += 1
-    return k
-
-
-def _floor_log2(x: Fraction) -> int:
-    k = _ceil_log2(x)
-    return k if Fraction(2) ** k == x else k - 1
-
-
-@dataclass(frozen=True)
-class RefLattice:
-    """The lattice a clipped (centred) sum should use, from the documented rule."""
-
-    exponent: int
-    lower: int
-    upper: int
-    offset: int
-
-    @property
-    def step(self) -> float:
-        return math.ldexp(1.0, self.exponent)
-
-    @property
-    def sensitivity(self) -> int:
-        return max(abs(self.lower - self.offset), abs(self.upper - self.offset))
-
-    @property
-    def centre(self) -> float:
-        return math.ldexp(float(self.offset), self.exponent)
-
-    def units(self, values: pd.Series) -> pd.Series:
-        """Each value in lattice units (NaN stays NaN), with pandas and numpy only."""
-        lo, hi = math.ldexp(self.lower, self.exponent), math.ldexp(self.upper, self.exponent)
-        scaled = values.astype("float64").clip(lo, hi) / self.step
-        return pd.Series(np.rint(scaled.to_numpy()), index=values.index) - self.offset
-
-
-def exponent_for(lower: float, upper: float, epsilon: Fraction, centered: bool) -> int:
-    lo, hi = Fraction(lower), Fraction(upper)
-    reach = (hi - lo) / 2 if centered else max(abs(lo), abs(hi))
-    k = _ceil_log2(max(reach, reach / epsilon) / 2**ROW_BITS)
-    k = min(k, _floor_log2((hi - lo) / 4))
-    return max(k, _ceil_log2(max(abs(lo), abs(hi)) / 2**RAW_BITS))
-
-
-def lattice_with(lower: float, upper: float, exponent: int, centered: bool) -> RefLattice:
-    step = Fraction(2) ** exponent
-    q_lower, q_upper = round(Fraction(lower) / step), round(Fraction(upper) / step)
-    offset = (q_lower + q_upper) // 2 if centered else 0
-    return RefLattice(exponent, q_lower, q_upper, offset)
-
-
-def reference_lattices(
-    lower: float, upper: float, epsilon_per_row: Fraction, *, plain: bool, centred: bool
-) -> dict[str, RefLattice]:
-    """The lattices of the plain and/or centred sum of one column in one call."""
-    out = {}
-    k_plain = exponent_for(lower, upper, epsilon_per_row, False)
-    k_centred = exponent_for(lower, upper, epsilon_per_row, True)
-    if plain and centred:
-        shared = min(k_plain, k_centred)
-        candidate = lattice_with(lower, upper, shared, False)
-        fits = (
-            candidate.sensitivity <= MAX_ROW_UNITS
-            and max(-candidate.lower, candidate.upper) <= 2**RAW_BITS
-        )
-        if fits:
-            k_plain = k_centred = shared
-    if plain:
-        out["sum"] = lattice_with(lower, upper, k_plain, False)
-    if centred:
-        out["centred_sum"] = lattice_with(lower, upper, k_centred, True)
-    return out
+RefLattice = Lattice
 
 
 @pytest.fixture
 def lattices() -> Callable[..., dict[str, RefLattice]]:
     """``lattices(lower, upper, epsilon_per_row, plain=..., centred=...)``."""
-    return reference_lattices
+    return shared_lattices
 
 
 @pytest.fixture

@@ -29,7 +29,7 @@ def ref_sums(
     """Per key: clip, round to the lattice, sum (missing values skipped or filled), in lattice
     units. Exact: every partial sum is an integer below 2**53 held in float64."""
     values = data[column] if fill is None else data[column].fillna(fill)
-    units = lattice.units(values)
+    units = lattice.units_of(values)
     labels = [data[b] for b in ([by] if isinstance(by, str) else by)]
     return units.groupby(labels).sum().reindex(keys, fill_value=0.0)
 
@@ -156,7 +156,7 @@ def test_grouped_sum_exact_value_and_scale(regional, protect_seeded, noise, latt
     assert sums.name == "income"
     assert sums.dtype == np.float64
     pd.testing.assert_index_equal(sums.index, region_index())
-    expected = ref_sums(regional, "region", region_index(), "income", lat, fill) * lat.step
+    expected = ref_sums(regional, "region", region_index(), "income", lat, fill) * lat.granularity
     assert sums.tolist() == expected.tolist()
     (call,) = calls
     assert call.size == 4
@@ -169,7 +169,7 @@ def test_grouped_sum_exact_value_and_scale(regional, protect_seeded, noise, latt
         plus_one = priv.dp.groupby("region", keys=REGIONS).sum(
             "income", bounds=INCOME, epsilon=0.5, fillna=fill
         )
-    assert (plus_one - sums).tolist() == [lat.step] * 4
+    assert (plus_one - sums).tolist() == [lat.granularity] * 4
 
 
 def test_grouped_mean_exact_value_scales_and_count_reuse(regional, protect_seeded, noise, lattices):
@@ -181,7 +181,7 @@ def test_grouped_mean_exact_value_scales_and_count_reuse(regional, protect_seede
     centred = ref_sums(regional, "region", region_index(), "income", lat)
     nonmissing = regional["income"].notna().groupby(regional["region"]).sum()
     count = nonmissing.reindex(region_index(), fill_value=0)
-    expected = (lat.centre + centred * lat.step / np.maximum(count, 1)).clip(*INCOME)
+    expected = (lat.centre_real + centred * lat.granularity / np.maximum(count, 1)).clip(*INCOME)
     assert means.name == "income"
     pd.testing.assert_series_equal(means, expected.rename("income"), check_exact=True)
     release = priv.dp.session.releases[-1]
@@ -205,7 +205,7 @@ def test_mean_of_an_int_column_reuses_the_row_count(regional, protect_seeded, no
     lat = lattices(0, 100, Fraction(1, 4), plain=False, centred=True)["centred_sum"]
     centred = ref_sums(regional, "region", region_index(), "age", lat)
     rows = ref_counts(regional, "region", region_index())
-    expected = (lat.centre + centred * lat.step / np.maximum(rows, 1)).clip(0, 100)
+    expected = (lat.centre_real + centred * lat.granularity / np.maximum(rows, 1)).clip(0, 100)
     assert means.tolist() == expected.tolist()
     assert len(calls) == 2
 
@@ -256,10 +256,10 @@ def test_agg_table_measurements_split_and_exact_values(regional, protect_seeded,
     rows = ref_counts(regional, "region", keys)
     nonmissing = regional["income"].notna().groupby(regional["region"]).sum()
     nonmissing = nonmissing.reindex(keys, fill_value=0)
-    total = ref_sums(regional, "region", keys, "income", lats["sum"]) * lats["sum"].step
+    total = ref_sums(regional, "region", keys, "income", lats["sum"]) * lats["sum"].granularity
     lat = lats["centred_sum"]
     centred = ref_sums(regional, "region", keys, "income", lat)
-    avg = (lat.centre + centred * lat.step / np.maximum(nonmissing, 1)).clip(*INCOME)
+    avg = (lat.centre_real + centred * lat.granularity / np.maximum(nonmissing, 1)).clip(*INCOME)
     assert table["n"].tolist() == rows.tolist()
     assert table["nonmissing"].tolist() == nonmissing.tolist()
     assert table["total"].tolist() == total.tolist()
@@ -332,11 +332,11 @@ def test_lattice_sharing_rule(protect_seeded, noise, lattices, bounds, shared):
     expected_scales = [plain.sensitivity / each, centred.sensitivity / each, 1 / each]
     assert [c.mechanism.scale for c in calls] == expected_scales
     keys = pd.Index(["a", "b"], name="g")
-    sums = ref_sums(data, "g", keys, "x", plain) * plain.step
+    sums = ref_sums(data, "g", keys, "x", plain) * plain.granularity
     assert table["s"].tolist() == sums.tolist()
     units = ref_sums(data, "g", keys, "x", centred)
     n = data.groupby("g").size().reindex(keys)
-    means = (centred.centre + units * centred.step / n).clip(*bounds)
+    means = (centred.centre_real + units * centred.granularity / n).clip(*bounds)
     assert table["m"].tolist() == means.tolist()
 
 
@@ -346,7 +346,7 @@ def test_multi_column_sum_matches_reference(regional, protect_seeded, noise, lat
     with noise(priv):
         sums = priv.dp.groupby(["region", "sex"], keys=keys).sum("age", bounds=(20, 80), epsilon=1)
     lat = lattices(20, 80, Fraction(1), plain=True, centred=False)["sum"]
-    expected = ref_sums(regional, ["region", "sex"], keys, "age", lat) * lat.step
+    expected = ref_sums(regional, ["region", "sex"], keys, "age", lat) * lat.granularity
     pd.testing.assert_index_equal(sums.index, keys)
     assert sums.tolist() == expected.tolist()
     assert sums.name == "age"

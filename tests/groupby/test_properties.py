@@ -90,9 +90,9 @@ def test_single_key_counts_and_sums_match_pandas(lattices, frame, keys):
     assert counts.tolist() == expected_counts.tolist()
     assert value_counts.tolist() == expected_counts.tolist()
     lat = lattices(0, 100, Fraction(1), plain=True, centred=False)["sum"]
-    units = lat.units(frame["value"])
+    units = lat.units_of(frame["value"])
     expected_sums = units.groupby(frame["letter"]).sum().reindex(index, fill_value=0.0)
-    assert sums.tolist() == (expected_sums * lat.step).tolist()
+    assert sums.tolist() == (expected_sums * lat.granularity).tolist()
 
 
 @SETTINGS
@@ -112,14 +112,16 @@ def test_two_key_agg_matches_pandas(lattices, frame, keys, bounds):
     # Four measurements (rows, sum, centred sum, non-missing count), ε/4 each; the plain and
     # centred sums share one lattice.
     lats = lattices(*bounds, Fraction(1, 4), plain=True, centred=True)
-    plain = lats["sum"].units(frame["value"]).groupby(by).sum()
+    plain = lats["sum"].units_of(frame["value"]).groupby(by).sum()
     plain = plain.reindex(index, fill_value=0.0)
-    assert table["s"].tolist() == (plain * lats["sum"].step).tolist()
+    assert table["s"].tolist() == (plain * lats["sum"].granularity).tolist()
     centred = lats["centred_sum"]
-    units = centred.units(frame["value"]).groupby(by).sum()
+    units = centred.units_of(frame["value"]).groupby(by).sum()
     units = units.reindex(index, fill_value=0.0)
     nonmissing = frame["value"].notna().groupby(by).sum().reindex(index, fill_value=0)
-    means = (centred.centre + units * centred.step / np.maximum(nonmissing, 1)).clip(*bounds)
+    means = (centred.centre_real + units * centred.granularity / np.maximum(nonmissing, 1)).clip(
+        *bounds
+    )
     np.testing.assert_allclose(table["m"].to_numpy(), means.to_numpy(), rtol=1e-14, atol=0)
     assert ((table["m"] >= bounds[0]) & (table["m"] <= bounds[1])).all()
 

@@ -142,7 +142,9 @@ def test_one_person_moves_the_inputs_of_a_mean_by_at_most_l1(protect_seeded, noi
         # m = centre + C·g / max(n, 1) (not clipped here: every mean is inside the bounds),
         # so the centred sum C in lattice units is recovered exactly by rounding.
         assert ((table["m"] > 0) & (table["m"] < U)).all()
-        centred = np.rint((table["m"].to_numpy() - lat.centre) * np.maximum(n, 1) / lat.step)
+        centred = np.rint(
+            (table["m"].to_numpy() - lat.centre_real) * np.maximum(n, 1) / lat.granularity
+        )
         inputs.append((n, centred))
     assert scales == [[l1 / each, l1 * lat.sensitivity / each]] * 2
     count_diff = inputs[1][0] - inputs[0][0]
@@ -150,7 +152,7 @@ def test_one_person_moves_the_inputs_of_a_mean_by_at_most_l1(protect_seeded, noi
     assert np.abs(count_diff).sum() == l1
     # Each kept row of the heavy person sits at U: it moves the centred sum by U - centre.
     assert np.abs(centred_diff).sum() == l1 * lat.sensitivity
-    assert lat.sensitivity * lat.step == U / 2
+    assert lat.sensitivity * lat.granularity == U / 2
 
 
 def test_rows_outside_the_keys_do_not_use_up_the_allowance(protect_seeded, noise):

@@ -15,6 +15,8 @@ from hypothesis import strategies as st
 
 from pandas_dp.mechanisms.lattice import MAX_ROW_UNITS, Lattice, sum_lattice
 
+from ..oracles.lattice import ceil_log2, floor_log2
+
 EPSILONS = [Fraction(1, 10**9), Fraction(1, 100), Fraction(1), Fraction(10**6)]
 EPSILON_IDS = ["1e-9", "0.01", "1", "1e6"]
 BOUNDS = [
@@ -33,22 +35,6 @@ BOUNDS = [
 HYPOTHESIS = settings(max_examples=300, derandomize=True, database=None, deadline=None)
 
 
-def _ceil_log2(x: Fraction) -> int:
-    """Smallest k with 2**k >= x, exactly."""
-    k = x.numerator.bit_length() - x.denominator.bit_length() - 1
-    while Fraction(2) ** k < x:
-        k += 1
-    while Fraction(2) ** (k - 1) >= x:
-        k -= 1
-    return k
-
-
-def _floor_log2(x: Fraction) -> int:
-    """Largest k with 2**k <= x, exactly."""
-    k = _ceil_log2(x)
-    return k if Fraction(2) ** k == x else k - 1
-
-
 def check_rules(lower: float, upper: float, epsilon: Fraction, centered: bool) -> Lattice:
     """Assert every documented property of ``sum_lattice(lower, upper, epsilon, centered)``."""
     lattice = sum_lattice(lower, upper, epsilon, centered=centered)
@@ -62,9 +48,9 @@ def check_rules(lower: float, upper: float, epsilon: Fraction, centered: bool) -
     assert lattice.granularity == math.ldexp(1.0, lattice.exponent) == float(g)
     # The documented rule, in exact arithmetic: the smallest power of two >= max(Δ, b)/2^36,
     # capped at the largest power of two <= (U - L)/4, but never below max(|L|, |U|)/2^61.
-    wanted = _ceil_log2(max(reach, noise_scale) / 2**36)
-    cap = _floor_log2((high - low) / 4)
-    floor = _ceil_log2(magnitude / 2**61)
+    wanted = ceil_log2(max(reach, noise_scale) / 2**36)
+    cap = floor_log2((high - low) / 4)
+    floor = ceil_log2(magnitude / 2**61)
     assert lattice.exponent == max(min(wanted, cap), floor)
     if lattice.exponent == wanted:
         # So a row's rounding error, at most g/2, is below 2^-36 of max(Δ, b) ...

@@ -35,87 +35,28 @@ from typing import Any
 import numpy as np
 import pytest
 
-ROW_BITS = 36  # a row spans about 2**36 lattice steps (documented)
-RAW_BITS = 61  # uncentred lattice values stay below 2**61 (documented)
+from ..oracles.lattice import (
+    Lattice,
+    SquareLattice,
+    as_fraction,
+    ceil_log2,
+    floor_log2,
+    lattice_at,
+    reference_lattice,
+    square_lattice,
+)
+
+__all__ = ["SquareLattice", "as_fraction", "ceil_log2", "floor_log2", "square_lattice"]
 
 
-def as_fraction(number: Any) -> Fraction:
-    """What a user means by ``number`` (floats read from their shortest decimal text)."""
-    if isinstance(number, float):
-        return Fraction(str(number))
-    return Fraction(number)
-
-
-def ceil_log2(x: Fraction) -> int:
-    """Smallest ``k`` with ``2**k >= x`` (exact)."""
-    k = math.floor(math.log2(x)) - 2
-    while Fraction(2) ** k < x:
-        k += 1
-    return k
-
-
-def floor_log2(x: Fraction) -> int:
-    """Largest ``k`` with ``2**k <= x`` (exact)."""
-    k = ceil_log2(x)
-    return k if Fraction(2) ** k == x else k - 1
-
-
-@dataclass(frozen=True)
-class CentredLattice:
-    """The centred sum's lattice: step ``2**exponent``, rounded bounds and midpoint offset."""
-
-    exponent: int
-    lower: int
-    upper: int
-    offset: int
-
-    @property
-    def step(self) -> Fraction:
-        return Fraction(2) ** self.exponent
-
-    @property
-    def centre(self) -> Fraction:
-        return self.offset * self.step
-
-    def units(self, value: float) -> int:
-        """``rint(clip(x, L, U) / g) - offset`` (ties to even, like ``numpy.rint``)."""
-        clipped = min(max(Fraction(value), self.lower * self.step), self.upper * self.step)
-        return round(clipped / self.step) - self.offset
-
-
-def centred_lattice(lower: float, upper: float, epsilon: Fraction) -> CentredLattice:
+def centred_lattice(lower: float, upper: float, epsilon: Fraction) -> Lattice:
     """The documented lattice rule for a centred sum released with ``epsilon``."""
-    lo, hi = Fraction(lower), Fraction(upper)
-    reach = (hi - lo) / 2
-    exponent = min(ceil_log2(max(reach, reach / epsilon) / 2**ROW_BITS), floor_log2((hi - lo) / 4))
-    exponent = max(exponent, ceil_log2(max(abs(lo), abs(hi)) / 2**RAW_BITS))
-    step = Fraction(2) ** exponent
-    q_lower, q_upper = round(lo / step), round(hi / step)
-    return CentredLattice(exponent, q_lower, q_upper, (q_lower + q_upper) // 2)
+    return reference_lattice(lower, upper, epsilon, centered=True)
 
 
-def centred_lattice_at(lower: float, upper: float, exponent: int) -> CentredLattice:
+def centred_lattice_at(lower: float, upper: float, exponent: int) -> Lattice:
     """The centred lattice of a given step (read from a release's measurement)."""
-    step = Fraction(2) ** exponent
-    q_lower, q_upper = round(Fraction(lower) / step), round(Fraction(upper) / step)
-    return CentredLattice(exponent, q_lower, q_upper, (q_lower + q_upper) // 2)
-
-
-@dataclass(frozen=True)
-class SquareLattice:
-    exponent: int
-    cap: int  # steps; also one row's sensitivity
-
-    @property
-    def step(self) -> Fraction:
-        return Fraction(2) ** self.exponent
-
-
-def square_lattice(lower: float, upper: float, centre: Fraction) -> SquareLattice:
-    """Smallest power-of-two step keeping ``h²`` within ``2**36`` steps; cap ``ceil(h²/step)``."""
-    reach = max(abs(Fraction(lower) - centre), abs(Fraction(upper) - centre))
-    exponent = ceil_log2(reach * reach / 2**ROW_BITS)
-    return SquareLattice(exponent, math.ceil(reach * reach / Fraction(2) ** exponent))
+    return lattice_at(lower, upper, exponent, centered=True)
 
 
 @dataclass(frozen=True)
@@ -125,7 +66,7 @@ class Moments:
     count: int  # non-missing values
     centred_units: int  # S1 in steps of g
     square_units: int  # S2 in steps of 2**e
-    lattice: CentredLattice
+    lattice: Lattice
     squares: SquareLattice
     reach: Fraction  # (U - L)/2: the clamp is reach²
 
@@ -161,9 +102,7 @@ class Moments:
         return rounding + 1e-14 * (abs(s2) + s1 * s1 / n) / den + 1e-300
 
 
-def moments(
-    values: Iterable[float], bounds: tuple[float, float], lattice: CentredLattice
-) -> Moments:
+def moments(values: Iterable[float], bounds: tuple[float, float], lattice: Lattice) -> Moments:
     """Exact documented moments; NaN values are skipped, ±inf land on the bounds."""
     lower, upper = bounds
     squares = square_lattice(lower, upper, lattice.centre)

@@ -1,0 +1,1 @@
+"""Independent test oracles, written from the documentation and never imported from pandas_dp."""
