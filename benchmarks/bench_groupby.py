@@ -18,8 +18,8 @@ import pandas as pd
 
 import pandas_dp  # noqa: F401
 from _util import best_time, table
-from pandas_dp.api.pipeline import count_part, sum_part
-from pandas_dp.api.results import mean_from
+from pandas_dp.api.measurement.parts import count_part, sum_part
+from pandas_dp.api.statistics.moments import mean_from
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.random import SystemRandomSource

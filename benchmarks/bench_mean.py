@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from _util import table
-from pandas_dp.api.pipeline import count_part, sum_part
-from pandas_dp.api.results import mean_from
+from pandas_dp.api.measurement.parts import count_part, sum_part
+from pandas_dp.api.statistics.moments import mean_from
 from pandas_dp.cli.demo import load_census
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.random import SystemRandomSource

@@ -19,10 +19,9 @@ Module map (imports point downwards only)::
     pandas_dp.testing      helpers for tests: inspect the noise a release would use
 """
 
-from pandas_dp.api.accessors import DataFrameDPAccessor, register
+from pandas_dp.api.accessors import DataFrameDPAccessor, SeriesDPAccessor, register
 from pandas_dp.api.outputs import Estimate
-from pandas_dp.api.results import Preview
-from pandas_dp.api.series_accessor import SeriesDPAccessor
+from pandas_dp.api.release import Preview
 from pandas_dp.api.session import Session
 from pandas_dp.budget import Budget
 from pandas_dp.errors import (

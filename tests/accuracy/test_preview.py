@@ -19,7 +19,7 @@ import pytest
 
 import pandas_dp
 from pandas_dp import Budget, DPError
-from pandas_dp.api.results import Preview
+from pandas_dp.api.release import Preview
 from pandas_dp.engines.pandas_engine import PandasEngine
 
 KEYS = list(range(20))

@@ -27,7 +27,7 @@ from pandas_dp import (
     DPValueError,
     ReleaseFailedError,
 )
-from pandas_dp.api import results
+from pandas_dp.api.statistics import moments
 from pandas_dp.engines.pandas_engine import PandasEngine
 
 
@@ -230,7 +230,7 @@ def _boom(*args: Any, **kwargs: Any) -> Any:
 INJECTIONS = {
     "engine aggregate": lambda mp, priv: mp.setattr(PandasEngine, "aggregate", _boom),
     "noise sampler": lambda mp, priv: mp.setattr(priv.dp.session, "draw", _boom),
-    "post-processing": lambda mp, priv: mp.setattr(results, "mean_from", _boom),
+    "post-processing": lambda mp, priv: mp.setattr(moments, "mean_from", _boom),
 }
 
 

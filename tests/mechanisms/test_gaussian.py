@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from pandas_dp.api.pipeline import NoiseChoice, sum_part
+from pandas_dp.api.measurement.parts import NoiseChoice, sum_part
 from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.gaussian import (
     MIN_SHIFTED_SENSITIVITY,

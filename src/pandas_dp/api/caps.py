@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pandas_dp.api.pipeline import Target
 from pandas_dp.engines.bounding import Bounding
 from pandas_dp.errors import DPValueError
 from pandas_dp.units import Contribution, positive_int
+
+if TYPE_CHECKING:
+    from pandas_dp.api.release.types import Target
 
 
 @dataclass(frozen=True)

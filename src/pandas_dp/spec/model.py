@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from pandas_dp.accounting.composition import ACCOUNTANTS
-from pandas_dp.api.request import HOWS, MECHANISMS
+from pandas_dp.api.release.options import MECHANISMS
+from pandas_dp.api.statistics import STATISTICS
 from pandas_dp.errors import SpecError
 
 FORMATS = ("csv", "parquet")
@@ -143,8 +144,8 @@ def _aggs(problems: _Problems, where: str, value: Any) -> dict[str, tuple[str | 
             column, how = stat
         if how is None:
             problems.add(at, f'give "count" or ["column", "sum"], got {stat!r}')
-        elif how not in HOWS:
-            problems.add(at, f"unknown statistic {how!r}; choose from {list(HOWS)}")
+        elif how not in STATISTICS:
+            problems.add(at, f"unknown statistic {how!r}; choose from {list(STATISTICS)}")
         elif column is None and how != "count":
             problems.add(at, f'{how!r} needs a column: ["income", "{how}"]')
         else:

@@ -29,7 +29,7 @@ from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
-from pandas_dp.api.results import Preview
+from pandas_dp.api.release import Preview
 from pandas_dp.api.session import tagged
 from pandas_dp.budget import Budget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError

@@ -9,24 +9,20 @@ DataFrame accessor and the registration; the shared base and the Series accessor
 from __future__ import annotations
 
 from collections.abc import Hashable
-from types import ModuleType
 from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api.accessor_base import BaseDPAccessor
-from pandas_dp.api.groupby import DPGroupBy, histogram
-from pandas_dp.api.hierarchy import DPHierarchy
-from pandas_dp.api.pipeline import resolve
+from pandas_dp.api.accessors.statistics import FrameStatistics
 from pandas_dp.api.protect import protect
-from pandas_dp.api.queries import release_one
-from pandas_dp.api.series_accessor import SeriesDPAccessor
-from pandas_dp.api.stats_accessors import FrameStatistics
-from pandas_dp.optional import when_imported
+from pandas_dp.api.queries.groupby import DPGroupBy, plan_histogram
+from pandas_dp.api.queries.hierarchy import DPHierarchy
+from pandas_dp.api.queries.ungrouped import plan_one
+from pandas_dp.api.release import PlannedRelease, preview, resolve
 from pandas_dp.schema import rules_table
 
 
-class DataFrameDPAccessor(FrameStatistics, BaseDPAccessor):
+class DataFrameDPAccessor(FrameStatistics):
     """Differentially private releases from a protected DataFrame (``df.dp``).
 
     The same accessor serves Dask DataFrames (``ddf.dp``); results are pandas objects.
@@ -180,6 +176,7 @@ class DataFrameDPAccessor(FrameStatistics, BaseDPAccessor):
         return DPGroupBy(
             resolve(self._obj), by, keys,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
+            execute=self._execute,
         )  # fmt: skip
 
     def hierarchy(
@@ -236,6 +233,7 @@ class DataFrameDPAccessor(FrameStatistics, BaseDPAccessor):
         return DPHierarchy(
             resolve(self._obj), by, keys, margins_name=margins_name,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
+            execute=self._execute,
         )  # fmt: skip
 
     def histogram(self, column: Hashable, bins: Any, *, epsilon: Any, **options: Any) -> Any:
@@ -243,7 +241,9 @@ class DataFrameDPAccessor(FrameStatistics, BaseDPAccessor):
 
         The DataFrame form works under a privacy unit, whose column a Series cannot carry.
         """
-        return histogram(self._obj, bins, epsilon=epsilon, column=column, **options)
+        return self._execute(
+            plan_histogram(self._obj, bins, epsilon=epsilon, column=column, **options)
+        )
 
     def sum(
         self,
@@ -296,10 +296,10 @@ class DataFrameDPAccessor(FrameStatistics, BaseDPAccessor):
         >>> abs(s - 1000) < 100  # noise scale 2
         True
         """
-        return release_one(
+        return self._execute(plan_one(
             self._obj, "sum", column, bounds=bounds, epsilon=epsilon, fillna=fillna,
             delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def mean(
         self,
@@ -350,32 +350,25 @@ class DataFrameDPAccessor(FrameStatistics, BaseDPAccessor):
         >>> 0 <= m <= 100 and abs(m - 40) < 5
         True
         """
-        return release_one(
+        return self._execute(plan_one(
             self._obj, "mean", column, bounds=bounds, epsilon=epsilon, fillna=fillna,
             delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
+
+    @property
+    def preview(self) -> DataFramePreview:
+        """Preview releases without spending: ``priv.dp.preview.count(epsilon=0.1)``.
+
+        The same release methods, returning a :class:`~pandas_dp.api.release.Preview` with
+        the mechanism, noise scale, cost and the error bound at the release's confidence
+        level (``ci``, 95% by default). It reads no data and charges nothing.
+        """
+        return DataFramePreview(self._obj)
 
 
-def register() -> None:
-    """Register ``.dp`` on DataFrame and Series (idempotent), and on Dask's once imported."""
-    for register_accessor, cls in (
-        (pd.api.extensions.register_dataframe_accessor, DataFrameDPAccessor),
-        (pd.api.extensions.register_series_accessor, SeriesDPAccessor),
-    ):
-        owner = pd.DataFrame if cls is DataFrameDPAccessor else pd.Series
-        if getattr(owner, "dp", None) is not cls:  # the class attribute is the accessor class
-            register_accessor("dp")(cls)
-    when_imported("dask.dataframe", register_dask)
+class DataFramePreview(DataFrameDPAccessor):
+    """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
 
-
-def register_dask(dd: ModuleType) -> None:
-    """Register the same ``.dp`` accessors on Dask DataFrame and Series (idempotent)."""
-    from dask.dataframe import extensions
-
-    accessors: list[tuple[Any, Any, type]] = [
-        (extensions.register_dataframe_accessor, dd.DataFrame, DataFrameDPAccessor),
-        (extensions.register_series_accessor, dd.Series, SeriesDPAccessor),
-    ]
-    for register_accessor, owner, cls in accessors:
-        if getattr(owner, "dp", None) is not cls:
-            register_accessor("dp")(cls)
+    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+        """Describe the planned release: cost, noise and error, without running it."""
+        return preview(planned)

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import Any
 
 from pandas_dp.api.attach import session_of
-from pandas_dp.api.planning import PreviewAccessor, epsilon_for
-from pandas_dp.api.queries import release_one
+from pandas_dp.api.queries.epsilon_for import epsilon_for
+from pandas_dp.api.queries.ungrouped import plan_one
+from pandas_dp.api.release import PlannedRelease, run
 from pandas_dp.api.session import Session
 
 
@@ -19,6 +20,10 @@ class BaseDPAccessor:
 
     def __init__(self, obj: Any) -> None:
         self._obj = obj
+
+    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+        """Release a planned release (a preview accessor describes it instead)."""
+        return run(planned)
 
     @property
     def session(self) -> Session:
@@ -72,19 +77,11 @@ class BaseDPAccessor:
         >>> isinstance(n, int), abs(n - 1000) < 100  # noise scale 2: |noise| < 100 w.p. 1 - 1e-21
         (True, True)
         """
-        return release_one(
-            self._obj, "count", None, epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci
+        return self._execute(
+            plan_one(
+                self._obj, "count", None, epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci
+            )
         )
-
-    @property
-    def preview(self) -> PreviewAccessor:
-        """Preview releases without spending: ``priv.dp.preview.count(epsilon=0.1)``.
-
-        The preview mirrors the release methods and returns a :class:`Preview` with the
-        mechanism, noise scale, cost and the error bound at the given (default 95%)
-        confidence. It reads no data and charges nothing.
-        """
-        return PreviewAccessor(self._obj)
 
     def epsilon_for(
         self,

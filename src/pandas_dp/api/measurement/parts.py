@@ -1,44 +1,26 @@
-"""The one place where data, noise and budget meet.
+"""Calibration: from a public measurement to the noise that protects it.
 
-Every release follows the same path::
-
-    resolve target (session, row guard, engine)  ->  validate arguments into a Plan
-    ->  early budget check  ->  engine computes exact integer aggregates (after bounding
-    each privacy unit's contribution)  ->  draw noise (data-independent)  ->  select keys
-    (only when keys are private)  ->  post-process into the result  ->  atomic charge
-    ->  return
-
-The release invariant: validation reads public inputs only (arguments, dtypes, column names,
-a schema), and a query it refuses charges nothing. Once the budget check has passed, the
-release either returns noisy values and charges, or fails for a reason that does not depend
-on the private data. Every step after the check is written to be total (it cannot fail on any
-data); should one fail all the same, the release is charged and one data-free
-:class:`~pandas_dp.errors.ReleaseFailedError` is raised, so a failure can never be an
-uncharged observation. Warnings raised by third-party code inside those steps are swallowed
-(their occurrence could depend on the data). A release that loses a race for the last of
-the budget is discarded unseen.
+Each function here turns one measurement (a count, a clipped sum on a lattice, centred
+squares, a quantile by the exponential mechanism) and its share of ε (and δ) into a *part*:
+the engine measure to compute, the calibrated mechanism, the ledger's
+:class:`~pandas_dp.accounting.events.Measurement`, and how noisy integers map back to the
+column's units. Everything here depends on public parameters only.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-import warnings
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
-from pandas_dp.accounting.events import Measurement, Release
-from pandas_dp.api.attach import session_of
-from pandas_dp.api.session import Session
-from pandas_dp.engines import ClippedSum, Engine, Grouping, Measure, NonNull, Rows, engine_for
-from pandas_dp.engines.bounding import Bounding
+from pandas_dp.accounting.events import Measurement
+from pandas_dp.engines import ClippedSum, Measure, NonNull, Rows
 from pandas_dp.engines.plan import Aggregate, CellCounts, ClippedSquares
-from pandas_dp.errors import NotProtectedError, ReleaseFailedError
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -46,64 +28,8 @@ from pandas_dp.mechanisms.lattice import Lattice, lattice_at, sum_lattice
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_value, quantile_scores, square_units
 from pandas_dp.units import Contribution
 
-T = TypeVar("T")
-
-#: Name given to a Series' values when it has no name of its own.
-SERIES_COLUMN = "values"
-
-
-@dataclass(frozen=True)
-class Target:
-    """What a query runs on: the data as a frame, its session and its engine."""
-
-    session: Session
-    data: Any
-    engine: Engine
-    column: Hashable | None = None  # the Series' own column, for Series targets
-
-
-def resolve(obj: pd.DataFrame | pd.Series) -> Target:
-    """Find the live session of ``obj`` and check that its rows can be trusted.
-
-    Raises
-    ------
-    NotProtectedError
-        If ``obj`` carries no live session, or (under a privacy unit) lacks the unit column.
-    DuplicatedRowsError
-        If the session has a row guard and ``obj``'s rows may have been duplicated.
-    """
-    session = session_of(obj)
-    engine = engine_for(obj)
-    unit = session.unit.column
-    if unit is None and not engine.in_memory:
-        raise NotProtectedError(
-            f"this {engine.name} frame comes from a frame protected without a privacy unit "
-            "(one row per person), whose check for duplicated rows needs the rows in memory. "
-            "Release from the in-memory frame, or protect the data with "
-            "privacy_unit='<id column>' and max_rows_per_unit=k"
-        )
-    if session.guard is not None:
-        session.guard.check(engine.index(obj))
-    if engine.is_series(obj):
-        if unit is not None:
-            raise NotProtectedError(
-                f"this session protects units identified by column {unit!r}, which a Series "
-                "does not carry, so the rows of one unit cannot be capped. Release from the "
-                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...), "
-                f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...) or "
-                f"priv.dp.histogram({obj.name!r}, bins=[...], ...)"
-            )
-        own: Any = obj.name
-        name: Hashable = own if own is not None else SERIES_COLUMN
-        return Target(session, engine.to_frame(obj, name), engine, column=name)
-    if unit is not None and unit not in engine.columns(obj):
-        raise NotProtectedError(
-            f"this frame lacks the privacy-unit column {unit!r} that the session needs to cap "
-            "each unit's rows; keep it when selecting columns (e.g. priv[[..., "
-            f"{unit!r}]])"
-        )
-    return Target(session, obj, engine)
-
+if TYPE_CHECKING:
+    from pandas_dp.api.session import Session
 
 Noise = DiscreteLaplace | DiscreteGaussian
 
@@ -343,31 +269,22 @@ class SelectPart:
         raise ValueError(f"{self.label} is a selection; its error is in ranks, not units")
 
 
-@dataclass(frozen=True)
-class Selection:
-    """Release only keys whose noisy count (part ``label``) is at least ``threshold``."""
+def choice_part(
+    column: Hashable, rounds: int, epsilon: Fraction, sensitivity: int, label: str
+) -> SelectPart:
+    """The ``rounds`` most frequent groups by peeling with the exponential mechanism.
 
-    label: str
-    threshold: int
-
-
-@dataclass(frozen=True)
-class Plan(Generic[T]):
-    """A validated release, ready to run: nothing in it depends on the data.
-
-    ``finish`` turns the released keys and the noisy integer aggregates (by part label)
-    into the user's result. ``derive``, when given, maps the engine's exact aggregates (one
-    per part, over the grouping's keys) to the exact aggregates the parts add noise to (a
-    hierarchy sums its leaf counts up to every level); it sees no noise.
+    Scores are the groups' row counts (monotone, sensitivity: the rows one unit may add to
+    one group), so each round weighs a group by ``exp(ε_r count / Δ)`` with
+    ``ε_r = ε / rounds``.
     """
-
-    parts: tuple[Part | SelectPart, ...]
-    release: Release
-    finish: Callable[[pd.Index | None, dict[str, Aggregate]], T]
-    grouping: Grouping | None = None
-    bounding: Bounding | None = None
-    selection: Selection | None = None
-    derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None
+    mechanism = ExponentialMechanism(epsilon, Fraction(sensitivity), monotone=True)
+    record = Measurement(label, mechanism.name, epsilon, sensitivity, sensitivity / epsilon)
+    return SelectPart(
+        label, Rows(), mechanism, record,
+        lambda counts: (-np.asarray(counts, dtype=np.int64)[None, :], 1),
+        lambda index: index, rounds=rounds,
+    )  # fmt: skip
 
 
 def add_noise(exact: Aggregate, noise: np.ndarray) -> Aggregate:
@@ -377,71 +294,3 @@ def add_noise(exact: Aggregate, noise: np.ndarray) -> Aggregate:
         if np.abs(exact).max() < limit and np.abs(noise).max() < limit:
             return np.asarray(exact + noise, dtype=np.int64)
     return np.asarray(np.asarray(exact, dtype=object) + noise.astype(object), dtype=object)
-
-
-def _sorted_selection(keys: pd.Index, keep: np.ndarray) -> np.ndarray:
-    """Positions of the kept keys in a data-independent order (sorted by key)."""
-    positions = np.flatnonzero(keep)
-    chosen = keys[positions]
-    try:
-        order = np.asarray(chosen.argsort())
-    except TypeError:  # keys of mixed types: order by their text
-        order = np.argsort(np.asarray([repr(k) for k in chosen]), kind="stable")
-    return positions[order]
-
-
-def run(target: Target, plan: Plan[T]) -> T:
-    """Check, compute, noise, select, post-process and charge one release (module docstring).
-
-    Raises
-    ------
-    BudgetExceededError
-        If the session cannot afford the release (checked before the data is read, and again
-        atomically at the charge); nothing is charged.
-    ReleaseFailedError
-        If anything fails after the check (a bug: every step is meant to be total); the
-        release is charged and the error carries nothing of the original failure.
-    """
-    session = target.session
-    session.accountant.check(plan.release)
-    failed = False
-    try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
-            # Process-wide, like every warnings filter: a warning raised here by pandas or
-            # numpy could depend on the data, so none may reach the caller.
-            warnings.simplefilter("ignore")
-            release, result = _compute(target, plan)
-    except Exception:  # any failure after the check is charged below
-        failed = True
-    if failed:  # outside the handler, so the new error has no __context__ to show
-        session.charge(plan.release)
-        raise ReleaseFailedError(
-            f"{plan.release.query} failed after reading the data and was charged "
-            f"{plan.release.cost} (a failure that depends on the data must not be free). "
-            "This is a bug in pandas-dp: please report the call, never the data."
-        )
-    session.charge(release, result)  # on disk first when the session has a ledger file
-    return result
-
-
-def _compute(target: Target, plan: Plan[T]) -> tuple[Release, T]:
-    """Exact aggregates, noise, key selection and post-processing: every data-touching step."""
-    session = target.session
-    measures = tuple(part.measure for part in plan.parts)
-    exact = target.engine.aggregate(target.data, measures, plan.grouping, plan.bounding)
-    aggregates = exact.values if plan.derive is None else plan.derive(exact.values)
-    noisy = {
-        part.label: part.release(values, session)
-        for part, values in zip(plan.parts, aggregates, strict=True)
-    }
-    keys, release = exact.keys, plan.release
-    if plan.selection is not None:
-        assert keys is not None
-        passed = np.asarray(noisy[plan.selection.label] >= plan.selection.threshold)
-        chosen = _sorted_selection(keys, passed)
-        keys = keys[chosen]
-        if isinstance(keys, pd.MultiIndex):  # levels must not keep unreleased data values
-            keys = keys.remove_unused_levels()
-        noisy = {label: values[chosen] for label, values in noisy.items()}
-        release = dataclasses.replace(release, groups=len(keys))
-    return release, plan.finish(keys, noisy)

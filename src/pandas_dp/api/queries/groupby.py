@@ -9,18 +9,18 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.aggregation import plan, preview
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
-from pandas_dp.api.pipeline import Target, resolve, run
-from pandas_dp.api.request import Stat, parse_named, validate
-from pandas_dp.api.results import PostProcess
+from pandas_dp.api.release import PlannedRelease, Target, plan, resolve, run, validate
+from pandas_dp.api.release.finish import Shape
+from pandas_dp.api.statistics import Count, Mean, Statistic, Sum, parse_named
+from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Binning
@@ -43,10 +43,10 @@ class DPGroupBy:
         max_groups_per_unit: Any = None,
         max_rows_per_group: Any = None,
         binning: Binning | None = None,
-        previewing: bool = False,
+        execute: Callable[[PlannedRelease[Any]], Any] = run,
     ) -> None:
         self._target = target
-        self._previewing = previewing
+        self._execute = execute
         self.by = parse_by(by)
         columns = self._target.engine.columns(self._target.data)
         dtypes = dict(self._target.engine.dtypes(self._target.data).items())
@@ -66,15 +66,18 @@ class DPGroupBy:
         keys = "private (DP selection)" if self.keys is None else f"{len(self.keys)} public keys"
         return f"<DPGroupBy by={list(self.by)}, {keys}>"
 
-    def _release(self, stats: list[Stat], shape: str, query: str, **kw: Any) -> Any:
+    def _plan(
+        self, stats: list[Statistic], shape: Shape, query: str, **kw: Any
+    ) -> PlannedRelease[Any]:
         target = self._target
         request = validate(
             target, stats, grouping=self._grouping, caps=self._caps, query=query,
             keys_from=self.keys_from, **kw,
         )  # fmt: skip
-        if self._previewing:
-            return preview(target, request)
-        return run(target, plan(target, request, shape=shape))
+        return plan(target, request, shape)
+
+    def _release(self, stats: list[Statistic], shape: Shape, query: str, **kw: Any) -> Any:
+        return self._execute(self._plan(stats, shape, query, **kw))
 
     def count(
         self,
@@ -132,12 +135,16 @@ class DPGroupBy:
         (['north', 'south', 'east'], True)
         """
         post = PostProcess.of(nonnegative, total)
-        return self._counts(
-            "groupby.count", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, post=post
-        )
+        return self._execute(
+            self.plan_counts(
+                "groupby.count", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci,
+                post=post,
+            )
+        )  # fmt: skip
 
-    def _counts(self, query: str, **kw: Any) -> Any:
-        return self._release([Stat("count", "count")], "series", query, **kw)
+    def plan_counts(self, query: str, **kw: Any) -> PlannedRelease[Any]:
+        """The planned release of the groups' row counts (for value counts and histograms)."""
+        return self._plan([Count("count")], "series", query, **kw)
 
     def sum(
         self,
@@ -162,7 +169,7 @@ class DPGroupBy:
         Gaussian noise).
         """
         return self._release(
-            [Stat(column, "sum", column)], "series", "groupby.sum", epsilon=epsilon,
+            [Sum(column, column)], "series", "groupby.sum", epsilon=epsilon,
             delta=delta, mechanism=mechanism, ci=ci, bounds=bounds, fillna=fillna,
         )  # fmt: skip
 
@@ -188,7 +195,7 @@ class DPGroupBy:
         ratio is bounded over both ranges.
         """
         return self._release(
-            [Stat(column, "mean", column)], "series", "groupby.mean", epsilon=epsilon,
+            [Mean(column, column)], "series", "groupby.mean", epsilon=epsilon,
             delta=delta, mechanism=mechanism, ci=ci, bounds=bounds, fillna=fillna,
         )  # fmt: skip
 
@@ -247,16 +254,19 @@ class DPGroupBy:
         return result
 
 
-def schema_keys(target: Target, by: tuple[Hashable, ...]) -> tuple[Any, str]:
-    """Public keys from the session's schema (``isin``) for every ``by`` column, if any."""
+def schema_keys(target: Target, by: tuple[Hashable, ...], suffix: str = "") -> tuple[Any, str]:
+    """Public keys from the session's schema (``isin``) for every ``by`` column, if any.
+
+    For several columns, every combination of their values; ``suffix`` ends the ledger note.
+    """
     schema = target.session.schema
     if schema is None or not all(schema.rules(column).keys for column in by):
         return None, ""
     keys = {column: list(schema.rules(column).keys or ()) for column in by}
-    return keys, f"keys of {', '.join(map(str, by))} from the schema (isin)"
+    return keys, f"keys of {', '.join(map(str, by))} from the schema (isin){suffix}"
 
 
-def value_counts(
+def plan_value_counts(
     series: pd.Series,
     keys: Any = None,
     *,
@@ -269,24 +279,29 @@ def value_counts(
     total: Any = None,
     mechanism: str = "laplace",
     ci: float | None = None,
-) -> pd.Series | pd.DataFrame:
+) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
     if normalize and ci is not None:
         raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
     grouped = DPGroupBy(target, target.column, keys)
     post = PostProcess.of(nonnegative or normalize, total)
-    counts = grouped._counts(
+    planned = grouped.plan_counts(
         "value_counts", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, post=post
     )
-    if normalize:
-        counts = _proportions(counts)
-    if sort:
-        by = {"by": "count"} if isinstance(counts, pd.DataFrame) else {}
-        counts = counts.sort_values(**by, ascending=ascending, kind="stable")
-    if series.name is None:  # like pandas: an unnamed Series gives an unnamed index
-        counts.index.name = None
-    return counts
+    unnamed = series.name is None
+
+    def shape(counts: Any) -> Any:
+        if normalize:
+            counts = _proportions(counts)
+        if sort:
+            by = {"by": "count"} if isinstance(counts, pd.DataFrame) else {}
+            counts = counts.sort_values(**by, ascending=ascending, kind="stable")
+        if unnamed:  # like pandas: an unnamed Series gives an unnamed index
+            counts.index.name = None
+        return counts
+
+    return planned.then(shape)
 
 
 def _proportions(counts: pd.Series) -> pd.Series:
@@ -296,7 +311,7 @@ def _proportions(counts: pd.Series) -> pd.Series:
     return pd.Series(values, index=counts.index, name="proportion")
 
 
-def histogram(
+def plan_histogram(
     obj: pd.Series | pd.DataFrame,
     bins: Sequence[float],
     *,
@@ -309,7 +324,7 @@ def histogram(
     total: Any = None,
     mechanism: str = "laplace",
     ci: float | None = None,
-) -> pd.Series | pd.DataFrame:
+) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of values in public bins (see ``Series.dp.histogram``).
 
     ``obj`` is the Series, or a DataFrame with ``column`` (the only route under a privacy
@@ -324,10 +339,17 @@ def histogram(
     )
     grouped = DPGroupBy(target, col, intervals, binning=binning)
     post = PostProcess.of(nonnegative, total)
-    counts = grouped._counts("histogram", epsilon=epsilon, mechanism=mechanism, ci=ci, post=post)
+    planned = grouped.plan_counts(
+        "histogram", epsilon=epsilon, mechanism=mechanism, ci=ci, post=post
+    )
     if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
-        counts.index.name = None
-    return counts
+
+        def unnamed(counts: Any) -> Any:
+            counts.index.name = None
+            return counts
+
+        return planned.then(unnamed)
+    return planned
 
 
 def _parse_edges(bins: Any) -> tuple[float, ...]:

@@ -6,14 +6,14 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api.accessor_base import BaseDPAccessor
-from pandas_dp.api.groupby import histogram, value_counts
+from pandas_dp.api.accessors.statistics import SeriesStatistics
 from pandas_dp.api.protect import protect
-from pandas_dp.api.queries import release_one
-from pandas_dp.api.stats_accessors import SeriesStatistics
+from pandas_dp.api.queries.groupby import plan_histogram, plan_value_counts
+from pandas_dp.api.queries.ungrouped import plan_one
+from pandas_dp.api.release import PlannedRelease, preview
 
 
-class SeriesDPAccessor(SeriesStatistics, BaseDPAccessor):
+class SeriesDPAccessor(SeriesStatistics):
     """Differentially private releases from a protected Series (``s.dp``), pandas or Dask."""
 
     _obj: pd.Series
@@ -93,11 +93,11 @@ class SeriesDPAccessor(SeriesStatistics, BaseDPAccessor):
         >>> counts.index[0], counts.name
         ('a', 'count')
         """
-        return value_counts(
+        return self._execute(plan_value_counts(
             self._obj, keys, epsilon=epsilon, delta=delta, normalize=normalize, sort=sort,
             ascending=ascending, nonnegative=nonnegative, total=total, mechanism=mechanism,
             ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def histogram(
         self,
@@ -154,10 +154,10 @@ class SeriesDPAccessor(SeriesStatistics, BaseDPAccessor):
         >>> [str(i) for i in hist.index]
         ['(0.0, 18.0]', '(18.0, 65.0]', '(65.0, 120.0]']
         """
-        return histogram(
+        return self._execute(plan_histogram(
             self._obj, bins, epsilon=epsilon, right=right, include_lowest=include_lowest,
             clip=clip, nonnegative=nonnegative, total=total, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def sum(
         self,
@@ -181,10 +181,10 @@ class SeriesDPAccessor(SeriesStatistics, BaseDPAccessor):
         >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
         True
         """
-        return release_one(
+        return self._execute(plan_one(
             self._obj, "sum", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
             delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def mean(
         self,
@@ -208,7 +208,25 @@ class SeriesDPAccessor(SeriesStatistics, BaseDPAccessor):
         >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
         True
         """
-        return release_one(
+        return self._execute(plan_one(
             self._obj, "mean", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
             delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
+
+    @property
+    def preview(self) -> SeriesPreview:
+        """Preview releases without spending: ``priv.dp.preview.count(epsilon=0.1)``.
+
+        The same release methods, returning a :class:`~pandas_dp.api.release.Preview` with
+        the mechanism, noise scale, cost and the error bound at the release's confidence
+        level (``ci``, 95% by default). It reads no data and charges nothing.
+        """
+        return SeriesPreview(self._obj)
+
+
+class SeriesPreview(SeriesDPAccessor):
+    """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
+
+    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+        """Describe the planned release: cost, noise and error, without running it."""
+        return preview(planned)

@@ -9,19 +9,23 @@ one measurement per level.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any, cast
 
 import numpy as np
 import pandas as pd
 
-from pandas_dp.accounting.events import PARALLEL, Release
 from pandas_dp.api.caps import Caps, caps_for
-from pandas_dp.api.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.keys import check_key_types, parse_by
-from pandas_dp.api.pipeline import Part, Plan, Target, count_part, run
-from pandas_dp.api.results import Preview
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import Part, SelectPart
+from pandas_dp.api.queries.groupby import schema_keys
+from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
+from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
+from pandas_dp.api.release.options import parse_confidence
+from pandas_dp.api.release.types import PlannedOutput
+from pandas_dp.api.statistics import LevelCount
 from pandas_dp.budget import MIN_EPSILON, parse_epsilon
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Aggregate
@@ -29,8 +33,6 @@ from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.mechanisms.consistency import consistent_counts
 
 OUTPUTS = ("table", "leaves", "levels")
-#: Confidence of the errors a preview reports unless asked otherwise.
-PREVIEW_CONFIDENCE = 0.95
 
 
 class DPHierarchy:
@@ -49,10 +51,10 @@ class DPHierarchy:
         margins_name: Any = "All",
         max_groups_per_unit: Any = None,
         max_rows_per_group: Any = None,
-        previewing: bool = False,
+        execute: Callable[[PlannedRelease[Any]], Any] = run,
     ) -> None:
         self._target = target
-        self._previewing = previewing
+        self._execute = execute
         self.by = parse_by(by)
         engine, data = target.engine, target.data
         columns = engine.columns(data)
@@ -61,7 +63,7 @@ class DPHierarchy:
                 raise DPKeyError(f"hierarchy column {label!r} not found in this frame")
         self.keys_from = ""
         if keys is None:
-            keys, self.keys_from = _schema_keys(target, self.by)
+            keys, self.keys_from = schema_keys(target, self.by, ", every combination")
         self.hierarchy: Hierarchy = parse_hierarchy(self.by, keys, margins_name)
         dtypes = dict(engine.dtypes(data).items())
         check_key_types(self.hierarchy.leaves, [dtypes[label] for label in self.by])
@@ -157,13 +159,6 @@ class DPHierarchy:
         >>> bool(table["n", "All"] == table["n", "n1"] + table["n", "n2"])
         True
         """
-        if ci is not None and not self._previewing:
-            raise DPValueError(
-                "ci is not available for hierarchies: the consistent counts are post-"
-                "processed (least squares, clamped at 0, rounded), so the noise's interval "
-                "no longer describes their error. Leave ci out; priv.dp.preview.hierarchy("
-                "...).count(...) shows the error of each level's raw noisy counts"
-            )
         if output not in OUTPUTS:
             raise DPValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         if output == "levels" and self.hierarchy.margins_name in self.by:
@@ -171,36 +166,59 @@ class DPHierarchy:
                 f"output='levels' keys the total by margins_name={self.hierarchy.margins_name!r}"
                 ", which is also a column of by; pass another margins_name"
             )
-        parts, release = _plan(self, parse_epsilon(epsilon), split)
-        if self._previewing:
-            return _preview(parts, release, PREVIEW_CONFIDENCE if ci is None else ci)
-        hierarchy = self.hierarchy
-        labels = [part.label for part in parts]
-        variances = [part.mechanism.variance() for part in parts]
+        planned = self._plan(parse_epsilon(epsilon), split, output, parse_confidence(ci))
+        if ci is not None:
+            planned = planned.only_preview(
+                "ci is not available for hierarchies: the consistent counts are post-"
+                "processed (least squares, clamped at 0, rounded), so the noise's interval "
+                "no longer describes their error. Leave ci out; priv.dp.preview.hierarchy("
+                "...).count(...) shows the error of each level's raw noisy counts"
+            )
+        return self._execute(planned)
+
+    def _plan(
+        self, epsilon: Fraction, split: Any, output: str, confidence: float | None
+    ) -> PlannedRelease[Any]:
+        """One count per level (root first), rolled up from the leaves, made consistent."""
+        hierarchy, caps = self.hierarchy, self._caps
+        shares = parse_split(split, hierarchy.tree.levels)
+        names = _level_names(hierarchy)
+        for share, name in zip(shares, names, strict=True):
+            if epsilon * share < MIN_EPSILON:
+                raise DPValueError(
+                    f"split leaves level {name!r} with ε = {float(epsilon * share):.3g}, below "
+                    "the smallest ε a measurement may use (1e-9); give it a larger share"
+                )
+        stats = tuple(
+            LevelCount(f"count(level {depth}: {name})", level=depth, title=name)
+            for depth, name in enumerate(names)
+        )
+        request = Request(
+            stats, epsilon, "hierarchy.count", grouping=Grouping(self.by, hierarchy.leaves),
+            caps=caps, confidence=confidence, shares=shares,
+            notes=_notes(hierarchy, epsilon, shares, caps, self.keys_from),
+        )  # fmt: skip
 
         def derive(exact: list[Aggregate]) -> list[Aggregate]:
-            # Every part measures the leaf counts; exact integer sums keep their dtype.
+            # Every level measures the leaf counts; exact integer sums keep their dtype.
             return cast(list[Aggregate], hierarchy.tree.rollup(exact[0]))
 
-        def finish(keys: pd.Index | None, noisy: dict[str, Aggregate]) -> Any:
-            counts = consistent_counts(hierarchy.tree, [noisy[x] for x in labels], variances)
-            return _shape(hierarchy, counts, output)
+        def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:
+            keys = [out.keys[0] for out in outputs]
+            variances = [_variance(out.parts[0]) for out in outputs]
 
-        grouping = Grouping(self.by, hierarchy.leaves)
-        plan = Plan(
-            parts, release, finish, grouping, self._caps.bounding, derive=derive
-        )  # fmt: skip
-        return run(self._target, plan)
+            def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+                raw = [noisy[key] for key in keys]
+                return _shape(hierarchy, consistent_counts(hierarchy.tree, raw, variances), output)
+
+            return finish
+
+        return plan(self._target, request, finisher, derive=derive)
 
 
-def _schema_keys(target: Target, by: tuple[Hashable, ...]) -> tuple[Any, str]:
-    """Keys from the session's schema (``isin``) for every column: every combination."""
-    schema = target.session.schema
-    if schema is None or not all(schema.rules(column).keys for column in by):
-        return None, ""
-    keys = {column: list(schema.rules(column).keys or ()) for column in by}
-    source = f"keys of {', '.join(map(str, by))} from the schema (isin), every combination"
-    return keys, source
+def _variance(part: Part | SelectPart) -> float:
+    assert isinstance(part, Part)  # level counts carry Laplace noise
+    return part.mechanism.variance()
 
 
 def parse_split(split: Any, levels: int) -> tuple[Fraction, ...]:
@@ -235,36 +253,10 @@ def _level_names(hierarchy: Hierarchy) -> list[str]:
     return [str(hierarchy.margins_name), *(str(column) for column in hierarchy.by)]
 
 
-def _plan(grouped: DPHierarchy, epsilon: Fraction, split: Any) -> tuple[tuple[Part, ...], Release]:
-    """The measurements (one count per level, root first) and the release record."""
-    hierarchy, caps = grouped.hierarchy, grouped._caps
-    shares = parse_split(split, hierarchy.tree.levels)
-    names = _level_names(hierarchy)
-    for share, name in zip(shares, names, strict=True):
-        if epsilon * share < MIN_EPSILON:
-            raise DPValueError(
-                f"split leaves level {name!r} with ε = {float(epsilon * share):.3g}, below the "
-                "smallest ε a measurement may use (1e-9); give it a larger share"
-            )
-    parts = tuple(
-        count_part(epsilon * share, None, f"count(level {depth}: {name})", caps.contribution)
-        for depth, (share, name) in enumerate(zip(shares, names, strict=True))
-    )
-    release = Release(
-        "hierarchy.count",
-        tuple(str(column) for column in hierarchy.by),
-        tuple(part.measurement for part in parts),
-        composition=PARALLEL,
-        groups=hierarchy.tree.widths[-1],
-        note=_note(hierarchy, epsilon, shares, caps, grouped.keys_from),
-    )
-    return parts, release
-
-
-def _note(
+def _notes(
     hierarchy: Hierarchy, epsilon: Fraction, shares: tuple[Fraction, ...], caps: Caps,
     keys_from: str,
-) -> str:  # fmt: skip
+) -> tuple[str, ...]:  # fmt: skip
     names = _level_names(hierarchy)
     names[0] = f"the total {names[0]}"
     levels = ", ".join(
@@ -284,7 +276,7 @@ def _note(
         notes.append(caps.describe())
     if keys_from:
         notes.append(keys_from)
-    return "; ".join(notes)
+    return tuple(notes)
 
 
 def _shape(hierarchy: Hierarchy, counts: list[np.ndarray], output: str) -> Any:
@@ -300,28 +292,3 @@ def _shape(hierarchy: Hierarchy, counts: list[np.ndarray], output: str) -> Any:
         return views
     index, order = hierarchy.table_index
     return pd.Series(np.concatenate(counts)[order], index=index, name="count")
-
-
-def _preview(parts: tuple[Part, ...], release: Release, confidence: Any) -> Preview:
-    """Per level: mechanism, scale, ε and the error bound of the raw noisy counts."""
-    if isinstance(confidence, bool) or not isinstance(confidence, float | int):
-        raise DPTypeError("ci must be a confidence level such as 0.95")
-    if not 0.0 < float(confidence) < 1.0:
-        raise DPValueError(f"ci must lie strictly between 0 and 1, got {confidence}")
-    alpha = 1.0 - float(confidence)
-    rows = [
-        {
-            "statistic": part.label,
-            "how": "count",
-            "mechanism": part.measurement.mechanism,
-            "scale": float(part.measurement.scale),
-            "epsilon": float(part.measurement.epsilon),
-            "delta": 0.0,
-            "error": float(part.halfwidth(alpha)),
-            "error_in": "raw count",
-        }
-        for part in parts
-    ]
-    table = pd.DataFrame(rows).set_index("statistic")
-    cost = release.cost
-    return Preview(release.query, table, float(cost.epsilon), float(cost.delta), float(confidence))

@@ -11,17 +11,22 @@ from typing import Any
 
 import pandas as pd
 
+from pandas_dp.api.accessors.base import BaseDPAccessor
 from pandas_dp.api.local import randomized_response
-from pandas_dp.api.queries import release_many
-from pandas_dp.api.request import parse_named
-from pandas_dp.api.results import PostProcess
-from pandas_dp.api.statistics import DESCRIBE_PERCENTILES, describe, quantile, spread, top_k
+from pandas_dp.api.queries.choice import plan_top_k
+from pandas_dp.api.queries.ungrouped import (
+    DESCRIBE_PERCENTILES,
+    plan_describe,
+    plan_many,
+    plan_quantile,
+    plan_spread,
+)
+from pandas_dp.api.statistics import parse_named
+from pandas_dp.api.statistics.postprocess import PostProcess
 
 
-class SeriesStatistics:
+class SeriesStatistics(BaseDPAccessor):
     """``Series.dp`` spreads, quantiles, mode and top-k."""
-
-    _obj: Any
 
     def var(
         self, *, bounds: Any = None, epsilon: Any, ddof: int = 1, fillna: Any = None,
@@ -64,20 +69,20 @@ class SeriesStatistics:
         >>> 0 <= v <= 2500 and abs(v - 100) < 60  # true variance 100
         True
         """
-        return spread(
+        return self._execute(plan_spread(
             self._obj, None, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, fillna=fillna,
             delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def std(
         self, *, bounds: Any = None, epsilon: Any, ddof: int = 1, fillna: Any = None,
         delta: Any = None, mechanism: str = "laplace", ci: float | None = None,
     ) -> Any:  # fmt: skip
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
-        return spread(
+        return self._execute(plan_spread(
             self._obj, None, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, fillna=fillna,
             delta=delta, mechanism=mechanism, ci=ci,
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def quantile(self, q: Any = 0.5, *, bounds: Any = None, epsilon: Any, cells: Any = None) -> Any:
         """Release noisy quantiles by the exponential mechanism (Smith 2011).
@@ -117,11 +122,15 @@ class SeriesStatistics:
         >>> abs(med - 500) < 50
         True
         """
-        return quantile(self._obj, None, q, bounds=bounds, epsilon=epsilon, cells=cells)
+        return self._execute(
+            plan_quantile(self._obj, None, q, bounds=bounds, epsilon=epsilon, cells=cells)
+        )
 
     def median(self, *, bounds: Any = None, epsilon: Any, cells: Any = None) -> float:
         """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
-        return float(quantile(self._obj, None, 0.5, bounds=bounds, epsilon=epsilon, cells=cells))
+        return self._execute(
+            plan_quantile(self._obj, None, 0.5, bounds=bounds, epsilon=epsilon, cells=cells)
+        )
 
     def mode(self, *, candidates: Any = None, epsilon: Any) -> Any:
         """Release the most frequent of the public ``candidates`` (exponential mechanism).
@@ -139,7 +148,9 @@ class SeriesStatistics:
         >>> s.dp.mode(candidates=["a", "b", "c"], epsilon=1.0)
         'a'
         """
-        return top_k(self._obj, None, 1, candidates=candidates, epsilon=epsilon, mode=True)
+        return self._execute(
+            plan_top_k(self._obj, None, 1, candidates=candidates, epsilon=epsilon, mode=True)
+        )
 
     def top_k(self, k: int, *, candidates: Any = None, epsilon: Any) -> list[Any]:
         """Release the ``k`` most frequent public candidates, most frequent first.
@@ -150,8 +161,7 @@ class SeriesStatistics:
         choosing among the candidates not chosen yet (sequential composition: cost
         ``epsilon`` in all).
         """
-        result: list[Any] = top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon)
-        return result
+        return self._execute(plan_top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon))
 
     def randomized_response(
         self, *, epsilon: Any, categories: Any = None, rng: Any = None
@@ -160,10 +170,8 @@ class SeriesStatistics:
         return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)
 
 
-class FrameStatistics:
+class FrameStatistics(BaseDPAccessor):
     """``DataFrame.dp`` named aggregation, spreads, quantiles, mode, top-k and ``describe``."""
-
-    _obj: Any
 
     def agg(
         self, *, epsilon: Any, bounds: Any = None, delta: Any = None,
@@ -189,44 +197,55 @@ class FrameStatistics:
         >>> list(row.columns), bool(abs(row.loc[0, "avg"] - 40) < 5)
         (['n', 'avg'], True)
         """
-        return release_many(
+        return self._execute(plan_many(
             self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
             delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
             post=PostProcess.of(nonnegative),
-        )  # fmt: skip
+        ))  # fmt: skip
 
     def var(
         self, column: Hashable, *, bounds: Any = None, epsilon: Any, ddof: int = 1, **kw: Any
     ) -> Any:
         """Release the noisy variance of ``column``; see ``Series.dp.var``."""
-        return spread(self._obj, column, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
+        return self._execute(
+            plan_spread(self._obj, column, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
+        )
 
     def std(
         self, column: Hashable, *, bounds: Any = None, epsilon: Any, ddof: int = 1, **kw: Any
     ) -> Any:
         """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
-        return spread(self._obj, column, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
+        return self._execute(
+            plan_spread(self._obj, column, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
+        )
 
     def quantile(
         self, column: Hashable, q: Any = 0.5, *, bounds: Any = None, epsilon: Any, cells: Any = None
     ) -> Any:
         """Release noisy quantiles of ``column``; see ``Series.dp.quantile``."""
-        return quantile(self._obj, column, q, bounds=bounds, epsilon=epsilon, cells=cells)
+        return self._execute(
+            plan_quantile(self._obj, column, q, bounds=bounds, epsilon=epsilon, cells=cells)
+        )
 
     def median(
         self, column: Hashable, *, bounds: Any = None, epsilon: Any, cells: Any = None
     ) -> float:
         """Release the noisy median of ``column``; see ``Series.dp.quantile``."""
-        return float(quantile(self._obj, column, 0.5, bounds=bounds, epsilon=epsilon, cells=cells))
+        return self._execute(
+            plan_quantile(self._obj, column, 0.5, bounds=bounds, epsilon=epsilon, cells=cells)
+        )
 
     def mode(self, column: Hashable, *, candidates: Any = None, epsilon: Any) -> Any:
         """Release the most frequent public candidate of ``column``; see ``Series.dp.mode``."""
-        return top_k(self._obj, column, 1, candidates=candidates, epsilon=epsilon, mode=True)
+        return self._execute(
+            plan_top_k(self._obj, column, 1, candidates=candidates, epsilon=epsilon, mode=True)
+        )
 
     def top_k(self, column: Hashable, k: int, *, candidates: Any = None, epsilon: Any) -> list[Any]:
         """Release the ``k`` most frequent candidates of ``column``; see ``Series.dp.top_k``."""
-        result: list[Any] = top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon)
-        return result
+        return self._execute(
+            plan_top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon)
+        )
 
     def describe(
         self, *, epsilon: Any, bounds: Any = None, percentiles: Any = DESCRIBE_PERCENTILES,
@@ -267,6 +286,8 @@ class FrameStatistics:
         >>> list(table.index)
         ['count', 'mean', 'std', '25%', '50%', '75%']
         """
-        return describe(
-            self._obj, bounds=bounds, epsilon=epsilon, percentiles=percentiles, cells=cells
+        return self._execute(
+            plan_describe(
+                self._obj, bounds=bounds, epsilon=epsilon, percentiles=percentiles, cells=cells
+            )
         )

@@ -1,0 +1,81 @@
+"""What a release measures: one frozen key per noisy measurement.
+
+A statistic asks for measurements by key (the row count, the clipped sum of ``income``, ...);
+the planner calibrates one noisy measurement per distinct key, so statistics that need the
+same thing share it. Keys render their own ledger label and description: nothing is built
+as text and parsed back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Literal
+
+Kind = Literal[
+    "rows", "nonnull", "sum", "centred_sum", "squares", "quantile", "mode", "top_k", "level"
+]  # fmt: skip
+
+#: The word a ledger label starts with, per kind.
+_LABELS: dict[Kind, str] = {
+    "rows": "count", "nonnull": "count", "sum": "sum", "centred_sum": "centred_sum",
+    "squares": "squares", "quantile": "quantile", "mode": "mode", "top_k": "top_k",
+    "level": "count",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class MeasurementKey:
+    """One noisy measurement a release makes.
+
+    Attributes
+    ----------
+    kind : str
+        ``rows`` (row count), ``nonnull`` (non-missing values of ``column``), ``sum`` and
+        ``centred_sum`` (clipped sums on a lattice), ``squares`` (centred squares),
+        ``quantile`` (a choice among grid edges), ``mode`` and ``top_k`` (choices among the
+        groups), ``level`` (the row count at one level of a hierarchy).
+    column : label, optional
+        The column measured (for ``level``: the level's name).
+    q : Fraction, optional
+        The quantile level.
+    rounds : int
+        Distinct choices made by peeling (``top_k``).
+    level : int, optional
+        Depth in a hierarchy (``level``).
+    """
+
+    kind: Kind
+    column: Hashable | None = None
+    q: Fraction | None = None
+    rounds: int = 1
+    level: int | None = None
+
+    @property
+    def label(self) -> str:
+        """Ledger label: ``count``, ``count(income)``, ``quantile(income, 0.5)``, ..."""
+        word = _LABELS[self.kind]
+        if self.kind == "rows":
+            return word
+        if self.kind == "quantile":  # shortest exact text: close levels keep distinct labels
+            return f"{word}({self.column}, {float(self.q or 0)!r})"
+        if self.kind == "level":
+            return f"{word}(level {self.level}: {self.column})"
+        if self.kind == "top_k":
+            return f"{word}({self.column}, {self.rounds})"
+        return f"{word}({self.column})"
+
+    def describe(self) -> str:
+        """What it measures, in words: ``the row count``, ``the centred sum of income``."""
+        if self.kind == "rows":
+            return "the row count"
+        if self.kind == "nonnull":
+            return f"the count of non-missing {self.column}"
+        if self.kind == "quantile":
+            return f"the {float(self.q or 0)!r} quantile of {self.column}"
+        if self.kind == "level":
+            return f"the counts of level {self.level} ({self.column})"
+        if self.kind in ("mode", "top_k"):
+            return f"the {self.kind} of {self.column}"
+        return f"the {self.kind.replace('_', ' ')} of {self.column}"

@@ -1,0 +1,84 @@
+"""The mode and top-k of a column among public candidates (exponential mechanism)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.caps import caps_for
+from pandas_dp.api.keys import check_key_types, parse_keys
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.queries.groupby import schema_keys
+from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
+from pandas_dp.api.release.types import PlannedOutput
+from pandas_dp.api.statistics import Choice
+from pandas_dp.api.validation import check_column
+from pandas_dp.budget import parse_epsilon
+from pandas_dp.engines import Grouping
+from pandas_dp.engines.plan import Aggregate
+from pandas_dp.errors import DPValueError
+from pandas_dp.units import positive_int
+
+
+def plan_top_k(
+    obj: pd.DataFrame | pd.Series,
+    column: Hashable | None,
+    k: Any,
+    *,
+    candidates: Any,
+    epsilon: Any,
+    mode: bool = False,
+) -> PlannedRelease[Any]:
+    """The ``k`` most frequent public candidates, by peeling with the exponential mechanism.
+
+    Scores are counts (monotone, sensitivity 1, or the rows one unit may add to one
+    candidate), so each round uses weights ``exp(ε_r count / Δ)`` with ``ε_r = ε / k``.
+    """
+    target = resolve(obj)
+    col = target.column if target.column is not None else column
+    check_column(target.engine, target.data, col, numeric=False)
+    source = ""
+    if candidates is None:
+        candidates, source = schema_keys(target, (col,))
+        if candidates is None:
+            raise DPValueError(
+                f"pass the public candidates (candidates=[...]) for {col!r}; they are never "
+                "read from the data (a schema's isin check can supply them)"
+            )
+    keys = parse_keys((col,), candidates)
+    assert keys is not None
+    check_key_types(keys, [dict(target.engine.dtypes(target.data).items())[col]])
+    eps = parse_epsilon(epsilon)
+    rounds = positive_int(k, "k")
+    if rounds > len(keys):
+        raise DPValueError(f"k={rounds} exceeds the {len(keys)} candidates")
+    caps = caps_for(target, grouped=True)
+    sensitivity = caps.contribution.linf
+    note = (
+        f"exponential mechanism over {len(keys)} public candidates, scores = counts "
+        f"(monotone, sensitivity {sensitivity})"
+    )
+    if rounds > 1:
+        note += f"; {rounds} rounds of peeling at ε/{rounds} each"
+    if source:
+        note += f"; candidates: {source}"
+    request = Request(
+        (Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),), eps,
+        "mode" if mode else "top_k", grouping=Grouping((col,), keys), caps=caps,
+        notes=(note,),
+    )  # fmt: skip
+
+    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:
+        (key,) = outputs[0].keys
+
+        def finish(released: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+            assert released is not None
+            chosen = released[np.asarray(noisy[key], dtype=np.int64)]
+            return chosen[0] if mode else list(chosen)
+
+        return finish
+
+    return plan(target, request, finisher)

@@ -1,0 +1,168 @@
+"""Ungrouped releases: count, sum, mean, spreads, quantiles, ``agg`` and ``describe``.
+
+They are the one-group case of the planner; nothing here is written twice for grouped
+releases. Each function returns a planned release, which the accessors run or preview.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Hashable, Sequence
+from dataclasses import replace
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.caps import caps_for
+from pandas_dp.api.outputs import Estimate
+from pandas_dp.api.release import PlannedRelease, plan, resolve, validate
+from pandas_dp.api.release.finish import Shape
+from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
+from pandas_dp.budget import exact
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+
+
+def plan_many(
+    obj: pd.DataFrame | pd.Series,
+    stats: Sequence[Statistic],
+    *,
+    query: str,
+    shape: Shape = "frame",
+    **kwargs: Any,
+) -> PlannedRelease[Any]:
+    """Several ungrouped statistics at once (by default a one-row DataFrame).
+
+    A statistic whose column is None reads the Series' own values (for Series targets).
+    """
+    target = resolve(obj)
+    if target.column is not None:
+        stats = [s if s.column is not None else replace(s, column=target.column) for s in stats]
+    caps = caps_for(target, grouped=False)
+    request = validate(target, stats, caps=caps, query=query, **kwargs)
+    return plan(target, request, shape)
+
+
+def plan_one(
+    obj: pd.DataFrame | pd.Series, how: str, column: Hashable | None, **kwargs: Any
+) -> PlannedRelease[Any]:
+    """One ungrouped statistic ``how`` of ``column`` (rows when None), as a scalar."""
+    target = resolve(obj)
+    stat = STATISTICS[how](how, target.column if target.column is not None else column)
+    if not isinstance(stat, Count) and stat.column is None:
+        raise DPKeyError(f"column None not found: {how} needs a column of this frame")
+    return plan_many(obj, [stat], query=how, shape="scalar", per_column=False, **kwargs)
+
+
+def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
+    """Quantile levels in ``[0, 1]`` as exact fractions, and whether ``q`` was a scalar."""
+    scalar = isinstance(q, numbers.Real) and not isinstance(q, bool)
+    levels = [q] if scalar else q
+    if isinstance(levels, str | bytes) or not isinstance(levels, Sequence | np.ndarray):
+        raise DPTypeError(f"q must be a number or a list of numbers, got {type(q).__name__}")
+    parsed = [exact(level, "q") for level in levels]
+    if not parsed or any(not 0 <= level <= 1 for level in parsed):
+        raise DPValueError(f"quantile levels must lie in [0, 1], got {list(map(float, parsed))}")
+    if len(set(parsed)) != len(parsed):
+        raise DPValueError("quantile levels must be distinct")
+    return parsed, scalar
+
+
+def plan_quantile(
+    obj: pd.DataFrame | pd.Series,
+    column: Hashable | None,
+    q: Any,
+    *,
+    bounds: Any = None,
+    epsilon: Any,
+    cells: Any = None,
+) -> PlannedRelease[Any]:
+    """Quantiles by the exponential mechanism; ε split equally among the levels."""
+    levels, scalar = parse_quantiles(q)
+    stats = [Quantile(float(level), column, level) for level in levels]
+    planned = plan_many(
+        obj, stats, query="quantile", bounds=bounds, epsilon=epsilon, cells=cells,
+        per_column=False,
+    )  # fmt: skip
+    if scalar:
+        return planned.then(lambda table: float(table.iloc[0, 0]))
+    name = column if column is not None else getattr(obj, "name", None)
+    index = [float(x) for x in levels]
+    return planned.then(lambda table: pd.Series(table.iloc[0].to_numpy(), index=index, name=name))
+
+
+def plan_spread(
+    obj: pd.DataFrame | pd.Series,
+    column: Hashable | None,
+    how: str,
+    *,
+    ddof: Any = 1,
+    **kwargs: Any,
+) -> PlannedRelease[Any]:
+    """Variance or standard deviation (``how``) of one column, clipped to public bounds."""
+    if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
+        raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
+    kind = Var if how == "var" else Std
+    planned = plan_many(
+        obj, [kind(how, column, ddof=int(ddof))], query=how, per_column=False, **kwargs
+    )
+    if kwargs.get("ci") is None:
+        return planned.then(lambda table: float(table.iloc[0, 0]))
+    confidence = float(kwargs["ci"])
+
+    def estimate(table: pd.DataFrame) -> Estimate:
+        row = table.iloc[0]
+        return Estimate(float(row.iloc[0]), float(row.iloc[1]), float(row.iloc[2]), confidence)
+
+    return planned.then(estimate)
+
+
+DESCRIBE_PERCENTILES = (0.25, 0.5, 0.75)
+
+
+def plan_describe(
+    frame: pd.DataFrame,
+    *,
+    bounds: Any = None,
+    epsilon: Any,
+    percentiles: Any = DESCRIBE_PERCENTILES,
+    cells: Any = None,
+) -> PlannedRelease[pd.DataFrame]:
+    """``count``, ``mean``, ``std`` and percentiles of every column with bounds.
+
+    ε is split equally among all the measurements behind the table (per column: a count, a
+    centred sum, a sum of squares and one quantile per percentile); the ledger lists them.
+    ``min`` and ``max`` are left out: a DP minimum or maximum is a quantile at 0 or 1 and
+    says little about the true extremes, so the table does not pretend otherwise.
+    """
+    if bounds is None:  # every column with schema bounds; the planner reads (and notes) them
+        schema = resolve(frame).session.schema
+        bounds = {c: None for c, r in (schema.columns if schema else ()) if r.bounds}
+    if not isinstance(bounds, dict) or not bounds:
+        raise DPTypeError(
+            "describe needs bounds={column: (lower, upper), ...} (or a schema with bounds)"
+        )
+    levels, _ = parse_quantiles(list(percentiles))
+    rows = ["count", "mean", "std"] + [f"{100 * float(p):.10g}%" for p in levels]  # "12.5%"
+    stats: list[Statistic] = []
+    for column in bounds:
+        stats += [
+            Count((column, "count"), column),
+            Mean((column, "mean"), column),
+            Std((column, "std"), column),
+        ]
+        stats += [
+            Quantile((column, label), column, p) for label, p in zip(rows[3:], levels, strict=True)
+        ]
+    planned = plan_many(frame, stats, query="describe", bounds=bounds, epsilon=epsilon, cells=cells)
+    columns = list(bounds)
+
+    def table(result: pd.DataFrame) -> pd.DataFrame:
+        out = pd.DataFrame(index=rows, columns=columns, dtype=np.float64)
+        labels: list[Any] = list(result.columns)  # (column, statistic) pairs
+        for (column, row), value in zip(labels, result.iloc[0], strict=True):
+            out.loc[row, column] = value
+        return out
+
+    return planned.then(table)

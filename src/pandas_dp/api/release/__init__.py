@@ -1,0 +1,35 @@
+"""The one release path, one file per step.
+
+::
+
+    target.resolve      the live session, the trusted rows, the engine
+    options.validate    public arguments -> a Request (nothing read, nothing charged)
+    planner.plan        Request -> PlannedRelease: measurements, calibrated noise, ledger record
+    run.run             check -> exact aggregates -> noise -> selection -> finish -> charge
+    finish              noisy integers -> values, intervals, pandas shapes (free)
+    preview.preview     PlannedRelease -> Preview (reads nothing, charges nothing)
+
+Every query family builds its release through :func:`~.planner.plan`; :func:`~.run.run`
+and :func:`~.preview.preview` both consume the one
+:class:`~.types.PlannedRelease`, so a preview cannot drift from the release.
+"""
+
+from pandas_dp.api.release.options import validate
+from pandas_dp.api.release.planner import plan
+from pandas_dp.api.release.preview import Preview, preview
+from pandas_dp.api.release.run import run
+from pandas_dp.api.release.target import resolve
+from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Target
+
+__all__ = [
+    "PlannedOutput",
+    "PlannedRelease",
+    "Preview",
+    "Request",
+    "Target",
+    "plan",
+    "preview",
+    "resolve",
+    "run",
+    "validate",
+]

@@ -1,0 +1,72 @@
+"""From noisy integers to what the user sees: values, intervals, pandas shapes.
+
+Everything here is post-processing of released values with public parameters (free), and it
+is written to be total: it cannot fail on any released value.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.outputs import Estimate
+from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.engines.plan import Aggregate
+
+if TYPE_CHECKING:
+    from pandas_dp.api.release.types import PlannedOutput, Request
+
+#: How a release's statistics are shaped: one number, a Series over the keys, or a table.
+Shape = Literal["scalar", "series", "frame"]
+
+
+def columns_of(
+    outputs: tuple[PlannedOutput, ...],
+    noisy: dict[MeasurementKey, Aggregate],
+    post: PostProcess,
+    alpha: float | None,
+) -> dict[Hashable, np.ndarray]:
+    """Each statistic's values (and ``_lower``/``_upper`` with ``alpha``), by name."""
+    columns: dict[Hashable, np.ndarray] = {}
+    for out in outputs:
+        inputs = out.inputs(noisy)
+        columns[out.stat.name] = out.stat.value(inputs, post)
+        if alpha is not None:
+            lower, upper = out.stat.interval(inputs, alpha)
+            columns[f"{out.stat.name}_lower"], columns[f"{out.stat.name}_upper"] = lower, upper
+    return columns
+
+
+def finisher(
+    outputs: tuple[PlannedOutput, ...], shape: Shape, request: Request
+) -> Callable[[pd.Index | None, dict[MeasurementKey, Aggregate]], Any]:
+    """Build the function that turns noisy aggregates into the user's result.
+
+    ``"scalar"`` (one statistic, ungrouped), ``"series"`` (one statistic per key) or
+    ``"frame"``. With a confidence level, each statistic ``x`` gains ``x_lower`` and
+    ``x_upper`` (a Series becomes a DataFrame; a scalar an :class:`Estimate`).
+    """
+    post = request.post or PostProcess()
+    confidence = request.confidence
+    alpha = None if confidence is None else 1.0 - confidence
+    first = outputs[0].stat
+
+    def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        columns = columns_of(outputs, noisy, post, alpha)
+        if shape == "scalar":
+            value = columns[first.name][0]
+            value = int(value) if first.integer else float(value)
+            if alpha is None:
+                return value
+            lower, upper = columns[f"{first.name}_lower"][0], columns[f"{first.name}_upper"][0]
+            return Estimate(value, float(lower), float(upper), 1.0 - alpha)
+        index = keys if keys is not None else pd.RangeIndex(1)
+        if shape == "series" and alpha is None:
+            return pd.Series(columns[first.name], index=index, name=first.name)
+        return pd.DataFrame(columns, index=index)
+
+    return finish

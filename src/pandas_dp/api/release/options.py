@@ -1,0 +1,131 @@
+"""Validate a release's public options, once, into a :class:`~.types.Request`.
+
+ε, δ, the mechanism, the confidence level, bounds, fill values, the quantile grid and
+post-processing are checked here, before anything reads the data or the budget. Every
+message may echo what the *user* passed (bounds, a column name), never a value read from
+the data. Release files go through the same functions, so the rules cannot drift.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from fractions import Fraction
+from typing import Any
+
+from pandas_dp.api.caps import Caps
+from pandas_dp.api.release.types import Request, Target
+from pandas_dp.api.statistics import Quantile, Statistic
+from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.api.validation import check_column, parse_bounds, parse_fill
+from pandas_dp.budget import parse_delta, parse_epsilon
+from pandas_dp.engines import Grouping
+from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.mechanisms.accuracy import check_confidence
+from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, MAX_CELLS
+from pandas_dp.units import positive_int
+
+MECHANISMS = ("laplace", "gaussian")
+
+
+def parse_confidence(ci: Any) -> float | None:
+    """A confidence level in (0, 1), or None."""
+    if ci is None:
+        return None
+    try:
+        return 1.0 - check_confidence(ci)
+    except TypeError as error:
+        raise DPTypeError(f"ci: {error}") from None
+    except ValueError as error:
+        raise DPValueError(f"ci: {error}") from None
+
+
+def parse_mechanism(mechanism: Any) -> bool:
+    """Whether the noise is Gaussian (else discrete Laplace)."""
+    if mechanism not in MECHANISMS:
+        raise DPValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
+    return bool(mechanism == "gaussian")
+
+
+def parse_cells(cells: Any) -> int:
+    """The quantile grid's number of cells."""
+    grid = DEFAULT_CELLS if cells is None else positive_int(cells, "cells")
+    if grid > MAX_CELLS:
+        raise DPValueError(f"cells must be at most {MAX_CELLS}, got {grid}")
+    return grid
+
+
+def validate(
+    target: Target,
+    stats: Sequence[Statistic],
+    *,
+    epsilon: Any,
+    query: str,
+    bounds: Any = None,
+    fillna: Any = None,
+    delta: Any = None,
+    mechanism: Any = "laplace",
+    ci: Any = None,
+    post: PostProcess | None = None,
+    grouping: Grouping | None = None,
+    caps: Caps | None = None,
+    per_column: bool = True,
+    cells: Any = None,
+    keys_from: str = "",
+) -> Request:
+    """Check every public argument of a release before anything else happens.
+
+    With ``per_column``, ``bounds`` and ``fillna`` may be ``{column: value}`` mappings;
+    otherwise they are the single column's own values.
+    """
+    eps = parse_epsilon(epsilon)
+    gaussian = parse_mechanism(mechanism)
+    confidence = parse_confidence(ci)
+    if confidence is not None and any(isinstance(s, Quantile) for s in stats):
+        raise DPValueError(
+            "quantiles come with a rank-error guarantee, not an interval in the column's "
+            "units; leave ci out and see priv.dp.preview for the rank error"
+        )
+    post = post or PostProcess()
+    if confidence is not None and post.total is not None:
+        raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
+    for stat in stats:
+        if stat.column is not None:
+            check_column(target.engine, target.data, stat.column, numeric=stat.reads_values)
+    bounds_by_col = _per_column(bounds, stats, "bounds", per_column)
+    fill_by_col = _per_column(fillna, stats, "fillna", per_column)
+    parsed_bounds: dict[Hashable, tuple[float, float]] = {}
+    fills: dict[Hashable, float | None] = {}
+    sources = [keys_from] if keys_from else []
+    schema = target.session.schema
+    for stat in stats:
+        if stat.column is None or not stat.reads_values or stat.column in parsed_bounds:
+            continue
+        where = "bounds" if not isinstance(bounds, Mapping) else f"bounds[{stat.column!r}]"
+        given = bounds_by_col.get(stat.column)
+        if given is None and schema is not None and schema.rules(stat.column).bounds:
+            rules = schema.rules(stat.column)
+            given = rules.bounds
+            sources.append(f"bounds of {stat.column} from the {rules.bounds_from}")
+        parsed_bounds[stat.column] = parse_bounds(given, where)
+        lower, upper = parsed_bounds[stat.column]
+        fills[stat.column] = parse_fill(fill_by_col.get(stat.column), lower, upper)
+    parsed_delta: Fraction | None = None if delta is None else parse_delta(delta)
+    return Request(
+        tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
+        parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
+    )  # fmt: skip
+
+
+def _per_column(value: Any, stats: Sequence[Statistic], what: str, per_column: bool) -> dict:
+    """Accept one value for the single column involved, or a ``{column: value}`` mapping."""
+    columns = [s.column for s in stats if s.column is not None and s.reads_values]
+    if per_column and isinstance(value, Mapping):
+        return dict(value)
+    if value is None:
+        return {}
+    distinct = list(dict.fromkeys(columns))
+    if len(distinct) > 1:
+        raise DPValueError(
+            f"{what} must be a {{column: value}} dict when several columns are summed: {distinct}"
+        )
+    return dict.fromkeys(distinct, value)

@@ -1,0 +1,303 @@
+"""The one planner: from a validated request to a :class:`~.types.PlannedRelease`.
+
+It asks every statistic for the measurements it needs, keeps one noisy measurement per
+distinct key (a mean reuses the call's count), splits ε (and a Gaussian δ) among them
+(sequential composition inside the release; equal shares unless the request gives them),
+calibrates each one, adds private key selection when keys are not public, and writes the
+ledger record from that structure. Grouped and ungrouped releases differ only in the
+grouping. Every decision reads public parameters only.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Measurement, Release
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import (
+    NoiseChoice,
+    Part,
+    SelectPart,
+    choice_part,
+    count_part,
+    quantile_part,
+    squares_part,
+    sum_part,
+)
+from pandas_dp.api.release.finish import Shape, finisher
+from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Selection, Target
+from pandas_dp.errors import DPValueError
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.mechanisms.lattice import lattice_at, lattice_exponent
+from pandas_dp.mechanisms.selection import selection_threshold
+
+ROWS = MeasurementKey("rows")
+
+
+@dataclass(frozen=True)
+class _Context:
+    """Public facts about the target's columns that decide which count a statistic uses."""
+
+    target: Target
+    request: Request
+
+    def imputed(self, column: Hashable) -> bool:
+        return self.request.fill.get(column) is not None
+
+    def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
+        if column is None or imputed or not self._nullable(column):
+            return ROWS
+        return MeasurementKey("nonnull", column)
+
+    def _nullable(self, column: Hashable) -> bool:
+        """Whether the column may hold missing values: the schema's rule, else the dtype's."""
+        schema = self.target.session.schema
+        if schema is not None and schema.rules(column).nullable is not None:
+            return bool(schema.rules(column).nullable)
+        dtype = dict(self.target.engine.dtypes(self.target.data).items())[column]
+        return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
+
+
+def plan(
+    target: Target,
+    request: Request,
+    shape: Shape | Callable[..., Any],
+    *,
+    derive: Callable[[list[Any]], list[Any]] | None = None,
+) -> PlannedRelease[Any]:
+    """Turn a validated request into the planned release (nothing is read or charged).
+
+    ``shape`` is how the statistics are shaped (``"scalar"``, ``"series"``, ``"frame"``),
+    or a finisher of one's own given ``(outputs, request)``.
+    """
+    context = _Context(target, request)
+    sources = {stat.name: stat.measurements(context) for stat in request.stats}
+    needs = list(dict.fromkeys(key for keys in sources.values() for key in keys))
+    if request.selecting and ROWS not in needs:
+        needs.append(ROWS)
+    shares = request.shares or (Fraction(1, len(needs)),) * len(needs)
+    noise = _noise(target, request, shares)
+    parts: dict[MeasurementKey, Part | SelectPart] = {}
+    # Squares are centred at the centred sum's centre, so they are calibrated after it.
+    for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].kind == "squares"):
+        parts[key] = _calibrate(key, request, request.epsilon * share, noise, parts, needs)
+    parts = {key: parts[key] for key in needs}  # back to the planned order
+    selection, selection_note = _selection(target, request, parts)
+    outputs = tuple(
+        PlannedOutput(
+            stat,
+            sources[stat.name],
+            tuple(parts[key] for key in sources[stat.name]),
+            request.bounds.get(stat.column),
+        )
+        for stat in request.stats
+    )
+    release = _release(request, parts, outputs, selection_note, shares)
+    finish = shape(outputs, request) if callable(shape) else finisher(outputs, shape, request)
+    return PlannedRelease(
+        target, parts, outputs, release, finish, request.grouping, request.caps.bounding,
+        selection, derive, request.confidence,
+    )  # fmt: skip
+
+
+def _calibrate(
+    key: MeasurementKey,
+    request: Request,
+    epsilon: Fraction,
+    noise: NoiseChoice,
+    parts: dict[MeasurementKey, Part | SelectPart],
+    needs: list[MeasurementKey],
+) -> Part | SelectPart:
+    """The calibrated noise of one measurement (the one dispatch on measurement kinds)."""
+    contribution = request.caps.contribution
+    column, label = key.column, key.label
+    if key.kind in ("rows", "nonnull", "level"):
+        counted = column if key.kind == "nonnull" else None
+        return count_part(epsilon, counted, label, contribution, noise)
+    if key.kind in ("mode", "top_k"):
+        return choice_part(column, key.rounds, epsilon, contribution.linf, label)
+    bounds = request.bounds[column]
+    if key.kind == "quantile":
+        assert key.q is not None
+        return quantile_part(
+            column, bounds, key.q, epsilon, label=label, contribution=contribution,
+            cells=request.cells,
+        )  # fmt: skip
+    fill = request.fill[column]
+    if key.kind == "squares":
+        centred = parts[MeasurementKey("centred_sum", column)]
+        assert centred.lattice is not None
+        centre = centred.lattice.to_real(centred.lattice.offset)
+        return squares_part(
+            column, bounds, centre, epsilon, fill=fill, label=label,
+            contribution=contribution, noise=noise,
+        )  # fmt: skip
+    return sum_part(
+        column, bounds, epsilon, centered=key.kind == "centred_sum", fill=fill, label=label,
+        contribution=contribution, noise=noise,
+        exponent=_shared_exponent(needs, column, request, epsilon / contribution.l1),
+    )  # fmt: skip
+
+
+def _noise(target: Target, request: Request, shares: tuple[Fraction, ...]) -> NoiseChoice:
+    """Laplace, or Gaussian with the release's δ split among its measurements."""
+    if not request.gaussian:
+        return NoiseChoice()
+    if request.selecting:
+        raise DPValueError(
+            "choosing keys from the data uses Laplace noise; pass public keys to use "
+            "mechanism='gaussian'"
+        )
+    total = target.session.total
+    delta = request.delta
+    if delta is None:
+        if total.delta == 0:
+            raise DPValueError(
+                "Gaussian noise needs a δ: pass delta=..., or protect the frame with a delta"
+            )
+        delta = total.delta * min(Fraction(1), request.epsilon / total.epsilon)
+    if delta == 0:
+        raise DPValueError("Gaussian noise needs delta > 0")
+    return NoiseChoice(gaussian=True, delta=delta / len(shares))
+
+
+def _shared_exponent(
+    needs: list[MeasurementKey], column: Hashable, request: Request, epsilon: Fraction
+) -> int | None:
+    """One lattice step for a column's plain and centred sums, when both are released.
+
+    The finer of the two steps, so that the engine rounds the column once and derives the
+    centred sum exactly from the plain one; None when only one is needed or the finer step
+    would let a row exceed the lattice's range.
+    """
+    plain, centred = MeasurementKey("sum", column), MeasurementKey("centred_sum", column)
+    if plain not in needs or centred not in needs:
+        return None
+    lower, upper = request.bounds[column]
+    exponent = min(
+        lattice_exponent(lower, upper, epsilon, centered=False),
+        lattice_exponent(lower, upper, epsilon, centered=True),
+    )
+    try:
+        lattice_at(lower, upper, exponent, centered=False)
+    except ValueError:
+        return None
+    return exponent
+
+
+def _selection(
+    target: Target, request: Request, parts: dict[MeasurementKey, Part | SelectPart]
+) -> tuple[Selection | None, str]:
+    """Threshold for private key selection (and the δ it spends), or nothing.
+
+    Replaces the row-count part in ``parts`` with one whose measurement carries that δ.
+    """
+    if not request.selecting:
+        if request.delta is not None and not request.gaussian:
+            raise DPValueError(
+                "delta is only used when keys are selected privately (keys=None) or with "
+                "mechanism='gaussian'; this release is pure ε-DP, so leave delta out"
+            )
+        return None, ""
+    total = target.session.total
+    if total.delta == 0:
+        raise DPValueError(
+            "no keys were given, and choosing keys from the data privately needs δ > 0, but "
+            "this session has no δ. Either pass the public keys (keys=[...]), or have the "
+            "data owner protect the frame with a delta (e.g. delta=1e-6)."
+        )
+    delta = request.delta
+    if delta is None:  # the same share of the total δ as this release takes of the total ε
+        delta = total.delta * min(Fraction(1), request.epsilon / total.epsilon)
+    if delta == 0:
+        raise DPValueError("partition selection needs delta > 0")
+    rows = parts[ROWS]
+    assert isinstance(rows, Part)
+    assert isinstance(rows.mechanism, DiscreteLaplace)
+    contribution = request.caps.contribution
+    threshold = selection_threshold(
+        rows.mechanism.effective_scale, delta, contribution.l0, contribution.linf
+    )
+    parts[ROWS] = dataclasses.replace(rows, measurement=_with_delta(rows.measurement, delta))
+    note = (
+        f"keys chosen privately: a key is released when its noisy row count is ≥ {threshold} "
+        f"(δ = {float(delta):.3g} for ≤ {contribution.l0} keys per unit, "
+        f"≤ {contribution.linf} rows each)"
+    )
+    return Selection(ROWS, threshold), note
+
+
+def _with_delta(measurement: Measurement, delta: Fraction) -> Measurement:
+    return dataclasses.replace(
+        measurement, extra_delta=delta, label=f"{measurement.label}+selection"
+    )
+
+
+def _release(
+    request: Request,
+    parts: dict[MeasurementKey, Part | SelectPart],
+    outputs: tuple[PlannedOutput, ...],
+    selection_note: str,
+    shares: tuple[Fraction, ...],
+) -> Release:
+    """The ledger record, its note written from the planned structure."""
+    grouping = request.grouping
+    columns = [str(c) for c in (grouping.by if grouping else ())]
+    columns += [str(s.column) for s in request.stats if s.column is not None]
+    if not all(s.per_group for s in request.stats):  # a choice among the groups
+        grouping = None
+    groups = 1 if grouping is None or grouping.keys is None else len(grouping.keys)
+    notes = list(request.notes) or _generic_notes(request, parts, shares, selection_note)
+    notes.extend(dict.fromkeys(note for out in outputs for note in out.stat.notes()))
+    notes.extend(request.sources)
+    if any(f is not None for f in request.fill.values()):
+        notes.append("missing values imputed with the public fillna value")
+    elif request.fill:
+        notes.append("missing values skipped")
+    return Release(
+        request.query,
+        tuple(dict.fromkeys(columns)),
+        tuple(p.measurement for p in parts.values()),
+        composition=PARALLEL if grouping is not None else SEQUENTIAL,
+        groups=groups,
+        bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items()),
+        note="; ".join(notes),
+    )
+
+
+def _generic_notes(
+    request: Request,
+    parts: dict[MeasurementKey, Part | SelectPart],
+    shares: tuple[Fraction, ...],
+    selection_note: str,
+) -> list[str]:
+    """How ε was split, the noise, the composition, key selection and the caps.
+
+    A query family that explains its release in its own words (``Request.notes``) replaces
+    these lines.
+    """
+    keys = list(parts)
+    if len(keys) == 1:
+        notes = [f"ε {request.epsilon} on {keys[0].describe()}"]
+    else:
+        equal = len(set(shares)) == 1
+        split = ", ".join(f"{s} to {k.describe()}" for s, k in zip(shares, keys, strict=True))
+        notes = [f"ε {request.epsilon} split {'equally' if equal else 'as planned'}: {split}"]
+    if request.gaussian:
+        delta = sum((p.measurement.delta for p in parts.values()), Fraction(0))
+        notes.append(f"discrete Gaussian noise calibrated for δ = {float(delta):.3g} in all")
+    grouping = request.grouping
+    if grouping is not None:
+        over = len(grouping.keys) if grouping.keys is not None else "the released"
+        notes.append(f"charged once: parallel composition over {over} disjoint groups")
+    if selection_note:
+        notes.append(selection_note)
+    if request.caps.bounding is not None:
+        notes.append(request.caps.describe())
+    return notes

@@ -1,0 +1,98 @@
+"""The one runner: check, compute, noise, select, finish, charge.
+
+The release invariant: validation reads public inputs only (arguments, dtypes, column names,
+a schema), and a query it refuses charges nothing. Once the budget check has passed, the
+release either returns noisy values and charges, or fails for a reason that does not depend
+on the private data. Every step after the check is written to be total (it cannot fail on any
+data); should one fail all the same, the release is charged and one data-free
+:class:`~pandas_dp.errors.ReleaseFailedError` is raised, so a failure can never be an
+uncharged observation. Warnings raised by third-party code inside those steps are swallowed
+(their occurrence could depend on the data). A release that loses a race for the last of
+the budget is discarded unseen.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+from typing import TypeVar
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.accounting.events import Release
+from pandas_dp.api.release.types import PlannedRelease
+from pandas_dp.errors import DPValueError, ReleaseFailedError
+
+T = TypeVar("T")
+
+
+def run(planned: PlannedRelease[T]) -> T:
+    """Release ``planned``: the only function that reads private data and charges for it.
+
+    Raises
+    ------
+    BudgetExceededError
+        If the session cannot afford the release (checked before the data is read, and again
+        atomically at the charge); nothing is charged.
+    ReleaseFailedError
+        If anything fails after the check (a bug: every step is meant to be total); the
+        release is charged and the error carries nothing of the original failure.
+    """
+    if planned.preview_only:
+        raise DPValueError(planned.preview_only)
+    session = planned.target.session
+    session.accountant.check(planned.release)
+    failed = False
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            # Process-wide, like every warnings filter: a warning raised here by pandas or
+            # numpy could depend on the data, so none may reach the caller.
+            warnings.simplefilter("ignore")
+            release, result = _compute(planned)
+    except Exception:  # any failure after the check is charged below
+        failed = True
+    if failed:  # outside the handler, so the new error has no __context__ to show
+        session.charge(planned.release)
+        raise ReleaseFailedError(
+            f"{planned.release.query} failed after reading the data and was charged "
+            f"{planned.release.cost} (a failure that depends on the data must not be free). "
+            "This is a bug in pandas-dp: please report the call, never the data."
+        )
+    session.charge(release, result)  # on disk first when the session has a ledger file
+    return result
+
+
+def _compute(planned: PlannedRelease[T]) -> tuple[Release, T]:
+    """Exact aggregates, noise, key selection and post-processing: every data-touching step."""
+    target = planned.target
+    session = target.session
+    measures = tuple(part.measure for part in planned.parts.values())
+    exact = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
+    aggregates = exact.values if planned.derive is None else planned.derive(exact.values)
+    noisy = {
+        key: part.release(values, session)
+        for (key, part), values in zip(planned.parts.items(), aggregates, strict=True)
+    }
+    keys, release = exact.keys, planned.release
+    if planned.selection is not None:
+        assert keys is not None
+        passed = np.asarray(noisy[planned.selection.key] >= planned.selection.threshold)
+        chosen = _sorted_selection(keys, passed)
+        keys = keys[chosen]
+        if isinstance(keys, pd.MultiIndex):  # levels must not keep unreleased data values
+            keys = keys.remove_unused_levels()
+        noisy = {key: values[chosen] for key, values in noisy.items()}
+        release = dataclasses.replace(release, groups=len(keys))
+    return release, planned.finish(keys, noisy)
+
+
+def _sorted_selection(keys: pd.Index, keep: np.ndarray) -> np.ndarray:
+    """Positions of the kept keys in a data-independent order (sorted by key)."""
+    positions = np.flatnonzero(keep)
+    chosen = keys[positions]
+    try:
+        order = np.asarray(chosen.argsort())
+    except TypeError:  # keys of mixed types: order by their text
+        order = np.argsort(np.asarray([repr(k) for k in chosen]), kind="stable")
+    return positions[order]

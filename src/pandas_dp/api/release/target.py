@@ -1,0 +1,59 @@
+"""Resolve what a query runs on: the live session, the trusted rows and the engine."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+from typing import Any
+
+import pandas as pd
+
+from pandas_dp.api.attach import session_of
+from pandas_dp.api.release.types import Target
+from pandas_dp.engines import engine_for
+from pandas_dp.errors import NotProtectedError
+
+#: Name given to a Series' values when it has no name of its own.
+SERIES_COLUMN = "values"
+
+
+def resolve(obj: pd.DataFrame | pd.Series) -> Target:
+    """Find the live session of ``obj`` and check that its rows can be trusted.
+
+    Raises
+    ------
+    NotProtectedError
+        If ``obj`` carries no live session, or (under a privacy unit) lacks the unit column.
+    DuplicatedRowsError
+        If the session has a row guard and ``obj``'s rows may have been duplicated.
+    """
+    session = session_of(obj)
+    engine = engine_for(obj)
+    unit = session.unit.column
+    if unit is None and not engine.in_memory:
+        raise NotProtectedError(
+            f"this {engine.name} frame comes from a frame protected without a privacy unit "
+            "(one row per person), whose check for duplicated rows needs the rows in memory. "
+            "Release from the in-memory frame, or protect the data with "
+            "privacy_unit='<id column>' and max_rows_per_unit=k"
+        )
+    if session.guard is not None:
+        session.guard.check(engine.index(obj))
+    if engine.is_series(obj):
+        if unit is not None:
+            raise NotProtectedError(
+                f"this session protects units identified by column {unit!r}, which a Series "
+                "does not carry, so the rows of one unit cannot be capped. Release from the "
+                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...), "
+                f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...) or "
+                f"priv.dp.histogram({obj.name!r}, bins=[...], ...)"
+            )
+        own: Any = obj.name
+        name: Hashable = own if own is not None else SERIES_COLUMN
+        return Target(session, engine.to_frame(obj, name), engine, column=name)
+    if unit is not None and unit not in engine.columns(obj):
+        raise NotProtectedError(
+            f"this frame lacks the privacy-unit column {unit!r} that the session needs to cap "
+            "each unit's rows; keep it when selecting columns (e.g. priv[[..., "
+            f"{unit!r}]])"
+        )
+    return Target(session, obj, engine)

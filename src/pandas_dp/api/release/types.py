@@ -1,0 +1,150 @@
+"""The values that travel along the release path: target, request, planned release.
+
+Every query family (ungrouped statistics, group-bys, histograms, choices, hierarchies)
+describes what it wants as a :class:`Request`; the planner turns it into the one
+:class:`PlannedRelease` type, which :func:`~pandas_dp.api.release.run.run` releases and
+:func:`~pandas_dp.api.release.preview.preview` describes. Nothing here depends on the data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import pandas as pd
+
+from pandas_dp.accounting.events import Release
+from pandas_dp.api.caps import Caps
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import Part, SelectPart
+from pandas_dp.api.statistics import Inputs, Statistic
+from pandas_dp.engines import Engine, Grouping
+from pandas_dp.engines.plan import Aggregate
+from pandas_dp.mechanisms.quantile import DEFAULT_CELLS
+
+if TYPE_CHECKING:
+    from pandas_dp.api.session import Session
+    from pandas_dp.api.statistics.postprocess import PostProcess
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+@dataclass(frozen=True)
+class Target:
+    """What a query runs on: the data as a frame, its session and its engine."""
+
+    session: Session
+    data: Any
+    engine: Engine
+    column: Hashable | None = None  # the Series' own column, for Series targets
+
+
+@dataclass(frozen=True)
+class Request:
+    """A release's statistics and its validated public options.
+
+    ``shares`` gives each measurement's share of ε (summing to 1); by default the
+    measurements share equally. ``notes`` are a query family's own ledger lines.
+    """
+
+    stats: tuple[Statistic, ...]
+    epsilon: Fraction
+    query: str
+    bounds: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
+    fill: dict[Hashable, float | None] = field(default_factory=dict)
+    grouping: Grouping | None = None
+    caps: Caps = field(default_factory=Caps)
+    delta: Fraction | None = None
+    gaussian: bool = False
+    confidence: float | None = None
+    post: PostProcess | None = None
+    cells: int = DEFAULT_CELLS
+    sources: tuple[str, ...] = ()  # where bounds and keys came from, for the ledger
+    shares: tuple[Fraction, ...] | None = None
+    notes: tuple[str, ...] = ()  # a query family's own lines for the ledger note
+
+    @property
+    def selecting(self) -> bool:
+        """Whether keys are chosen from the data (DP partition selection)."""
+        return self.grouping is not None and self.grouping.keys is None
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Release only keys whose noisy row count is at least ``threshold``."""
+
+    key: MeasurementKey
+    threshold: int
+
+
+@dataclass(frozen=True)
+class PlannedOutput:
+    """One statistic with the measurements it reads (in the order it asked for them)."""
+
+    stat: Statistic
+    keys: tuple[MeasurementKey, ...]
+    parts: tuple[Part | SelectPart, ...]
+    bounds: tuple[float, float] | None = None
+
+    def inputs(self, noisy: dict[MeasurementKey, Aggregate] | None = None) -> Inputs:
+        """The statistic's measurements and, after a release, their noisy values."""
+        values = () if noisy is None else tuple(noisy[key] for key in self.keys)
+        return Inputs(self.parts, self.bounds, values)
+
+
+#: Turns the released keys and noisy aggregates (by measurement) into the user's result.
+Finish = Callable[[pd.Index | None, dict[MeasurementKey, Aggregate]], Any]
+
+
+@dataclass(frozen=True)
+class PlannedRelease(Generic[T]):
+    """A validated release, ready to run or to preview; built only by the planner.
+
+    Attributes
+    ----------
+    target : Target
+        Where the data, session and engine are.
+    parts : dict
+        The noisy measurements by key, in the order they are calibrated.
+    outputs : tuple of PlannedOutput
+        The statistics and the measurements each reads.
+    release : Release
+        The ledger record the release is charged as.
+    finish : callable
+        Free post-processing of the noisy aggregates into the result.
+    grouping, bounding, selection, derive
+        Engine grouping, contribution bounding, private key selection, and an exact
+        transformation of the engine's aggregates (a hierarchy rolls leaves up to levels).
+    confidence : float or None
+        The confidence of the release's intervals (a preview's, 0.95 by default).
+    preview_only : str
+        Why these options can be previewed but not released (empty: they can be).
+    """
+
+    target: Target
+    parts: dict[MeasurementKey, Part | SelectPart]
+    outputs: tuple[PlannedOutput, ...]
+    release: Release
+    finish: Finish
+    grouping: Grouping | None = None
+    bounding: Any = None
+    selection: Selection | None = None
+    derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None
+    confidence: float | None = None
+    preview_only: str = ""
+
+    def then(self, step: Callable[[T], U]) -> PlannedRelease[U]:
+        """The same release, its result passed through ``step`` (free post-processing)."""
+        first = self.finish
+
+        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+            return step(first(keys, noisy))
+
+        return replace(self, finish=finish)  # type: ignore[return-value]
+
+    def only_preview(self, reason: str) -> PlannedRelease[T]:
+        """The same plan, which :func:`run` refuses (before anything is read) with ``reason``."""
+        return replace(self, preview_only=reason)

@@ -1,0 +1,112 @@
+"""The statistic protocol: what one requested statistic needs and how it is computed.
+
+A statistic names the noisy measurements it is computed from (by
+:class:`~pandas_dp.api.measurement.keys.MeasurementKey`), turns their released values into its
+own values and, where it has one, a confidence interval, and states its error for a preview.
+The planner shares measurements between statistics and calibrates their noise; a statistic
+never sees the data or the budget.
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+import numpy as np
+
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import Part, SelectPart
+from pandas_dp.engines.plan import Aggregate
+
+if TYPE_CHECKING:
+    from pandas_dp.api.statistics.postprocess import PostProcess
+
+F64 = np.ndarray
+
+
+class Context(Protocol):
+    """What a statistic may ask about public inputs when choosing its measurements."""
+
+    def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
+        """The count that goes with ``column``: rows, or its non-missing values."""
+
+    def imputed(self, column: Hashable) -> bool:
+        """Whether missing values of ``column`` are replaced by a public ``fillna``."""
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """A statistic's measurements (in the order it asked for them) and their noisy values.
+
+    ``noisy`` is empty in a preview, which reads no data.
+    """
+
+    parts: tuple[Part | SelectPart, ...]
+    bounds: tuple[float, float] | None = None
+    noisy: tuple[Aggregate, ...] = ()
+
+    def real(self, position: int) -> F64:
+        """The noisy value of measurement ``position`` in the column's units, as float64."""
+        part = self.parts[position]
+        return np.asarray(part.to_real(self.noisy[position]), dtype=np.float64)
+
+    def counts(self, position: int) -> F64:
+        """The noisy count of measurement ``position`` as float64."""
+        return np.asarray(self.noisy[position], dtype=np.float64)
+
+    def halfwidth(self, position: int, alpha: float) -> float:
+        """Error bound of measurement ``position`` at level ``alpha`` (column units)."""
+        return self.parts[position].halfwidth(alpha)
+
+    @property
+    def reach(self) -> float:
+        """Half the width of the bounds."""
+        assert self.bounds is not None
+        return (self.bounds[1] - self.bounds[0]) / 2
+
+
+@dataclass(frozen=True)
+class Statistic(ABC):
+    """One requested statistic: ``name`` in the result, of ``column`` (None: the rows).
+
+    Subclasses set :attr:`how` (the name users type) and implement :meth:`measurements`
+    and :meth:`value`; :meth:`interval`, :meth:`preview_error` and :meth:`notes` have
+    defaults. Register a new statistic in :data:`pandas_dp.api.statistics.STATISTICS`.
+    """
+
+    name: Hashable
+    column: Hashable | None = None
+
+    #: The name users type in ``agg`` (``"count"``, ``"mean"``, ...).
+    how: ClassVar[str]
+    #: Whether the statistic reads a column's values (needing a numeric dtype and bounds).
+    reads_values: ClassVar[bool] = True
+    #: Whether its values are counts, to which count post-processing applies.
+    integer: ClassVar[bool] = False
+    #: How :meth:`preview_error` measures the error: in the column's units or in ranks.
+    error_in: ClassVar[str] = "column"
+    #: Whether it has one value per group (a choice among the groups has one in all).
+    per_group: ClassVar[bool] = True
+
+    @abstractmethod
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The measurements this statistic is computed from, in the order it reads them."""
+
+    @abstractmethod
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The released statistic (one value per group): free post-processing."""
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """A ``1 - alpha`` interval for the exact (clipped, lattice-rounded) statistic."""
+        raise NotImplementedError(f"{self.how} has no confidence interval")
+
+    def preview_error(self, inputs: Inputs, alpha: float) -> float:
+        """The error a preview reports (NaN where it depends on private values)."""
+        return math.nan
+
+    def notes(self) -> tuple[str, ...]:
+        """Lines for the ledger note that explain the post-processing."""
+        return ()

@@ -1,0 +1,200 @@
+"""Counts, sums, means and spreads: statistics of noisy counts and lattice sums."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import Part
+from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.engines.plan import Aggregate
+from pandas_dp.mechanisms.accuracy import ratio_interval, variance_interval
+from pandas_dp.mechanisms.quantile import variance_from
+
+if TYPE_CHECKING:
+    from pandas_dp.api.statistics.postprocess import PostProcess
+
+
+def _clamp_by_sign(
+    lower: F64, upper: F64, bounds: tuple[float, float] | None, count: bool
+) -> tuple[F64, F64]:
+    """An interval for a count or a sum of values of one sign cannot cross zero."""
+    if count or (bounds is not None and bounds[0] >= 0):
+        lower, upper = np.maximum(lower, 0.0), np.maximum(upper, 0.0)
+    if bounds is not None and bounds[1] <= 0:
+        lower, upper = np.minimum(lower, 0.0), np.minimum(upper, 0.0)
+    return lower, upper
+
+
+@dataclass(frozen=True)
+class Count(Statistic):
+    """Rows (``column`` None) or non-missing values of ``column``, with noise."""
+
+    how: ClassVar[str] = "count"
+    reads_values: ClassVar[bool] = False
+    integer: ClassVar[bool] = True
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """One count: of rows, or of the column's values when it may hold missing ones."""
+        return (context.count_for(self.column, imputed=False),)
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The noisy count, post-processed as asked (clamped, fitted to a total)."""
+        return post.apply(np.asarray(inputs.noisy[0], dtype=np.int64))
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """The noise's exact interval, clamped at 0."""
+        raw, width = inputs.real(0), inputs.halfwidth(0, alpha)
+        return _clamp_by_sign(raw - width, raw + width, None, count=True)
+
+    def preview_error(self, inputs: Inputs, alpha: float) -> float:
+        """The noise's half-width."""
+        return inputs.halfwidth(0, alpha)
+
+
+@dataclass(frozen=True)
+class Sum(Statistic):
+    """A column's sum, each value clipped to the bounds and rounded to a public lattice."""
+
+    how: ClassVar[str] = "sum"
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The clipped lattice sum."""
+        return (MeasurementKey("sum", self.column),)
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The noisy sum in the column's units."""
+        return inputs.real(0)
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """The noise's interval widened by the worst rounding (see ``Part.halfwidth``)."""
+        raw, width = inputs.real(0), inputs.halfwidth(0, alpha)
+        return _clamp_by_sign(raw - width, raw + width, inputs.bounds, count=False)
+
+    def preview_error(self, inputs: Inputs, alpha: float) -> float:
+        """Noise and rounding half-width."""
+        return inputs.halfwidth(0, alpha)
+
+
+def centre_of(part: Part) -> float:
+    """The public centre of a centred sum: the lattice point nearest the bounds' midpoint."""
+    assert part.lattice is not None
+    return part.lattice.to_real(part.lattice.offset)
+
+
+def mean_from(
+    centred: Part, sums: Aggregate, counts: Aggregate, bounds: tuple[float, float]
+) -> F64:
+    """Post-process noisy centred sums and counts into means: never 0/0, always in bounds.
+
+    ``centre + noisy centred sum / max(noisy count, 1)``, clipped to ``bounds``.
+    """
+    denominators = np.maximum(np.asarray(counts, dtype=np.float64), 1.0)
+    means = centre_of(centred) + np.asarray(centred.to_real(sums), dtype=np.float64) / denominators
+    return np.asarray(np.clip(means, *bounds), dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class Mean(Statistic):
+    """``centre + noisy centred sum / max(noisy count, 1)``, clipped to the bounds."""
+
+    how: ClassVar[str] = "mean"
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The centred sum, then the count (of rows when missing values are imputed)."""
+        imputed = context.imputed(self.column)
+        return MeasurementKey("centred_sum", self.column), context.count_for(
+            self.column, imputed=imputed
+        )
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """See :func:`mean_from`."""
+        assert inputs.bounds is not None
+        centred = inputs.parts[0]
+        assert isinstance(centred, Part)
+        return mean_from(centred, inputs.noisy[0], inputs.noisy[1], inputs.bounds)
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """Both measurements within their half-widths (α/2 each), the ratio's range."""
+        assert inputs.bounds is not None
+        centred = inputs.parts[0]
+        assert isinstance(centred, Part)
+        centre = centre_of(centred)
+        reach = (centre - inputs.bounds[0], inputs.bounds[1] - centre)
+        lower, upper = ratio_interval(
+            inputs.real(0), inputs.halfwidth(0, alpha / 2),
+            inputs.counts(1), inputs.halfwidth(1, alpha / 2), (-reach[0], reach[1]),
+        )  # fmt: skip
+        return centre + lower, centre + upper
+
+    def notes(self) -> tuple[str, ...]:
+        """The mean's formula."""
+        return ("mean = centre + noisy centred sum / max(noisy count, 1), clipped to bounds",)
+
+
+@dataclass(frozen=True)
+class Var(Statistic):
+    """``(S2 - S1²/N) / max(N - ddof, 1)`` from three noisy moments, clamped."""
+
+    ddof: int = 1
+
+    how: ClassVar[str] = "var"
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """Centred squares, centred sum, count."""
+        imputed = context.imputed(self.column)
+        return (
+            MeasurementKey("squares", self.column),
+            MeasurementKey("centred_sum", self.column),
+            context.count_for(self.column, imputed=imputed),
+        )
+
+    def variance(self, inputs: Inputs) -> F64:
+        """The clamped variance (free post-processing of the three moments)."""
+        return variance_from(
+            inputs.noisy[2], inputs.real(1), inputs.real(0), inputs.reach, self.ddof
+        )
+
+    def variance_interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """Interval arithmetic over the three moments, each within its half-width (α/3)."""
+        third = alpha / 3
+        return variance_interval(
+            inputs.counts(2), inputs.halfwidth(2, third),
+            inputs.real(1), inputs.halfwidth(1, third),
+            inputs.real(0), inputs.halfwidth(0, third),
+            inputs.reach, self.ddof,
+        )  # fmt: skip
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The variance."""
+        return self.variance(inputs)
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """See :meth:`variance_interval`."""
+        return self.variance_interval(inputs, alpha)
+
+    def notes(self) -> tuple[str, ...]:
+        """The variance's formula."""
+        return (
+            "var = (noisy squares - noisy centred sum²/N) / max(N - ddof, 1), N = max(noisy "
+            "count, 1), clipped to [0, ((upper - lower)/2)²]",
+        )
+
+
+@dataclass(frozen=True)
+class Std(Var):
+    """The square root of :class:`Var` (same measurements, same cost)."""
+
+    how: ClassVar[str] = "std"
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The standard deviation."""
+        return np.sqrt(self.variance(inputs))
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """Square roots of the variance's interval ends."""
+        lower, upper = self.variance_interval(inputs, alpha)
+        return np.sqrt(lower), np.sqrt(upper)

@@ -1,0 +1,102 @@
+"""Statistics chosen by the exponential mechanism (quantiles), and hierarchy level counts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import SelectPart
+from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.engines.plan import CellCounts
+from pandas_dp.mechanisms.quantile import rank_error
+
+if TYPE_CHECKING:
+    from pandas_dp.api.statistics.postprocess import PostProcess
+
+
+@dataclass(frozen=True)
+class Quantile(Statistic):
+    """The ``q`` quantile on a public grid, by the exponential mechanism (Smith 2011)."""
+
+    q: Fraction = Fraction(1, 2)
+
+    how: ClassVar[str] = "quantile"
+    error_in: ClassVar[str] = "ranks"
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """One choice among the grid's edges."""
+        return (MeasurementKey("quantile", self.column, self.q),)
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The chosen grid edge."""
+        return inputs.real(0)
+
+    def preview_error(self, inputs: Inputs, alpha: float) -> float:
+        """The rank error exceeded with probability at most ``alpha``."""
+        part = inputs.parts[0]
+        assert isinstance(part, SelectPart)
+        assert isinstance(part.measure, CellCounts)
+        sensitivity = float(part.mechanism.sensitivity)
+        epsilon = float(part.measurement.epsilon)
+        return rank_error(epsilon, part.measure.cells + 1, alpha, sensitivity)
+
+    def notes(self) -> tuple[str, ...]:
+        """The mechanism."""
+        return ("quantiles: exponential mechanism over a public grid (Smith 2011)",)
+
+
+@dataclass(frozen=True)
+class Median(Quantile):
+    """The 0.5 quantile."""
+
+    how: ClassVar[str] = "median"
+
+
+@dataclass(frozen=True)
+class LevelCount(Statistic):
+    """The raw noisy counts of one level of a hierarchy (before consistency)."""
+
+    level: int = 0
+    title: str = ""  # the level's name: the margins name, then each column of the hierarchy
+
+    how: ClassVar[str] = "count"
+    reads_values: ClassVar[bool] = False
+    integer: ClassVar[bool] = True
+    error_in: ClassVar[str] = "raw count"
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The row counts of the level's nodes."""
+        return (MeasurementKey("level", self.title, level=self.level),)
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The raw counts (the hierarchy's finisher makes them consistent)."""
+        return np.asarray(inputs.noisy[0], dtype=np.int64)
+
+    def preview_error(self, inputs: Inputs, alpha: float) -> float:
+        """The noise's half-width."""
+        return inputs.halfwidth(0, alpha)
+
+
+@dataclass(frozen=True)
+class Choice(Statistic):
+    """The ``rounds`` most frequent groups (the mode for one round), by peeling."""
+
+    rounds: int = 1
+    mode: bool = False  # released as the one most frequent value, not a list
+
+    how: ClassVar[str] = "top_k"
+    reads_values: ClassVar[bool] = False
+    per_group: ClassVar[bool] = False
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """One choice among the groups."""
+        kind = "mode" if self.mode else "top_k"
+        return (MeasurementKey(kind, self.column, rounds=self.rounds),)
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """Positions of the chosen groups, most frequent first."""
+        return np.asarray(inputs.noisy[0], dtype=np.int64)
