@@ -25,7 +25,6 @@ All arithmetic here is exact (``fractions.Fraction``).
 from __future__ import annotations
 
 import math
-import re
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -197,13 +196,6 @@ def em_probabilities(scores: Sequence[float] | np.ndarray, rate: float) -> np.nd
 
 
 # --- ledger ----------------------------------------------------------------------------------
-
-SPLIT = re.compile(r"(\d+(?:/\d+)?) to the ([^,;]+)")
-
-
-def note_shares(note: str) -> list[tuple[Fraction, str]]:
-    """The ``share to the thing`` pairs of a ledger note's ε split."""
-    return [(Fraction(share), what.strip()) for share, what in SPLIT.findall(note)]
 
 
 def measurement(release: Any, label: str) -> Any:

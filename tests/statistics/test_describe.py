@@ -55,8 +55,7 @@ def test_shape_values_and_a_single_charge(ref, people, protect_seeded, noise):
     assert len(calls) == 12  # one draw each
     each = eps / 12
     assert all(m.epsilon == each for m in record.measurements)
-    shares = ref.note_shares(record.note)
-    assert [share for share, _ in shares] == [Fraction(1, 12)] * 12  # the ledger note's split
+    assert [share for _, share in record.shares] == [Fraction(1, 12)] * 12
     assert f"ε {eps} split equally" in record.note
     labels = {m.label for m in record.measurements}
     assert labels == {

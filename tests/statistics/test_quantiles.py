@@ -113,7 +113,7 @@ def test_levels_release_a_series_indexed_by_q_with_epsilon_split(
         assert m.scale == 2 * ref.quantile_sensitivity(q) / each
     assert [m.scale for m in record.measurements] == [9, 9, 5]
     assert [c.mechanism.sensitivity for c in calls] == [Fraction(9, 10)] * 2 + [Fraction(1, 2)]
-    assert [s for s, _ in ref.note_shares(record.note)] == [Fraction(1, 3)] * 3
+    assert [share for _, share in record.shares] == [Fraction(1, 3)] * 3
     with noise(priv, value=0):
         frame_form = priv.dp.quantile("income", levels, bounds=BOUNDS, epsilon=0.6, cells=512)
     pd.testing.assert_series_equal(frame_form, released, check_exact=False, rtol=0, atol=0)

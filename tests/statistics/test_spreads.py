@@ -161,7 +161,7 @@ def test_release_records_split_labels_sensitivities_and_scales(
     ]
     assert all(m.epsilon == each for m in record.measurements)
     assert all(m.mechanism == "discrete_laplace" for m in record.measurements)
-    assert [s for s, _ in ref.note_shares(record.note)] == [Fraction(1, 3)] * 3
+    assert [share for _, share in record.shares] == [Fraction(1, 3)] * 3
 
     count = ref.measurement(record, "count(income)")
     assert (count.sensitivity, count.scale, count.exponent) == (1, 1 / each, 0)

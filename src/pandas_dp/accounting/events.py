@@ -167,6 +167,17 @@ class Release:
             raise ValueError(f"groups must be >= 0, got {self.groups}")
 
     @property
+    def shares(self) -> tuple[tuple[str, Fraction], ...]:
+        """Each measurement's label and share of the release's ε, in order (they sum to 1).
+
+        The ledger note's "ε split" line is written from the same structure.
+        """
+        total = sum((m.epsilon for m in self.measurements), Fraction(0))
+        return tuple(
+            (m.label, m.epsilon / total if total else Fraction(0)) for m in self.measurements
+        )
+
+    @property
     def cost(self) -> Budget:
         """Total (ε, δ) of the release under basic composition of its measurements."""
         total = Budget(Fraction(0))
