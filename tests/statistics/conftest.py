@@ -32,6 +32,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from ..oracles.lattice import (
@@ -203,6 +204,16 @@ def measurement(release: Any, label: str) -> Any:
     found = [m for m in release.measurements if m.label == label]
     assert len(found) == 1, [m.label for m in release.measurements]
     return found[0]
+
+
+@pytest.fixture
+def incomes(rng: np.random.Generator) -> pd.DataFrame:
+    """Incomes with missing values, outliers beyond both bounds, ±inf and off-lattice reals."""
+    values = rng.uniform(-20_000, 230_000, 400)
+    values[::13] = np.nan
+    values[[1, 2, 3, 4, 5]] = [1e9, -50.0, np.inf, -np.inf, 199_999.99999999997]
+    ages = rng.integers(0, 100, 400)
+    return pd.DataFrame({"income": values, "age": ages, "region": rng.choice(list("NSEW"), 400)})
 
 
 @pytest.fixture

@@ -23,16 +23,6 @@ from pandas_dp.errors import DPTypeError, DPValueError
 BOUNDS = (0.0, 200_000.0)
 
 
-@pytest.fixture
-def incomes(rng: np.random.Generator) -> pd.DataFrame:
-    """Incomes with missing values, outliers beyond both bounds, ±inf and off-lattice reals."""
-    values = rng.uniform(-20_000, 230_000, 400)
-    values[::13] = np.nan
-    values[[1, 2, 3, 4, 5]] = [1e9, -50.0, np.inf, -np.inf, 199_999.99999999997]
-    ages = rng.integers(0, 100, 400)
-    return pd.DataFrame({"income": values, "age": ages, "region": rng.choice(list("NSEW"), 400)})
-
-
 def release(priv: pd.DataFrame, path: str, how: str, column: str, **kwargs: Any) -> Any:
     if path == "frame":
         return getattr(priv.dp, how)(column, **kwargs)

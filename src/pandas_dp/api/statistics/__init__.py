@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 
 from pandas_dp.api.statistics.base import Context, Inputs, Statistic
-from pandas_dp.api.statistics.moments import Count, Mean, Std, Sum, Var
+from pandas_dp.api.statistics.moments import Count, Mean, Sem, Std, Sum, Var
 from pandas_dp.api.statistics.selections import Choice, LevelCount, Median, Quantile
 from pandas_dp.errors import DPTypeError, DPValueError
 
@@ -27,6 +27,7 @@ __all__ = [
     "Mean",
     "Median",
     "Quantile",
+    "Sem",
     "Statistic",
     "Std",
     "Sum",
@@ -42,6 +43,7 @@ STATISTICS: dict[str, type[Statistic]] = {
     "var": Var,
     "std": Std,
     "median": Median,
+    "sem": Sem,
 }
 
 

@@ -198,3 +198,21 @@ class Std(Var):
         """Square roots of the variance's interval ends."""
         lower, upper = self.variance_interval(inputs, alpha)
         return np.sqrt(lower), np.sqrt(upper)
+
+
+@dataclass(frozen=True)
+class Sem(Var):
+    """The standard error of the mean, ``sqrt(var / N)``, as ``Series.sem`` (ddof 1)."""
+
+    how: ClassVar[str] = "sem"
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """From the same three moments as :class:`Var`; ``N = max(noisy count, 1)``."""
+        return np.sqrt(self.variance(inputs) / np.maximum(inputs.counts(2), 1.0))
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """The variance's interval over the count's, on the event both hold (α/3 each)."""
+        lower, upper = self.variance_interval(inputs, alpha)
+        count, width = inputs.counts(2), inputs.halfwidth(2, alpha / 3)
+        n_low, n_high = np.maximum(count - width, 1.0), np.maximum(count + width, 1.0)
+        return np.sqrt(lower / n_high), np.sqrt(upper / n_low)
