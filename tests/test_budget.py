@@ -222,3 +222,38 @@ def test_epsilon_beyond_float_range_is_refused_cleanly(
     for query in queries:  # the largest ε a query accepts works and is charged
         query(Fraction(10**6, 4))
     assert priv.dp.session.spent.epsilon == Fraction(3 * 10**6, 4)
+
+
+# --- budget kinds never mix --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "operation",
+    [
+        lambda a, b: a + b,
+        lambda a, b: a - b,
+        lambda a, b: a.covers(b),
+        lambda a, b: b + a,
+        lambda a, b: b - a,
+        lambda a, b: b.covers(a),
+    ],
+    ids=["add", "subtract", "covers", "rho add", "rho subtract", "rho covers"],
+)
+def test_an_epsilon_budget_and_a_rho_budget_do_not_mix(operation: Any) -> None:
+    """Once ``Budget.of(1.0) + Budget.of_rho(0.5)`` gave ρ = 1/2 and dropped the ε."""
+    with pytest.raises(DPTypeError, match="ρ-zCDP"):
+        operation(Budget.of(1.0), Budget.of_rho(0.5))
+
+
+def test_rho_budgets_are_exact_and_have_no_epsilon_or_delta() -> None:
+    from pandas_dp.budget import RhoBudget
+
+    total = Budget.of_rho(0.5)
+    assert isinstance(total, RhoBudget)
+    assert total - RhoBudget.of(0.1) * 5 == RhoBudget(Fraction(0))
+    assert total.covers(RhoBudget.of(0.5))
+    assert not total.covers(RhoBudget(Fraction(1, 2) + Fraction(1, 10**30)))
+    assert (total.epsilon, total.delta, total.is_zcdp, total.is_pure) == (0, 0, True, False)
+    assert Budget.of(1.0).rho is None
+    with pytest.raises(DPValueError):
+        RhoBudget(Fraction(-1))

@@ -12,7 +12,7 @@ import numbers
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 from pandas_dp.errors import DPTypeError, DPValueError
 
@@ -76,9 +76,23 @@ def _show(x: Fraction) -> str:
     return f"{float(x):.6g}"
 
 
+B = TypeVar("B", "Budget", "RhoBudget")
+
+
+def _same_kind(kind: type[B], other: object, operation: str) -> B:
+    """``other`` if it is a ``kind``; budgets of different kinds never mix implicitly."""
+    if not isinstance(other, kind):
+        raise DPTypeError(
+            f"cannot {operation} a {kind.__name__} and a {type(other).__name__}: an (ε, δ) "
+            "budget and a ρ-zCDP budget measure different things. Convert explicitly (a "
+            "ρ-zCDP guarantee implies (ε, δ)-DP, see zcdp_to_epsilon), or keep them apart"
+        )
+    return other
+
+
 @dataclass(frozen=True, order=False)
 class Budget:
-    """An exact privacy budget: (ε, δ), or ρ for zero-concentrated DP.
+    """An exact (ε, δ) privacy budget; pure ε-DP when δ = 0.
 
     Parameters
     ----------
@@ -86,8 +100,12 @@ class Budget:
         Non-negative ε (zero is allowed for spent and remaining amounts).
     delta : Fraction
         δ in ``[0, 1)``.
-    rho : Fraction, optional
-        For a ρ-zCDP budget (Bun & Steinke 2016): the ρ; ε and δ are then 0 and unused.
+
+    Notes
+    -----
+    A ρ-zCDP budget is a :class:`RhoBudget`, a different type: adding, subtracting or
+    comparing the two raises :class:`~pandas_dp.DPTypeError` rather than silently dropping
+    one of them. A pure budget (δ = 0) is the special case of (ε, δ) and composes with it.
 
     Examples
     --------
@@ -95,78 +113,139 @@ class Budget:
     >>> b - Budget.of(0.1) * 10
     Budget(epsilon=0, delta=0)
     >>> Budget.of_rho(0.5)
-    Budget(rho=1/2)
+    RhoBudget(rho=1/2)
     """
 
     epsilon: Fraction
     delta: Fraction = Fraction(0)
-    rho: Fraction | None = None
 
     def __post_init__(self) -> None:
-        for name in ("epsilon", "delta", "rho"):
+        for name in ("epsilon", "delta"):
             value = getattr(self, name)
-            if value is not None and not isinstance(value, Fraction):
+            if not isinstance(value, Fraction):
                 object.__setattr__(self, name, exact(value, name))
         if self.epsilon < 0:
             raise DPValueError(f"epsilon must be >= 0, got {_show(self.epsilon)}")
         if not 0 <= self.delta < 1:
             raise DPValueError(f"delta must satisfy 0 <= delta < 1, got {_show(self.delta)}")
-        if self.rho is not None and (self.rho < 0 or self.epsilon or self.delta):
-            raise DPValueError("a ρ-zCDP budget has a non-negative rho and no epsilon or delta")
 
     @classmethod
     def of(cls, epsilon: Any, delta: Any = 0) -> Budget:
         """Validate user input and build a total budget (ε >= 1e-9, 0 <= δ < 1)."""
         return cls(parse_epsilon(epsilon), parse_delta(delta))
 
-    @classmethod
-    def of_rho(cls, rho: Any) -> Budget:
+    @staticmethod
+    def of_rho(rho: Any) -> RhoBudget:
         """Validate user input and build a total ρ-zCDP budget (``1e-9 <= ρ <= 1e6``)."""
-        return cls(Fraction(0), Fraction(0), parse_epsilon(rho, "rho"))
+        return RhoBudget(parse_epsilon(rho, "rho"))
 
-    def __add__(self, other: Budget) -> Budget:
-        if self.rho is not None or other.rho is not None:
-            return Budget(Fraction(0), rho=(self.rho or Fraction(0)) + (other.rho or Fraction(0)))
+    @property
+    def rho(self) -> None:
+        """An (ε, δ) budget has no ρ."""
+        return None
+
+    def __add__(self, other: AnyBudget) -> Budget:
+        other = _same_kind(Budget, other, "add")
         return Budget(self.epsilon + other.epsilon, self.delta + other.delta)
 
-    def __sub__(self, other: Budget) -> Budget:
-        if self.rho is not None:
-            return Budget(Fraction(0), rho=max(self.rho - (other.rho or 0), Fraction(0)))
+    def __sub__(self, other: AnyBudget) -> Budget:
+        other = _same_kind(Budget, other, "subtract")
         return Budget(
             max(self.epsilon - other.epsilon, Fraction(0)),
             max(self.delta - other.delta, Fraction(0)),
         )
 
     def __mul__(self, k: int) -> Budget:
-        if self.rho is not None:
-            return Budget(Fraction(0), rho=self.rho * k)
         return Budget(self.epsilon * k, self.delta * k)
 
-    def covers(self, other: Budget) -> bool:
+    def covers(self, other: AnyBudget) -> bool:
         """Whether ``other`` fits inside this budget (exact comparison)."""
-        if self.rho is not None:
-            return (other.rho or 0) <= self.rho and other.delta == 0 and other.epsilon == 0
+        other = _same_kind(Budget, other, "compare")
         return other.epsilon <= self.epsilon and other.delta <= self.delta
 
     @property
     def is_pure(self) -> bool:
-        """True for a pure ε-DP budget (δ = 0, not zCDP)."""
-        return self.delta == 0 and self.rho is None
+        """True for a pure ε-DP budget (δ = 0)."""
+        return self.delta == 0
 
     @property
     def is_zcdp(self) -> bool:
-        """True for a ρ-zCDP budget."""
-        return self.rho is not None
+        """False: see :class:`RhoBudget`."""
+        return False
 
     def __repr__(self) -> str:
-        if self.rho is not None:
-            return f"Budget(rho={self.rho})"
         return f"Budget(epsilon={self.epsilon}, delta={self.delta})"
 
     def __str__(self) -> str:
-        if self.rho is not None:
-            return f"ρ={_show(self.rho)}"
         return f"ε={_show(self.epsilon)}, δ={_show(self.delta)}"
+
+
+@dataclass(frozen=True, order=False)
+class RhoBudget:
+    """An exact ρ-zero-concentrated-DP budget (Bun & Steinke 2016).
+
+    It has no ε or δ of its own (both read 0); mixing it with a :class:`Budget` raises
+    :class:`~pandas_dp.DPTypeError`.
+
+    Examples
+    --------
+    >>> RhoBudget.of(0.5) - RhoBudget.of(0.1) * 5
+    RhoBudget(rho=0)
+    """
+
+    rho: Fraction
+
+    def __post_init__(self) -> None:
+        value: Any = self.rho
+        if not isinstance(value, Fraction):
+            object.__setattr__(self, "rho", exact(value, "rho"))
+        if self.rho < 0:
+            raise DPValueError(f"rho must be >= 0, got {_show(self.rho)}")
+
+    @classmethod
+    def of(cls, rho: Any) -> RhoBudget:
+        """Validate user input and build a total budget (``1e-9 <= ρ <= 1e6``)."""
+        return cls(parse_epsilon(rho, "rho"))
+
+    #: A ρ budget spends no ε or δ directly.
+    epsilon = Fraction(0)
+    delta = Fraction(0)
+
+    def __add__(self, other: AnyBudget) -> RhoBudget:
+        other = _same_kind(RhoBudget, other, "add")
+        return RhoBudget(self.rho + other.rho)
+
+    def __sub__(self, other: AnyBudget) -> RhoBudget:
+        other = _same_kind(RhoBudget, other, "subtract")
+        return RhoBudget(max(self.rho - other.rho, Fraction(0)))
+
+    def __mul__(self, k: int) -> RhoBudget:
+        return RhoBudget(self.rho * k)
+
+    def covers(self, other: AnyBudget) -> bool:
+        """Whether ``other`` fits inside this budget (exact comparison)."""
+        other = _same_kind(RhoBudget, other, "compare")
+        return other.rho <= self.rho
+
+    @property
+    def is_pure(self) -> bool:
+        """False: zCDP is not pure ε-DP."""
+        return False
+
+    @property
+    def is_zcdp(self) -> bool:
+        """True."""
+        return True
+
+    def __repr__(self) -> str:
+        return f"RhoBudget(rho={self.rho})"
+
+    def __str__(self) -> str:
+        return f"ρ={_show(self.rho)}"
+
+
+#: Either kind of budget.
+AnyBudget = Budget | RhoBudget
 
 
 def zcdp_to_epsilon(rho: float, delta: float) -> float:

@@ -21,11 +21,11 @@ from typing import Any
 from pandas_dp.accounting.composition import BasicComposition, Composition
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import LedgerFile, who
-from pandas_dp.budget import Budget
+from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPValueError, NotProtectedError
 
 
-def _fmt(budget: Budget) -> str:
+def _fmt(budget: AnyBudget) -> str:
     return str(budget)
 
 
@@ -46,7 +46,7 @@ class Accountant:
 
     def __init__(
         self,
-        total: Budget,
+        total: AnyBudget,
         composition: Composition | None = None,
         *,
         store: LedgerFile | None = None,
@@ -89,13 +89,13 @@ class Accountant:
             return tuple(self._entries)
 
     @property
-    def spent(self) -> Budget:
+    def spent(self) -> AnyBudget:
         """What has been spent so far under the composition rule."""
         with self._locked():
             return self.composition.guarantee(self._state)
 
     @property
-    def remaining(self) -> Budget:
+    def remaining(self) -> AnyBudget:
         """``total - spent`` (never negative)."""
         return self.total - self.spent
 

@@ -24,7 +24,7 @@ from fractions import Fraction
 from typing import Any, Protocol
 
 from pandas_dp.accounting.events import Measurement, Release
-from pandas_dp.budget import Budget, zcdp_to_epsilon
+from pandas_dp.budget import AnyBudget, Budget, RhoBudget, zcdp_to_epsilon
 
 #: Names of the accountants a session can use.
 ACCOUNTANTS = ("basic", "advanced", "zcdp", "pld")
@@ -41,7 +41,7 @@ class Composition(Protocol):
     def add(self, state: object, release: Release) -> object:
         """A new state: ``state`` followed by ``release``."""
 
-    def guarantee(self, state: object) -> Budget:
+    def guarantee(self, state: object) -> AnyBudget:
         """The guarantee that holds for all releases folded into ``state``."""
 
 
@@ -158,19 +158,18 @@ class RhoComposition:
 
     name = "zcdp"
 
-    def start(self) -> Budget:
+    def start(self) -> RhoBudget:
         """Nothing spent."""
-        return Budget(Fraction(0), rho=Fraction(0))
+        return RhoBudget(Fraction(0))
 
-    def add(self, state: object, release: Release) -> Budget:
+    def add(self, state: object, release: Release) -> RhoBudget:
         """Add the release's exact ρ (the accountant refuses explicit δ beforehand)."""
-        assert isinstance(state, Budget)
-        rho = sum((m.rho for m in release.measurements), Fraction(0))
-        return Budget(Fraction(0), rho=(state.rho or 0) + rho)
+        assert isinstance(state, RhoBudget)
+        return state + RhoBudget(sum((m.rho for m in release.measurements), Fraction(0)))
 
-    def guarantee(self, state: object) -> Budget:
+    def guarantee(self, state: object) -> RhoBudget:
         """The summed ρ."""
-        assert isinstance(state, Budget)
+        assert isinstance(state, RhoBudget)
         return state
 
 
@@ -242,9 +241,9 @@ def measurement_pld(measurement: Measurement) -> Any:
     return pld.from_privacy_parameters(params, value_discretization_interval=_DISCRETIZATION)
 
 
-def composition_for(total: Budget, accounting: str) -> Composition:
+def composition_for(total: AnyBudget, accounting: str) -> Composition:
     """The composition rule of a session: ``accounting`` for its kind of budget."""
-    if total.is_zcdp:
+    if isinstance(total, RhoBudget):
         return RhoComposition()
     rules: dict[str, type[_TightComposition]] = {
         "advanced": AdvancedComposition,

@@ -47,7 +47,7 @@ from pandas_dp.accounting.records import (
     release_from_json,
     release_to_json,
 )
-from pandas_dp.budget import Budget
+from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import LedgerError
 
 FORMAT = "pandas-dp-ledger/1"
@@ -123,7 +123,7 @@ class LedgerFile:
         self.path = Path(path)
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.torn_path = self.path.with_name(self.path.name + ".torn")
-        self.total: Budget | None = None
+        self.total: AnyBudget | None = None
         self.accounting = ""
         self.ledger_id = ""
         self.head = GENESIS
@@ -135,7 +135,7 @@ class LedgerFile:
         return f"<LedgerFile {str(self.path)!r}: {self._lines} lines, head {self.head[:12]}>"
 
     # -- opening ---------------------------------------------------------------------------
-    def open(self, total: Budget | None, accounting: str) -> list[LedgerEntry]:
+    def open(self, total: AnyBudget | None, accounting: str) -> list[LedgerEntry]:
         """Create the ledger, or read an existing one and check it matches.
 
         ``total=None`` adopts the existing ledger's budget. Returns the charged entries.
@@ -154,7 +154,7 @@ class LedgerFile:
                 self.check_budget(total, accounting)
             return entries
 
-    def check_budget(self, total: Budget, accounting: str) -> None:
+    def check_budget(self, total: AnyBudget, accounting: str) -> None:
         """Raise :class:`LedgerError` unless the ledger holds this budget and rule."""
         if total != self.total or accounting != self.accounting:
             raise LedgerError(
@@ -164,7 +164,7 @@ class LedgerFile:
                 "budget (or none, to resume it), or have the data owner start a new ledger."
             )
 
-    def _write_header(self, total: Budget, accounting: str) -> None:
+    def _write_header(self, total: AnyBudget, accounting: str) -> None:
         header = sealed(
             {
                 "kind": "header",

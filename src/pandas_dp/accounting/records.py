@@ -10,14 +10,14 @@ from fractions import Fraction
 from typing import Any
 
 from pandas_dp.accounting.events import Measurement, Release
-from pandas_dp.budget import Budget
+from pandas_dp.budget import AnyBudget, Budget, RhoBudget
 
 
 def _fraction(value: Any) -> Fraction:
     return Fraction(str(value))
 
 
-def budget_to_json(budget: Budget) -> dict[str, str | None]:
+def budget_to_json(budget: AnyBudget) -> dict[str, str | None]:
     """``{"epsilon": "1", "delta": "1/1000000", "rho": null}``."""
     return {
         "epsilon": str(budget.epsilon),
@@ -26,14 +26,12 @@ def budget_to_json(budget: Budget) -> dict[str, str | None]:
     }
 
 
-def budget_from_json(data: dict[str, Any]) -> Budget:
+def budget_from_json(data: dict[str, Any]) -> AnyBudget:
     """Inverse of :func:`budget_to_json`."""
     rho = data.get("rho")
-    return Budget(
-        _fraction(data["epsilon"]),
-        _fraction(data["delta"]),
-        None if rho is None else _fraction(rho),
-    )
+    if rho is not None:
+        return RhoBudget(_fraction(rho))
+    return Budget(_fraction(data["epsilon"]), _fraction(data["delta"]))
 
 
 def measurement_to_json(m: Measurement) -> dict[str, Any]:

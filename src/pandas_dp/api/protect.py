@@ -14,7 +14,7 @@ from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import attach, has_session_mark
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
-from pandas_dp.budget import Budget
+from pandas_dp.budget import AnyBudget, Budget
 from pandas_dp.engines import engine_for
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.optional import require
@@ -103,8 +103,8 @@ def protect(
 
 
 def open_ledger(
-    path: Any, total: Budget | None, accounting: str
-) -> tuple[LedgerFile, Budget, str, tuple[LedgerEntry, ...]]:
+    path: Any, total: AnyBudget | None, accounting: str
+) -> tuple[LedgerFile, AnyBudget, str, tuple[LedgerEntry, ...]]:
     """Create or resume a ledger file; returns it with its budget, rule and entries."""
     if not isinstance(path, str | os.PathLike):
         raise DPTypeError(f"ledger must be a file path, got {type(path).__name__}")
@@ -116,7 +116,7 @@ def open_ledger(
     return store, store.total, store.accounting, entries
 
 
-def _total(epsilon: Any, delta: Any, rho: Any, accounting: Any) -> Budget:
+def _total(epsilon: Any, delta: Any, rho: Any, accounting: Any) -> AnyBudget:
     """Validate the budget and the accountant that goes with it."""
     if accounting not in ACCOUNTANTS:
         raise DPValueError(f"accounting must be one of {ACCOUNTANTS}, got {accounting!r}")

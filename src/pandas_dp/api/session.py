@@ -21,7 +21,7 @@ from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import SessionHandle
 from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
-from pandas_dp.budget import Budget
+from pandas_dp.budget import AnyBudget
 from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
@@ -86,7 +86,7 @@ class Session:
 
     def __init__(
         self,
-        total: Budget,
+        total: AnyBudget,
         *,
         source: RandomSource,
         guard: RowGuard | None,
@@ -159,17 +159,17 @@ class Session:
         return SystemPriorities()
 
     @property
-    def total(self) -> Budget:
+    def total(self) -> AnyBudget:
         """The budget the data owner granted."""
         return self.accountant.total
 
     @property
-    def spent(self) -> Budget:
+    def spent(self) -> AnyBudget:
         """What the releases so far have spent."""
         return self.accountant.spent
 
     @property
-    def remaining(self) -> Budget:
+    def remaining(self) -> AnyBudget:
         """What is left to spend."""
         return self.accountant.remaining
 

@@ -31,7 +31,7 @@ from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
 from pandas_dp.api.release import Preview
 from pandas_dp.api.session import tagged
-from pandas_dp.budget import Budget
+from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError
 from pandas_dp.optional import require
 from pandas_dp.spec.files import as_table, write_outputs
@@ -64,8 +64,8 @@ class ReleasePlan:
 
     spec: ReleaseSpec
     queries: tuple[PlannedQuery, ...]
-    total: Budget
-    spent: Budget
+    total: AnyBudget
+    spent: AnyBudget
     accounting: str
     refusal: str = ""
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.keys import Kind, MeasurementKey
 from pandas_dp.api.measurement.parts import SelectPart
 from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
 from pandas_dp.engines.plan import CellCounts
@@ -94,7 +94,7 @@ class Choice(Statistic):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One choice among the groups."""
-        kind = "mode" if self.mode else "top_k"
+        kind: Kind = "mode" if self.mode else "top_k"
         return (MeasurementKey(kind, self.column, rounds=self.rounds),)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
