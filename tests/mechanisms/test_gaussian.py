@@ -38,14 +38,16 @@ from pandas_dp.mechanisms.gaussian import (
     MIN_SHIFTED_SENSITIVITY,
     SIGMA_TARGET,
     DiscreteGaussian,
+    discrete_gaussian,
+    exact_sigma2,
+    plan_gaussian,
+)
+from pandas_dp.mechanisms.gaussian_calibration import (
     analytic_gaussian_delta,
     analytic_sigma,
     calibrate_sigma,
     calibrate_sigma_zcdp,
-    discrete_gaussian,
     discrete_gaussian_delta,
-    exact_sigma2,
-    plan_gaussian,
 )
 from pandas_dp.mechanisms.random import SeededRandomSource, SystemRandomSource
 

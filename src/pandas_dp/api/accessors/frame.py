@@ -15,7 +15,8 @@ import pandas as pd
 
 from pandas_dp.api.accessors.statistics import FrameStatistics
 from pandas_dp.api.protect import protect
-from pandas_dp.api.queries.groupby import DPGroupBy, plan_histogram
+from pandas_dp.api.queries.counts import plan_histogram
+from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.hierarchy import DPHierarchy
 from pandas_dp.api.queries.ungrouped import plan_one
 from pandas_dp.api.release import PlannedRelease, preview, resolve

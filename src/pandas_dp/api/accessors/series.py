@@ -8,7 +8,7 @@ import pandas as pd
 
 from pandas_dp.api.accessors.statistics import SeriesStatistics
 from pandas_dp.api.protect import protect
-from pandas_dp.api.queries.groupby import plan_histogram, plan_value_counts
+from pandas_dp.api.queries.counts import plan_histogram, plan_value_counts
 from pandas_dp.api.queries.ungrouped import plan_one
 from pandas_dp.api.release import PlannedRelease, preview
 

@@ -1,0 +1,123 @@
+"""Counts over public values and bins: ``Series.dp.value_counts`` and histograms.
+
+Both are the group-by's row counts over public keys (or privately selected ones), reshaped
+like their pandas twins; see :class:`~pandas_dp.api.queries.groupby.DPGroupBy`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.queries.groupby import DPGroupBy
+from pandas_dp.api.release import PlannedRelease, resolve
+from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.api.validation import check_column
+from pandas_dp.engines.plan import Binning
+from pandas_dp.errors import DPTypeError, DPValueError
+
+
+def plan_value_counts(
+    series: pd.Series,
+    keys: Any = None,
+    *,
+    epsilon: Any,
+    delta: Any = None,
+    normalize: bool = False,
+    sort: bool = True,
+    ascending: bool = False,
+    nonnegative: bool = False,
+    total: Any = None,
+    mechanism: str = "laplace",
+    ci: float | None = None,
+) -> PlannedRelease[pd.Series | pd.DataFrame]:
+    """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
+    if normalize and ci is not None:
+        raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
+    target = resolve(series)
+    grouped = DPGroupBy(target, target.column, keys)
+    post = PostProcess.of(nonnegative or normalize, total)
+    planned = grouped.plan_counts(
+        "value_counts", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, post=post
+    )
+    unnamed = series.name is None
+
+    def shape(counts: Any) -> Any:
+        if normalize:
+            counts = _proportions(counts)
+        if sort:
+            by = {"by": "count"} if isinstance(counts, pd.DataFrame) else {}
+            counts = counts.sort_values(**by, ascending=ascending, kind="stable")
+        if unnamed:  # like pandas: an unnamed Series gives an unnamed index
+            counts.index.name = None
+        return counts
+
+    return planned.then(shape)
+
+
+def _proportions(counts: pd.Series) -> pd.Series:
+    clamped = np.maximum(counts.to_numpy(dtype=np.float64), 0.0)
+    total = clamped.sum()
+    values = clamped / total if total > 0 else np.full(len(clamped), 1.0 / max(len(clamped), 1))
+    return pd.Series(values, index=counts.index, name="proportion")
+
+
+def plan_histogram(
+    obj: pd.Series | pd.DataFrame,
+    bins: Sequence[float],
+    *,
+    epsilon: Any,
+    column: Hashable | None = None,
+    right: bool = True,
+    include_lowest: bool = False,
+    clip: bool = False,
+    nonnegative: bool = False,
+    total: Any = None,
+    mechanism: str = "laplace",
+    ci: float | None = None,
+) -> PlannedRelease[pd.Series | pd.DataFrame]:
+    """Noisy counts of values in public bins (see ``Series.dp.histogram``).
+
+    ``obj`` is the Series, or a DataFrame with ``column`` (the only route under a privacy
+    unit, whose column a Series does not carry).
+    """
+    binning = Binning(_parse_edges(bins), bool(right), bool(include_lowest), bool(clip))
+    target = resolve(obj)
+    col = target.column if target.column is not None else column
+    check_column(target.engine, target.data, col)
+    intervals = pd.IntervalIndex.from_breaks(
+        list(binning.edges), closed="right" if binning.right else "left", name=col
+    )
+    grouped = DPGroupBy(target, col, intervals, binning=binning)
+    post = PostProcess.of(nonnegative, total)
+    planned = grouped.plan_counts(
+        "histogram", epsilon=epsilon, mechanism=mechanism, ci=ci, post=post
+    )
+    if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
+
+        def unnamed(counts: Any) -> Any:
+            counts.index.name = None
+            return counts
+
+        return planned.then(unnamed)
+    return planned
+
+
+def _parse_edges(bins: Any) -> tuple[float, ...]:
+    if isinstance(bins, str | bytes) or not hasattr(bins, "__iter__"):
+        raise DPTypeError("bins must be a list of public bin edges, e.g. [0, 18, 65, 120]")
+    edges = []
+    for edge in bins:
+        if isinstance(edge, bool) or not isinstance(edge, int | float | np.integer | np.floating):
+            raise DPTypeError(f"bin edges must be numbers, got {type(edge).__name__}")
+        if not math.isfinite(float(edge)):
+            raise DPValueError("bin edges must be finite; use clip=True to catch outliers")
+        edges.append(float(edge))
+    if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
+        raise DPValueError("bins must be at least two strictly increasing edges")
+    return tuple(edges)
