@@ -37,8 +37,12 @@ from pandas_dp.engines.plan import (
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
-#: Sums of lattice values fit int64 for fewer rows than this (mirrors the lattice's limit).
+#: A sum's lattice keeps one row within this many units (``MAX_ROW_UNITS`` of
+#: :mod:`pandas_dp.mechanisms.lattice`; the engines do not import the noise layer).
+MAX_ROW_UNITS = 1 << 37
+#: Rows per int64 partial sum when rows are within ``MAX_ROW_UNITS``.
 INT64_EXACT_ROWS = 1 << 26
+INT64_MAX = (1 << 63) - 1
 
 
 def numeric_values(column: pd.Series) -> F64:
@@ -113,24 +117,43 @@ def _cell_counts(bins: I64 | None, groups: int, cells: I64, count: int) -> Aggre
     return flat.reshape(groups, count).astype(np.int64)
 
 
-def _exact_total(units: I64) -> int:
-    """Exact sum of lattice values (each at most ``2**37`` in magnitude)."""
-    step = INT64_EXACT_ROWS - 1
+def row_bound(measure: ClippedSum | ClippedSquares) -> int:
+    """The largest magnitude one row contributes, in lattice units (public: from the measure)."""
+    if isinstance(measure, ClippedSquares):
+        return max(measure.units - measure.offset, measure.offset)
+    return max(abs(measure.lower - measure.offset), abs(measure.upper - measure.offset))
+
+
+def rows_per_sum(bound: int) -> int:
+    """How many rows of magnitude at most ``bound`` an int64 partial sum holds without wrapping.
+
+    Chosen from public parameters only, so no partial sum can wrap whatever the data; a
+    lattice keeps a row within ``2**37`` units, which leaves ``2**26`` rows per partial sum.
+    """
+    return max(1, min(INT64_EXACT_ROWS, INT64_MAX // max(bound, 1)))
+
+
+def _exact_total(units: I64, bound: int) -> int:
+    """Exact sum of lattice values of magnitude at most ``bound``.
+
+    Int64 partial sums of :func:`rows_per_sum` rows (they cannot wrap), added as Python ints.
+    """
+    step = rows_per_sum(bound)
     return sum(int(units[i : i + step].sum()) for i in range(0, max(units.size, 1), step))
 
 
-def _grouped_total(bins: I64, units: I64, groups: int) -> Aggregate:
-    """Exact per-group sums of int64 lattice values (each at most ``2**37`` in magnitude).
+def _grouped_total(bins: I64, units: I64, groups: int, bound: int) -> Aggregate:
+    """Exact per-group sums of int64 lattice values of magnitude at most ``bound``.
 
-    ``bins`` is the group code plus one (bin 0 collects dropped rows). Below
-    ``INT64_EXACT_ROWS`` rows no group total can reach ``2**63``, so an int64 scatter-add is
-    exact; larger frames are summed in slices whose totals are added as Python integers.
+    ``bins`` is the group code plus one (bin 0 collects dropped rows). Slices of at most
+    :func:`rows_per_sum` rows are scatter-added in int64, which cannot wrap; their totals are
+    added as Python integers when there is more than one slice.
     """
-    if units.size < INT64_EXACT_ROWS:
+    step = rows_per_sum(bound)
+    if units.size <= step:
         out = np.zeros(groups + 1, dtype=np.int64)
         np.add.at(out, bins, units)
         return out[1:]
-    step = INT64_EXACT_ROWS - 1
     totals = [0] * groups
     for start in range(0, units.size, step):
         part = np.zeros(groups + 1, dtype=np.int64)
@@ -266,9 +289,10 @@ def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: in
         units = square_values(values, measure)
     else:
         units = lattice_values(values, measure)
+    bound = row_bound(measure)
     if bins is None:
-        return np.array([_exact_total(units)], dtype=object)
-    return _grouped_total(bins, units, groups)
+        return np.array([_exact_total(units, bound)], dtype=object)
+    return _grouped_total(bins, units, groups, bound)
 
 
 def aggregate_frame(
@@ -308,9 +332,14 @@ def _shared(measure: Measure, measured: Callable[[Measure], Aggregate]) -> Aggre
     """A centred sum from the plain sum on the same lattice: ``Σ(q - c) = Σq - c·n``.
 
     ``n`` counts the rows that contribute: the non-missing ones, or every row when missing
-    values are imputed. One pass over the column then serves both measures.
+    values are imputed. One pass over the column then serves both measures. Only when the
+    uncentred values stay within a lattice's ``2**37`` units (a public property of the
+    measure): a centred lattice may let them reach ``2**61``, and the plain sum of such
+    values would need far shorter partial sums than the centred one.
     """
     if not isinstance(measure, ClippedSum) or measure.offset == 0:
+        return None
+    if max(abs(measure.lower), abs(measure.upper)) > MAX_ROW_UNITS:
         return None
     plain = measured(dataclasses.replace(measure, offset=0))
     count = measured(Rows() if measure.fill is not None else NonNull(measure.column))

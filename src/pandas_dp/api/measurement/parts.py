@@ -21,6 +21,7 @@ import numpy as np
 from pandas_dp.accounting.events import Measurement
 from pandas_dp.engines import ClippedSum, Measure, NonNull, Rows
 from pandas_dp.engines.plan import Aggregate, CellCounts, ClippedSquares
+from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -160,10 +161,20 @@ def sum_part(
     rounded bound in absolute value, or half the rounded range when centred); one privacy
     unit by its contribution bound times that.
     """
-    if exponent is None:
-        lattice = sum_lattice(bounds[0], bounds[1], epsilon / contribution.l1, centered=centered)
-    else:  # a shared, finer step chosen by the caller (still from public parameters only)
-        lattice = lattice_at(bounds[0], bounds[1], exponent, centered)
+    try:
+        if exponent is None:
+            lattice = sum_lattice(
+                bounds[0], bounds[1], epsilon / contribution.l1, centered=centered
+            )
+        else:  # a shared, finer step chosen by the caller (still from public parameters only)
+            lattice = lattice_at(bounds[0], bounds[1], exponent, centered)
+    except ValueError:
+        raise DPValueError(
+            f"bounds {bounds} of {column!r} are too close together for their magnitude to "
+            "release a plain sum: the step that keeps them apart would give one row more "
+            "than 2**37 lattice steps. Release the mean (it centres the values), or sum "
+            "the values minus a public offset"
+        ) from None
     measure = ClippedSum(
         column, lattice.exponent, lattice.lower, lattice.upper, lattice.offset, fill
     )
