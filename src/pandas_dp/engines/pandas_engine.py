@@ -5,8 +5,8 @@ Everything is computed with integers: values are rounded onto the query's lattic
 neither on row order nor on float rounding, and cannot overflow (a row contributes at most
 ``2**37`` units; sums over ``2**26`` rows or more are accumulated in Python integers).
 Grouping maps every row to the position of its key among the *public* keys with one hash pass
-(``pandas.factorize``) and aggregates with ``numpy.bincount``: no Python loop over groups,
-no copy of the frame.
+(:mod:`pandas_dp.engines.codes`) and aggregates with ``numpy.bincount``: no Python loop over
+groups, no copy of the frame.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding, keep_mask
+from pandas_dp.engines.codes import observed_codes, public_codes
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
@@ -162,69 +163,6 @@ def _grouped_total(bins: I64, units: I64, groups: int, bound: int) -> Aggregate:
     return np.array(totals, dtype=object)
 
 
-def plain_index(values: pd.Index | pd.Categorical | np.ndarray, name: Hashable) -> pd.Index:
-    """An Index of ``values`` that carries no Categorical dtype (whose categories are data)."""
-    if isinstance(values, pd.Categorical) or isinstance(
-        getattr(values, "dtype", None), pd.CategoricalDtype
-    ):
-        values = np.asarray(values)
-    return pd.Index(values, name=name, tupleize_cols=False)
-
-
-def _level_codes(column: pd.Series, keys: pd.Index) -> I64:
-    """Map a column to positions in ``keys`` by factorising first (one hash pass)."""
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    lookup = np.append(plain_index(keys, None).get_indexer(plain_index(uniques, None)), -1)
-    return np.asarray(lookup[codes], dtype=np.int64)  # code -1 (missing) maps to -1
-
-
-def _public_codes(frame: pd.DataFrame, by: tuple[Hashable, ...], keys: pd.Index) -> I64:
-    """Position of each row's key among the public keys, or -1 (dropped)."""
-    if len(by) == 1:
-        return _level_codes(frame[by[0]], keys)
-    assert isinstance(keys, pd.MultiIndex)
-    flat = np.zeros(len(frame), dtype=np.int64)
-    valid = np.ones(len(frame), dtype=np.bool_)
-    key_flat = np.zeros(len(keys), dtype=np.int64)
-    stride = 1
-    for level, column in reversed(list(enumerate(by))):
-        values = keys.levels[level]
-        codes = _level_codes(frame[column], values)
-        valid &= codes >= 0
-        flat += codes * stride
-        key_flat += keys.codes[level].astype(np.int64) * stride
-        stride *= len(values)
-    rows = np.asarray(pd.Index(key_flat).get_indexer(pd.Index(flat)), dtype=np.int64)
-    rows[~valid] = -1
-    return rows
-
-
-def _observed_codes(frame: pd.DataFrame, by: tuple[Hashable, ...]) -> tuple[pd.Index, I64]:
-    """The key combinations present in the data (private!) and each row's position."""
-    per_level = [pd.factorize(frame[column], use_na_sentinel=True) for column in by]
-    valid = np.ones(len(frame), dtype=np.bool_)
-    flat = np.zeros(len(frame), dtype=np.int64)
-    stride = 1
-    strides = []
-    for codes, uniques in reversed(per_level):
-        valid &= codes >= 0
-        flat += codes.astype(np.int64) * stride
-        strides.append((stride, len(uniques)))
-        stride *= max(len(uniques), 1)
-    strides.reverse()
-    present, inverse = np.unique(flat[valid], return_inverse=True)
-    codes_out = np.full(len(frame), -1, dtype=np.int64)
-    codes_out[valid] = inverse
-    levels = [
-        plain_index(uniques, column)[(present // step) % size]
-        for (_, uniques), (step, size), column in zip(per_level, strides, by, strict=True)
-    ]
-    if len(by) == 1:
-        return levels[0], codes_out
-    observed = pd.MultiIndex.from_arrays(levels, names=list(by)).remove_unused_levels()
-    return observed, codes_out
-
-
 def _binned_codes(column: pd.Series, binning: Binning) -> I64:
     """Bin index of each row (-1 when dropped), following :class:`Binning`'s rules."""
     x = numeric_values(column)
@@ -247,8 +185,8 @@ def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, 
         assert grouping.keys is not None, "binned groupings come with their intervals"
         return grouping.keys, _binned_codes(frame[grouping.by[0]], grouping.binning)
     if grouping.keys is None:
-        return _observed_codes(frame, grouping.by)
-    return grouping.keys, _public_codes(frame, grouping.by, grouping.keys)
+        return observed_codes(frame, grouping.by)
+    return grouping.keys, public_codes(frame, grouping.by, grouping.keys)
 
 
 def _kept_keys(keys: pd.Index, codes: I64) -> tuple[pd.Index, I64]:

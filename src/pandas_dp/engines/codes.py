@@ -1,0 +1,273 @@
+"""Which group each row belongs to: codes against public keys, or canonical observed keys.
+
+Everything here must be *total* and *row-local*: it runs after the budget check, so it may
+not raise, warn or behave differently because of what another row holds.
+
+- Rows are matched to public keys by value. A value the engine cannot process (unhashable,
+  or whose comparison raises) matches no key: it is dropped like a value outside the keys.
+- Keys observed in the data (private; only a DP selection step may release some of them) are
+  built from *canonical* values, a function of each row's value alone: ``-0.0`` becomes
+  ``0.0``, numbers equal to an integer become ``int``, ``True`` becomes ``1``, Decimals and
+  Fractions become the float or int they equal (or their normal form), text becomes plain
+  ``str``, timestamps become nanosecond ``Timestamp`` s in UTC (naive ones stay naive),
+  tuples are canonical element by element. A value of any other type is dropped. So the
+  released key never carries the representation one row happened to use (``pd.factorize``
+  keeps the first one it sees).
+- Codes of several columns are combined by re-numbering densely after each column, never by
+  multiplying cardinalities, so nothing can overflow however many columns or values.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import numbers
+from collections.abc import Callable, Hashable
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any, cast
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+I64 = npt.NDArray[np.int64]
+
+
+def plain_index(values: pd.Index | pd.Categorical | np.ndarray, name: Hashable) -> pd.Index:
+    """An Index of ``values`` that carries no Categorical dtype (whose categories are data)."""
+    if isinstance(values, pd.Categorical) or isinstance(
+        getattr(values, "dtype", None), pd.CategoricalDtype
+    ):
+        values = np.asarray(values)
+    return pd.Index(values, name=name, tupleize_cols=False)
+
+
+# --- canonical values ---------------------------------------------------------------------
+
+
+def _number(value: Any) -> Any:
+    """The canonical form of a real number: int when integral, else float when exact."""
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        return int(number) if number.is_integer() else number + 0.0
+    if isinstance(value, bool | np.bool_ | numbers.Integral):
+        return int(value)
+    if isinstance(value, Decimal):
+        if value.is_nan():
+            return None
+        if value.is_infinite():
+            return float(value)
+        if value == value.to_integral_value():
+            return int(value)
+        as_float = float(value)
+        return as_float if Decimal(as_float) == value else value.normalize()
+    if isinstance(value, Fraction):
+        if value.denominator == 1:
+            return int(value)
+        as_float = float(value)
+        return as_float if Fraction(as_float) == value else value
+    return None
+
+
+def canonical_value(value: Any) -> Any:
+    """A value's canonical representative, or None when it cannot be a key (dropped).
+
+    Equal values of the types handled here have one representative, computed from the value
+    alone; values of other types (and missing ones) are dropped.
+    """
+    try:
+        return _canonical(value)
+    except Exception:  # a value whose conversion fails is unprocessable: dropped
+        return None
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, str):
+        return str(value)
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.timedelta64):  # numpy registers it as an integer
+        return _delta(value)
+    if isinstance(value, numbers.Real | Decimal):
+        return _number(value)
+    if isinstance(value, complex | np.complexfloating):
+        if value.imag == 0:
+            return _number(float(value.real))
+        return complex(float(value.real) + 0.0, float(value.imag) + 0.0)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, pd.Timestamp | datetime.datetime | np.datetime64):
+        stamp: Any = pd.Timestamp(value)
+        if stamp is pd.NaT:
+            return None
+        stamp = stamp.as_unit("ns")
+        return stamp if stamp.tz is None else stamp.tz_convert("UTC")
+    if isinstance(value, datetime.date):
+        return datetime.date(value.year, value.month, value.day)
+    if isinstance(value, pd.Timedelta | datetime.timedelta):
+        return _delta(value)
+    if isinstance(value, tuple):
+        parts = tuple(canonical_value(part) for part in value)
+        return None if any(part is None for part in parts) else parts
+    return None
+
+
+def _delta(value: Any) -> Any:
+    delta: Any = pd.Timedelta(value)
+    return None if delta is pd.NaT else delta.as_unit("ns")
+
+
+def _is_float(dtype: Any) -> bool:
+    return bool(pd.api.types.is_float_dtype(dtype))
+
+
+def canonical_column(column: pd.Series) -> pd.Series:
+    """The column with every value replaced by its canonical representative (row by row).
+
+    Numeric, boolean, text and datetime dtypes already hold one representation per value,
+    except that floats may hold ``-0.0`` (turned into ``0.0`` by adding zero, vectorised).
+    Object columns are mapped value by value; categorical columns through their categories.
+    """
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = pd.Series(np.asarray(dtype.categories, dtype=object))
+        canonical = categories.map(canonical_value).to_numpy(dtype=object)
+        codes = column.cat.codes.to_numpy()
+        values: Any = canonical[np.maximum(codes, 0)]
+        values[codes < 0] = None
+        return pd.Series(values, index=column.index, dtype=object)
+    if _is_float(dtype):
+        return column + 0.0
+    if pd.api.types.is_object_dtype(dtype):
+        values = np.fromiter(
+            (canonical_value(v) for v in column.to_numpy()), dtype=object, count=len(column)
+        )
+        return pd.Series(values, index=column.index, dtype=object)
+    return column
+
+
+# --- codes ----------------------------------------------------------------------------------
+
+
+def _total(fast: Callable[[], I64], slow: Callable[[], I64]) -> I64:
+    """The fast, vectorised path; where it raises, the row-by-row path with the same result."""
+    try:
+        return fast()
+    except Exception:  # unhashable or incomparable values: handled row by row
+        return slow()
+
+
+def level_codes(column: pd.Series, keys: pd.Index) -> I64:
+    """Position of each row's value among the public ``keys`` (one level), or -1.
+
+    Factorises first (one hash pass). A column holding values that cannot be hashed or
+    compared falls back to a lookup row by row in which such values match nothing: the same
+    codes the hash pass gives every other row.
+    """
+
+    def fast() -> I64:
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        found = plain_index(keys, None).get_indexer(plain_index(uniques, None))
+        return np.asarray(np.append(found, -1)[codes], dtype=np.int64)  # -1: missing
+
+    def slow() -> I64:
+        positions = {key: i for i, key in enumerate(keys)}
+        return np.fromiter(
+            (_lookup(positions, value) for value in column.to_numpy(dtype=object)),
+            dtype=np.int64,
+            count=len(column),
+        )
+
+    return _total(fast, slow)
+
+
+def _lookup(positions: dict[Any, int], value: Any) -> int:
+    try:
+        if pd.isna(value) is True:
+            return -1
+        return positions.get(value, -1)
+    except Exception:  # unhashable, or a comparison that raises: no key matches
+        return -1
+
+
+def combine(row_codes: list[I64], key_codes: list[I64]) -> I64:
+    """Each row's position among the keys, from per-level codes (-1: no match).
+
+    ``key_codes[l][j]`` is key ``j``'s code at level ``l`` and ``row_codes[l]`` the rows'
+    codes against the same level values. After each level both are re-numbered densely
+    among the key prefixes seen so far, so no number exceeds the number of keys.
+    """
+    rows, keys = row_codes[0].copy(), key_codes[0].copy()
+    for row_level, key_level in zip(row_codes[1:], key_codes[1:], strict=True):
+        width = int(max(key_level.max(initial=-1), row_level.max(initial=-1))) + 1
+        key_pairs = keys * width + key_level
+        prefixes = np.unique(key_pairs)
+        keys = np.searchsorted(prefixes, key_pairs)
+        valid = (rows >= 0) & (row_level >= 0) & (row_level < width)
+        row_pairs = np.where(valid, rows * width + row_level, -1)
+        found = np.searchsorted(prefixes, row_pairs)
+        found = np.minimum(found, len(prefixes) - 1)
+        rows = np.where(valid & (prefixes[found] == row_pairs), found, -1)
+    position = np.full(int(keys.max(initial=-1)) + 1, -1, dtype=np.int64)
+    position[keys] = np.arange(len(keys))
+    return np.asarray(np.where(rows >= 0, position[np.maximum(rows, 0)], -1), dtype=np.int64)
+
+
+def public_codes(frame: pd.DataFrame, by: tuple[Hashable, ...], keys: pd.Index) -> I64:
+    """Position of each row's key among the public keys, or -1 (dropped)."""
+    if len(by) == 1:
+        return level_codes(frame[by[0]], keys)
+    assert isinstance(keys, pd.MultiIndex)
+    row_codes = [level_codes(frame[column], keys.levels[i]) for i, column in enumerate(by)]
+    key_codes = [np.asarray(keys.codes[i], dtype=np.int64) for i in range(len(by))]
+    return combine(row_codes, key_codes)
+
+
+def observed_codes(frame: pd.DataFrame, by: tuple[Hashable, ...]) -> tuple[pd.Index, I64]:
+    """The canonical key combinations present in the data (private!) and each row's position.
+
+    Keys come from canonical values (module docstring) at each group's first row, never
+    decoded from arithmetic on codes.
+    """
+    canonical = [canonical_column(frame[column]) for column in by]
+    per_level = [_total_factorize(values) for values in canonical]
+    valid = np.logical_and.reduce([codes >= 0 for codes, _ in per_level])
+    group = np.where(valid, per_level[0][0], -1)
+    for codes, _ in per_level[1:]:
+        pairs = np.where(valid, group * (int(codes.max(initial=-1)) + 1) + codes, -1)
+        group = _dense(pairs, valid)
+    _, first, inverse = np.unique(group[valid], return_index=True, return_inverse=True)
+    codes_out = np.full(len(frame), -1, dtype=np.int64)
+    codes_out[valid] = inverse
+    first_rows = np.flatnonzero(valid)[first]
+    levels = [uniques.take(codes[first_rows]) for codes, uniques in per_level]
+    if len(by) == 1:
+        return levels[0].rename(by[0]), codes_out
+    return _multi_index(levels, list(by)), codes_out
+
+
+def _total_factorize(values: pd.Series) -> tuple[I64, pd.Index]:
+    """Codes and uniques of canonical values (canonical values always hash and compare)."""
+    codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    return np.asarray(codes, dtype=np.int64), plain_index(uniques, None)
+
+
+def _dense(pairs: I64, valid: npt.NDArray[np.bool_]) -> I64:
+    """Re-number non-negative codes densely (0, 1, ...); -1 stays -1."""
+    out = np.full(len(pairs), -1, dtype=np.int64)
+    out[valid] = np.unique(pairs[valid], return_inverse=True)[1]
+    return out
+
+
+def _multi_index(levels: list[pd.Index], names: list[Hashable]) -> pd.MultiIndex:
+    """A MultiIndex of per-level key values, built without parsing them (tuples stay values)."""
+    factorised = [pd.factorize(values) for values in levels]
+    return pd.MultiIndex(
+        levels=[pd.Index(uniques, tupleize_cols=False) for _, uniques in factorised],
+        codes=cast(Any, [codes for codes, _ in factorised]),  # arrays; the stubs want lists
+        names=names,
+        verify_integrity=False,
+    )
