@@ -15,6 +15,7 @@ drawing proposals in batches.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -51,9 +52,10 @@ def sample_exponential(
     if candidates == 0:
         raise ValueError("the exponential mechanism needs at least one candidate")
     excess = scores - scores.min(axis=1, keepdims=True)  # >= 0, 0 at the best candidate
+    if excess.dtype == object and int(excess.max(initial=0)) < 1 << 62:
+        excess = excess.astype(np.int64)  # exact scores that fit: the fast path
+    rate = coarser_rate(rate, denominator)
     den = rate.denominator * denominator
-    if den >= 1 << 62:  # depends on public parameters only (ε and the score scale)
-        raise ValueError("ε or the score denominator too fine for exact sampling")
     chosen = np.full(groups, -1, dtype=np.int64)
     pending = np.arange(groups)
     while pending.size:
@@ -68,6 +70,21 @@ def sample_exponential(
         chosen[pending[rows]] = proposals[rows, first[rows]]
         pending = pending[~hit]
     return chosen
+
+
+def coarser_rate(rate: Fraction, denominator: int) -> Fraction:
+    """``rate`` itself, or the largest rational below it that exact int64 sampling can use.
+
+    The sampler works with ``rate.denominator * denominator < 2**62``. A finer rate (an ε
+    or a quantile level with many digits) is rounded *down* to a multiple of ``1/D`` with
+    ``D = (2**62 - 1) // denominator``: a smaller rate means less privacy loss, so the
+    guarantee of ``rate`` still holds, and the change (below ``1/D``, some ``1e-12`` of a
+    typical rate) is far below the noise. Public parameters only.
+    """
+    if rate.denominator * denominator < 1 << 62:
+        return rate
+    limit = max(((1 << 62) - 1) // denominator, 1)
+    return Fraction(math.floor(rate * limit), limit)
 
 
 #: Whole parts of γ are capped here to stay in int64: accepting needs that many successive

@@ -21,6 +21,10 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
+#: Quantile levels are read as the closest fraction with a denominator up to this (so the
+#: ``0.3333333333333333`` a user types is 1/3); the sensitivity is that of the level used.
+MAX_LEVEL_DENOMINATOR = 10**9
+
 #: Default number of grid cells for quantiles: the output lies on ``(U - L) / 4096`` steps.
 DEFAULT_CELLS = 4096
 MAX_CELLS = 1 << 16
@@ -38,6 +42,9 @@ def quantile_scores(
     ranks = np.zeros((groups, cells + 1), dtype=np.int64)
     np.cumsum(cell_counts, axis=1, out=ranks[:, 1:])
     totals = ranks[:, -1:]
+    largest = int(totals.max(initial=0))
+    if q.denominator * largest >= 1 << 62:  # exact Python integers where int64 could wrap
+        ranks, totals = ranks.astype(object), totals.astype(object)
     return np.abs(q.denominator * ranks - q.numerator * totals), q.denominator
 
 

@@ -22,6 +22,7 @@ from pandas_dp.api.release.finish import Shape
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
 from pandas_dp.budget import exact
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
 
 
 def plan_many(
@@ -56,12 +57,16 @@ def plan_one(
 
 
 def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
-    """Quantile levels in ``[0, 1]`` as exact fractions, and whether ``q`` was a scalar."""
+    """Quantile levels in ``[0, 1]`` as exact fractions, and whether ``q`` was a scalar.
+
+    Each level is the closest fraction to ``q`` with a denominator of at most 10**9
+    (``1/3`` for ``0.3333333333333333``); the level used is the one recorded.
+    """
     scalar = isinstance(q, numbers.Real) and not isinstance(q, bool)
     levels = [q] if scalar else q
     if isinstance(levels, str | bytes) or not isinstance(levels, Sequence | np.ndarray):
         raise DPTypeError(f"q must be a number or a list of numbers, got {type(q).__name__}")
-    parsed = [exact(level, "q") for level in levels]
+    parsed = [exact(level, "q").limit_denominator(MAX_LEVEL_DENOMINATOR) for level in levels]
     if not parsed or any(not 0 <= level <= 1 for level in parsed):
         raise DPValueError(f"quantile levels must lie in [0, 1], got {list(map(float, parsed))}")
     if len(set(parsed)) != len(parsed):
