@@ -3,7 +3,8 @@
 :func:`capture_noise` replaces a session's noise with a recorder, so a test can assert the
 exact aggregate a release computed, the mechanism and scale it would have used, and the
 charge it recorded, without any randomness. It voids the privacy guarantee of that session
-while active, so it emits :class:`~pandas_dp.PrivacyLeakWarning`.
+while active, so it emits :class:`~pandas_dp.PrivacyLeakWarning`, and every release charged
+meanwhile is marked ``randomness="captured"`` in the ledger.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.attach import session_of
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.session import Session
 from pandas_dp.errors import PrivacyLeakWarning
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
@@ -82,9 +84,5 @@ def capture_noise(
         calls.append(NoiseCall(mechanism, len(scores)))
         return np.asarray(np.argmin(scores, axis=1), dtype=np.int64)
 
-    original = session._sampler, session._chooser
-    session._sampler, session._chooser = fake, best
-    try:
+    with session.using_noise(NoiseSource("captured", fake, best)):
         yield calls
-    finally:
-        session._sampler, session._chooser = original

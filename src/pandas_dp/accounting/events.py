@@ -21,6 +21,8 @@ from pandas_dp.budget import Budget
 SEQUENTIAL = "sequential"
 #: One release over disjoint groups: each row affects one group, so ε is charged once.
 PARALLEL = "parallel"
+#: Where a release's noise came from: the OS CSPRNG, a test seed, a test recorder.
+RANDOMNESS = ("os", "seeded", "captured")
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,9 @@ class Release:
     tag : str
         Public identifier given by the caller (a release spec's ``<spec id>/<query name>``),
         so a re-run can recognise what was already released.
+    randomness : str
+        Where the noise came from: ``"os"`` (the OS CSPRNG, the only private choice),
+        ``"seeded"`` (a test seed) or ``"captured"`` (a test's recorder).
     """
 
     query: str
@@ -157,8 +162,11 @@ class Release:
     bounds: tuple[tuple[str, float, float], ...] = ()
     note: str = ""
     tag: str = ""
+    randomness: str = "os"
 
     def __post_init__(self) -> None:
+        if self.randomness not in RANDOMNESS:
+            raise ValueError(f"unknown randomness {self.randomness!r}; one of {RANDOMNESS}")
         if not self.measurements:
             raise ValueError("a release needs at least one measurement")
         if self.composition not in (SEQUENTIAL, PARALLEL):

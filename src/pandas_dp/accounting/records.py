@@ -78,6 +78,7 @@ def release_to_json(r: Release) -> dict[str, Any]:
         "bounds": [[c, lo, hi] for c, lo, hi in r.bounds],
         "note": r.note,
         "tag": r.tag,
+        "randomness": r.randomness,
     }
 
 
@@ -92,4 +93,5 @@ def release_from_json(data: dict[str, Any]) -> Release:
         bounds=tuple((str(c), float(lo), float(hi)) for c, lo, hi in data["bounds"]),
         note=data.get("note", ""),
         tag=data.get("tag", ""),
+        randomness=data.get("randomness", "os"),  # files written before the field existed
     )

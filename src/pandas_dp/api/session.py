@@ -6,7 +6,7 @@ import contextlib
 import dataclasses
 import uuid
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -19,6 +19,7 @@ from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import SessionHandle
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.budget import AnyBudget
@@ -31,14 +32,9 @@ from pandas_dp.mechanisms.random import I64, RandomSource, SeededRandomSource, S
 from pandas_dp.schema import SchemaRules
 from pandas_dp.units import PrivacyUnit
 
-#: Draws ``n`` noise variates for a mechanism; swapped out only by :mod:`pandas_dp.testing`.
-Sampler = Callable[["DiscreteLaplace | DiscreteGaussian", int], I64]
-#: Chooses candidates by the exponential mechanism; swapped out only by the testing helpers.
-Chooser = Callable[["ExponentialMechanism", npt.NDArray[np.int64], int], I64]
-
 LEDGER_COLUMNS = [
     "sequence", "time", "query", "columns", "epsilon", "delta", "composition", "groups",
-    "mechanism", "noise", "bounds", "note", "tag", "by",
+    "mechanism", "noise", "bounds", "note", "tag", "by", "randomness",
 ]  # fmt: skip
 
 
@@ -104,12 +100,26 @@ class Session:
         self.unit = unit or PrivacyUnit()
         self.schema = schema
         self._source = source
-        self._sampler: Sampler = self._draw_exact
-        self._chooser: Chooser = self._choose_exact
+        self._noise = NoiseSource.from_random(source)
         self.handle = SessionHandle(self)
 
-    def _draw_exact(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
-        return mechanism.sample(n, self._source)
+    @property
+    def noise_source(self) -> NoiseSource:
+        """Where this session's noise comes from now (its ``kind`` goes in the ledger)."""
+        return self._noise
+
+    @contextlib.contextmanager
+    def using_noise(self, source: NoiseSource) -> Iterator[NoiseSource]:
+        """Draw from ``source`` inside the block (tests only: it replaces the private noise).
+
+        Releases charged meanwhile record ``source.kind``; the previous source is restored
+        on exit.
+        """
+        previous, self._noise = self._noise, source
+        try:
+            yield source
+        finally:
+            self._noise = previous
 
     @property
     def accounting(self) -> str:
@@ -122,25 +132,19 @@ class Session:
         Inside :func:`tagged` the release carries that tag.
         """
         tag = RELEASE_TAG.get()
-        if tag:
-            release = dataclasses.replace(release, tag=tag)
+        release = dataclasses.replace(release, tag=tag or release.tag, randomness=self._noise.kind)
         output = output_to_json(result) if self.accountant.keeps_outputs else None
         self.accountant.charge(release, output)
 
     def draw(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
-        """Draw ``n`` noise variates for ``mechanism`` from this session's random source."""
-        return self._sampler(mechanism, n)
-
-    def _choose_exact(
-        self, mechanism: ExponentialMechanism, scores: npt.NDArray[np.int64], denominator: int
-    ) -> I64:
-        return mechanism.choose(scores, denominator, self._source)
+        """Draw ``n`` noise variates for ``mechanism`` from this session's noise source."""
+        return self._noise.draw(mechanism, n)
 
     def choose(
         self, mechanism: ExponentialMechanism, scores: npt.NDArray[np.int64], denominator: int
     ) -> I64:
         """One candidate per row of ``scores`` by the exponential mechanism."""
-        return self._chooser(mechanism, scores, denominator)
+        return self._noise.choose(mechanism, scores, denominator)
 
     def priorities(self, n: int) -> npt.NDArray[np.uint64]:
         """``n`` uniform 64-bit words, for choosing at random which rows a unit keeps."""
@@ -209,4 +213,5 @@ def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:
         "note": release.note,
         "tag": release.tag,
         "by": entry.by,
+        "randomness": release.randomness,
     }
