@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,7 @@ class Caps:
 
     contribution: Contribution = field(default_factory=Contribution)
     bounding: Bounding | None = None
+    unit: Hashable | None = None  # the unit column's name, for the ledger
 
     def describe(self) -> str:
         """Ledger text."""
@@ -37,7 +39,7 @@ class Caps:
             caps = f"≤ {c.l1} rows"
         else:
             caps = f"≤ {c.l0} groups, ≤ {c.linf} rows per group, ≤ {c.l1} rows in all"
-        return f"privacy unit {self.bounding.unit!s}: {caps} (extra rows dropped at random)"
+        return f"privacy unit {self.unit!s}: {caps} (extra rows dropped at random)"
 
 
 def caps_for(
@@ -64,8 +66,9 @@ def caps_for(
         per_group = min(k, positive_int(max_rows_per_group, "max_rows_per_group"))
     if not grouped:
         groups, per_group = 1, k
+    assert target.unit is not None
     bounding = Bounding(
-        unit.column,
+        target.unit,
         k,
         max_groups=groups if grouped and groups < k else None,
         max_rows_per_group=per_group if grouped and per_group < k else None,
@@ -73,4 +76,4 @@ def caps_for(
         spawn=target.session.spawn_priorities,
     )
     contribution = Contribution(l1=min(k, groups * per_group), l0=groups, linf=per_group)
-    return Caps(contribution, bounding)
+    return Caps(contribution, bounding, unit.column)

@@ -14,6 +14,7 @@ from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import attach, has_session_mark
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
+from pandas_dp.api.unit_ids import UnitIds
 from pandas_dp.budget import AnyBudget, Budget
 from pandas_dp.engines import engine_for
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -77,6 +78,11 @@ def protect(
             "the index has repeated labels, so pandas-dp could not tell later whether rows were "
             "duplicated. Protect df.reset_index(drop=True) instead."
         )
+    # Under a unit, each row's id is pinned now and looked up by label at every release.
+    pinned = None
+    if unit.column is not None and engine.in_memory:
+        assert isinstance(obj, pd.DataFrame)  # a unit needs a frame (checked above)
+        pinned = UnitIds.pin(obj, unit.column)
     if schema is not None and validate:
         if not engine.in_memory:
             raise DPValueError(
@@ -96,7 +102,7 @@ def protect(
     guard = RowGuard(engine.index(obj), labels=unit.is_rows)
     session = Session(
         total, source=source, guard=guard, unit=unit, accounting=accounting, schema=rules,
-        ledger=store, entries=entries,
+        ledger=store, entries=entries, unit_ids=pinned,
     )  # fmt: skip
     protected: PandasObj = attach(obj, session)
     return protected

@@ -22,6 +22,7 @@ from pandas_dp.api.attach import SessionHandle
 from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
+from pandas_dp.api.unit_ids import UnitIds
 from pandas_dp.budget import AnyBudget
 from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
@@ -91,6 +92,7 @@ class Session:
         schema: SchemaRules | None = None,
         ledger: LedgerFile | None = None,
         entries: tuple[LedgerEntry, ...] = (),
+        unit_ids: UnitIds | None = None,
     ) -> None:
         self.id = uuid.uuid4().hex
         self.accountant = Accountant(
@@ -98,6 +100,7 @@ class Session:
         )
         self.guard = guard
         self.unit = unit or PrivacyUnit()
+        self.unit_ids = unit_ids  # pinned at protect (in-memory frames under a unit)
         self.schema = schema
         self._source = source
         self._noise = NoiseSource.from_random(source)

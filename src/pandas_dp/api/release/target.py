@@ -9,6 +9,7 @@ import pandas as pd
 
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.release.types import Target
+from pandas_dp.api.unit_ids import PINNED
 from pandas_dp.engines import engine_for
 from pandas_dp.errors import NotProtectedError
 
@@ -38,6 +39,17 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         )
     if session.guard is not None:
         session.guard.check(engine.index(obj))
+    if session.unit_ids is not None:  # ids pinned at protect, looked up by label
+        ids = session.unit_ids.lookup(engine.index(obj))
+        column: Hashable | None = None
+        frame = obj
+        if engine.is_series(obj):
+            own: Any = obj.name
+            column = own if own is not None else SERIES_COLUMN
+            frame = engine.to_frame(obj, column)
+        frame = frame.copy(deep=False)
+        frame[PINNED] = pd.arrays.IntegerArray(ids, ids < 0)  # a missing id: no unit
+        return Target(session, frame, engine, column=column, unit=PINNED)
     if engine.is_series(obj):
         if unit is not None:
             raise NotProtectedError(
@@ -47,8 +59,8 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
                 f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...) or "
                 f"priv.dp.histogram({obj.name!r}, bins=[...], ...)"
             )
-        own: Any = obj.name
-        name: Hashable = own if own is not None else SERIES_COLUMN
+        label: Any = obj.name
+        name: Hashable = label if label is not None else SERIES_COLUMN
         return Target(session, engine.to_frame(obj, name), engine, column=name)
     if unit is not None and unit not in engine.columns(obj):
         raise NotProtectedError(
@@ -56,4 +68,4 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
             "each unit's rows; keep it when selecting columns (e.g. priv[[..., "
             f"{unit!r}]])"
         )
-    return Target(session, obj, engine)
+    return Target(session, obj, engine, unit=unit)

@@ -40,6 +40,7 @@ class Target:
     data: Any
     engine: Engine
     column: Hashable | None = None  # the Series' own column, for Series targets
+    unit: Hashable | None = None  # the column of ``data`` holding the privacy unit's ids
 
 
 @dataclass(frozen=True)
