@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -71,7 +72,9 @@ def write_spec(
 ) -> Path:
     formats = '["csv", "parquet"]' if parquet else '["csv"]'
     path = folder / name
-    path.write_text(SPEC.format(data=data, budget=budget, eps_c=eps_c, formats=formats))
+    if data.parent != folder:  # a spec names only files in its own folder
+        shutil.copy(data, folder / data.name)
+    path.write_text(SPEC.format(data=data.name, budget=budget, eps_c=eps_c, formats=formats))
     return path
 
 
@@ -106,7 +109,7 @@ def test_invalid_spec_exits_2_naming_where(
         assert main(command) == 2
         err = capsys.readouterr().err
         assert err.startswith("pandas-dp: invalid spec: ")
-        assert "  query[1].bounds.income: lower 10 > upper 5\n" in err
+        assert "  query[1].bounds.income: bounds must satisfy lower < upper, got (10, 5)" in err
         assert "  query[2].name: 'b' is used twice\n" in err
     assert not (tmp_path / "o").exists()
 

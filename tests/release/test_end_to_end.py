@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import shutil
 from fractions import Fraction
 from html.parser import HTMLParser
 from pathlib import Path
@@ -100,7 +101,9 @@ def write_spec(
 ) -> Path:
     formats = '["csv", "parquet"]' if parquet else '["csv"]'
     path = folder / "release.toml"
-    path.write_text(SPEC.format(data=data, budget=budget, eps=eps, formats=formats))
+    if data.parent != folder:  # a spec names only files in its own folder
+        shutil.copy(data, folder / data.name)
+    path.write_text(SPEC.format(data=data.name, budget=budget, eps=eps, formats=formats))
     return path
 
 

@@ -28,7 +28,7 @@ def _show(frame: pd.DataFrame) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Print what the spec would release and cost; exit 3 if it does not fit."""
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, data=args.data)
     ledger = args.ledger or (Path(args.out) / LEDGER_NAME if args.out else None)
     plan = plan_release(spec, ledger)
     print(f"{spec.title}: {len(spec.queries)} queries from {spec.data_path}")
@@ -69,7 +69,7 @@ class _ProgressBar:
 
 def run_release_command(args: argparse.Namespace) -> int:
     """Run the spec into ``--out``; print where everything went."""
-    spec = load_spec(args.spec)
+    spec = load_spec(args.spec, data=args.data)
     progress = _ProgressBar(sys.stderr, args.quiet)
     outcome = run_release(
         spec, args.out, force=args.force, charts=not args.no_charts, progress=progress
@@ -140,17 +140,23 @@ def run_ledger(args: argparse.Namespace) -> int:
     return 0
 
 
+#: The data owner names the data file; a spec may only name files in its own folder.
+DATA_HELP = "the data file to release from (instead of the spec's data.path)"
+
+
 def add_release_commands(commands: Any) -> None:
     """Register ``plan``, ``release`` and ``ledger`` on the sub-command parser."""
     plan = commands.add_parser("plan", help="costs and error bounds of a spec; reads no data")
     plan.add_argument("spec", help="release spec (.toml, .yaml or .json)")
     plan.add_argument("--out", help="release folder whose ledger counts as spent")
     plan.add_argument("--ledger", help="a ledger file whose releases count as spent")
+    plan.add_argument("--data", help=DATA_HELP)
     plan.set_defaults(run=run_plan)
 
     release = commands.add_parser("release", help="run a spec: tables, ledger and report")
     release.add_argument("spec", help="release spec (.toml, .yaml or .json)")
     release.add_argument("--out", required=True, help="output folder (holds the ledger)")
+    release.add_argument("--data", help=DATA_HELP)
     release.add_argument(
         "--force", action="store_true",
         help="release queries again even if the ledger has them (charges them again)",

@@ -46,7 +46,9 @@ def _parse(path: Path, text: str) -> Any:
     raise SpecError(f"{path}: a spec file ends in .toml, .yaml, .yml or .json")
 
 
-def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
+def load_spec(
+    path: str | os.PathLike[str], *, data: str | os.PathLike[str] | None = None
+) -> ReleaseSpec:
     """Read and validate a release spec; relative paths in it are relative to the file.
 
     Raises
@@ -59,4 +61,4 @@ def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
         text = spec_path.read_text(encoding="utf-8")
     except OSError as error:
         raise SpecError(f"cannot read the spec {spec_path}: {error.strerror}") from None
-    return parse_spec(_parse(spec_path, text), spec_path)
+    return parse_spec(_parse(spec_path, text), spec_path, None if data is None else Path(data))

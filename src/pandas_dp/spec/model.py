@@ -12,14 +12,19 @@ import hashlib
 import json
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from pandas_dp.accounting.composition import ACCOUNTANTS
+from pandas_dp.api.keys import parse_by, parse_keys
 from pandas_dp.api.release.options import MECHANISMS
 from pandas_dp.api.statistics import STATISTICS
-from pandas_dp.errors import SpecError
+from pandas_dp.api.validation import parse_bounds
+from pandas_dp.budget import parse_delta, parse_epsilon
+from pandas_dp.errors import DPError, SpecError
+from pandas_dp.spec.where import parse_where
 
 FORMATS = ("csv", "parquet")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -153,18 +158,28 @@ def _aggs(problems: _Problems, where: str, value: Any) -> dict[str, tuple[str | 
     return aggs
 
 
+def spec_keys(keys: Any) -> Any:
+    """TOML/YAML keys: lists of lists become tuples (one per combination)."""
+    if isinstance(keys, list) and keys and all(isinstance(k, list) for k in keys):
+        return [tuple(k) for k in keys]
+    return keys
+
+
+def _api(problems: _Problems, where: str, parse: Callable[..., Any], *args: Any) -> Any:
+    """Validate with the Python API's own function: the same rules, the error at ``where``."""
+    try:
+        return parse(*args)
+    except DPError as error:
+        problems.add(where, str(error))
+        return None
+
+
 def _bounds(problems: _Problems, where: str, value: Any) -> dict[str, tuple[float, float]]:
     bounds = {}
     for column, pair in _table(problems, where, value).items():
-        at = f"{where}.{column}"
-        if not (isinstance(pair, list) and len(pair) == 2):
-            problems.add(at, f"give [lower, upper], got {pair!r}")
-            continue
-        low = problems.number(f"{at}[0]", pair[0], low=-math.inf)
-        high = problems.number(f"{at}[1]", pair[1], low=-math.inf)
-        if low > high:
-            problems.add(at, f"lower {pair[0]!r} > upper {pair[1]!r}")
-        bounds[str(column)] = (low, high)
+        parsed = _api(problems, f"{where}.{column}", parse_bounds, pair)
+        if parsed is not None:
+            bounds[str(column)] = parsed
     return bounds
 
 
@@ -183,7 +198,9 @@ def _query(
         name = "?"
     if "epsilon" not in raw:
         problems.add(f"{at}.epsilon", "missing: every query states what it may spend")
-    epsilon = problems.number(f"{at}.epsilon", raw.get("epsilon", 1.0))
+    epsilon = raw.get("epsilon", 1.0)
+    if _api(problems, f"{at}.epsilon", parse_epsilon, epsilon) is None:
+        epsilon = 1.0
     mechanism = raw.get("mechanism", "laplace")
     if mechanism not in MECHANISMS:
         problems.add(f"{at}.mechanism", f"must be one of {list(MECHANISMS)}, got {mechanism!r}")
@@ -194,6 +211,9 @@ def _query(
     groupby = _strings(problems, f"{at}.groupby", raw["groupby"]) if "groupby" in raw else ()
     if "keys" in raw and not groupby:
         problems.add(f"{at}.keys", "keys need a groupby")
+    valid_by = bool(groupby) and _api(problems, f"{at}.groupby", parse_by, list(groupby))
+    if valid_by and "keys" in raw:
+        _api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(raw["keys"]))
     optional: dict[str, Any] = {}
     for key in ("max_groups_per_unit", "max_rows_per_group"):
         if key in raw:
@@ -201,12 +221,17 @@ def _query(
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 problems.add(f"{at}.{key}", f"must be a positive integer, got {value!r}")
             optional[key] = value
-    for key in ("delta", "expected_rows"):
-        if key in raw:
-            optional[key] = problems.number(f"{at}.{key}", raw[key], strict=key != "delta")
+    if "delta" in raw:
+        _api(problems, f"{at}.delta", parse_delta, raw["delta"])
+        optional["delta"] = raw["delta"]
+    if "expected_rows" in raw:
+        optional["expected_rows"] = problems.number(f"{at}.expected_rows", raw["expected_rows"])
     where = raw.get("where")
-    if where is not None and not isinstance(where, str):
-        problems.add(f"{at}.where", f"must be a pandas query string, got {where!r}")
+    if where is not None:
+        try:
+            parse_where(where)  # the restricted language: nothing here ever runs as code
+        except SpecError as error:
+            problems.add(f"{at}.where", str(error))
     fillna = {str(k): v for k, v in _table(problems, f"{at}.fillna", raw.get("fillna")).items()}
     nonnegative = raw.get("nonnegative", False)
     if not isinstance(nonnegative, bool):
@@ -214,7 +239,8 @@ def _query(
     aggs = _aggs(problems, f"{at}.aggs", raw.get("aggs"))
     bounds = _bounds(problems, f"{at}.bounds", raw.get("bounds"))
     for stat, (column, how) in aggs.items():
-        if column is not None and how != "count" and column not in bounds and not has_schema:
+        given = column in bounds or column in (raw.get("bounds") or {})
+        if column is not None and how != "count" and not given and not has_schema:
             problems.add(
                 f"{at}.bounds", f"missing bounds for {column!r} ({stat} = {how}): "
                 f"add {column} = [lower, upper], or a schema with its range",
@@ -243,11 +269,9 @@ def _privacy(problems: _Problems, raw: dict[str, Any]) -> dict[str, Any]:
         problems.add("privacy", "give the total budget: epsilon (and delta), or rho")
     for key in ("epsilon", "rho"):
         if key in raw:
-            problems.number(f"privacy.{key}", raw[key])
+            _api(problems, f"privacy.{key}", parse_epsilon, raw[key], key)
     if "delta" in raw:
-        delta = problems.number("privacy.delta", raw["delta"], strict=False)
-        if delta >= 1:
-            problems.add("privacy.delta", f"must be < 1, got {raw['delta']!r}")
+        _api(problems, "privacy.delta", parse_delta, raw["delta"])
     if ("privacy_unit" in raw) != ("max_rows_per_unit" in raw):
         problems.add("privacy", "privacy_unit and max_rows_per_unit go together")
     limit = raw.get("max_rows_per_unit", 1)
@@ -260,26 +284,55 @@ def _privacy(problems: _Problems, raw: dict[str, Any]) -> dict[str, Any]:
     return dict(raw)
 
 
-def parse_spec(raw: Any, path: Path) -> ReleaseSpec:
-    """Validate a parsed spec; raise :class:`SpecError` listing every problem."""
+def _confined(problems: _Problems, where: str, base: Path, text: str) -> Path:
+    """``text`` as a path inside the spec's folder: a spec names no other file.
+
+    A release file may come from someone other than the data owner; it may only point at
+    files beside it or below it (no absolute path, no ``..``, no link leading out).
+    """
+    path = Path(text)
+    if path.is_absolute() or ".." in path.parts:
+        problems.add(
+            where, f"must be a path inside the spec's folder, got {text!r} (the data owner "
+            "can name any data file with --data)",
+        )  # fmt: skip
+        return base / path.name
+    inside = (base / path).resolve()
+    if not inside.is_relative_to(base.resolve()):
+        problems.add(where, f"{text!r} leads out of the spec's folder (through a link)")
+    return base / path
+
+
+def parse_spec(raw: Any, path: Path, data: Path | None = None) -> ReleaseSpec:
+    """Validate a parsed spec; raise :class:`SpecError` listing every problem.
+
+    ``data``: the data file, named by the data owner; it takes the place of the spec's
+    ``data.path`` (which may then be left out). Paths in the spec stay inside its folder.
+    """
+    override = data
     problems = _Problems(str(path))
     if not isinstance(raw, dict):
         problems.add("(top)", "a spec is a table with [data], [privacy] and [[query]] sections")
         problems.raise_if_any()
     problems.unknown("", raw, _SECTIONS)
-    data = _table(problems, "data", raw.get("data"))
-    problems.unknown("data", data, _DATA)
-    data_path = data.get("path")
+    section = _table(problems, "data", raw.get("data"))
+    problems.unknown("data", section, _DATA)
+    data_path = section.get("path") if override is None else str(override)
     if not isinstance(data_path, str) or not data_path:
         problems.add("data.path", "missing: the CSV or Parquet file to release from")
         data_path = "?"
     suffix = Path(data_path).suffix.lower().lstrip(".")
-    data_format = data.get("format", "parquet" if suffix in ("parquet", "pq") else "csv")
+    data_format = section.get("format", "parquet" if suffix in ("parquet", "pq") else "csv")
     if data_format not in FORMATS:
         problems.add("data.format", f"must be one of {list(FORMATS)}, got {data_format!r}")
-    schema = data.get("schema")
+    if override is None and isinstance(data_path, str) and data_path != "?":
+        _confined(problems, "data.path", path.parent, data_path)
+    schema = section.get("schema")
+    confined_schema = None
     if schema is not None and not isinstance(schema, str):
         problems.add("data.schema", f"must be a path to a pandera YAML schema, got {schema!r}")
+    elif schema is not None:
+        confined_schema = _confined(problems, "data.schema", path.parent, schema)
     privacy = _privacy(problems, _table(problems, "privacy", raw.get("privacy")))
     release = _table(problems, "release", raw.get("release"))
     problems.unknown("release", release, _RELEASE)
@@ -291,7 +344,7 @@ def parse_spec(raw: Any, path: Path) -> ReleaseSpec:
     for fmt in formats:
         if fmt not in FORMATS:
             problems.add("release.formats", f"{fmt!r} is not one of {list(FORMATS)}")
-    shared = {"confidence": confidence, "data": data, "privacy": privacy}
+    shared = {"confidence": confidence, "data": section, "privacy": privacy}
     queries = raw.get("query")
     if not isinstance(queries, list) or not queries:
         problems.add("query", "needs at least one [[query]] table")
@@ -312,9 +365,9 @@ def parse_spec(raw: Any, path: Path) -> ReleaseSpec:
     base = path.parent
     return ReleaseSpec(
         path=path,
-        data_path=base / data_path,
+        data_path=override if override is not None else base / data_path,
         data_format=str(data_format),
-        schema=None if schema is None else base / schema,
+        schema=None if schema is None else confined_schema,
         privacy=privacy,
         queries=tuple(parsed),
         name=str(release.get("name", path.stem)),

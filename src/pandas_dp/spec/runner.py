@@ -35,8 +35,9 @@ from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError
 from pandas_dp.optional import require
 from pandas_dp.spec.files import as_table, write_outputs
-from pandas_dp.spec.model import QuerySpec, ReleaseSpec
+from pandas_dp.spec.model import QuerySpec, ReleaseSpec, spec_keys
 from pandas_dp.spec.report import write_report
+from pandas_dp.spec.where import check_types, evaluate, parse_where
 
 LEDGER_NAME = "ledger.jsonl"
 #: ``progress(query_number, query_count, query_name, stage)``; stages: "releasing",
@@ -152,13 +153,6 @@ def _protect_options(spec: ReleaseSpec) -> dict[str, Any]:
     return options
 
 
-def _keys(keys: Any) -> Any:
-    """TOML/YAML keys: lists of lists become tuples (one per combination)."""
-    if isinstance(keys, list) and keys and all(isinstance(k, list) for k in keys):
-        return [tuple(k) for k in keys]
-    return keys
-
-
 def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
     """Release (or preview) one query through the public API."""
     named = {name: how if col is None else (col, how) for name, (col, how) in query.aggs.items()}
@@ -175,7 +169,7 @@ def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
     accessor: Any = frame.dp.preview if previewing else frame.dp
     if query.groupby:
         grouped = accessor.groupby(
-            list(query.groupby), keys=_keys(query.keys),
+            list(query.groupby), keys=spec_keys(query.keys),
             max_groups_per_unit=query.max_groups_per_unit,
             max_rows_per_group=query.max_rows_per_group,
         )  # fmt: skip
@@ -189,15 +183,12 @@ def _filtered(priv: pd.DataFrame, query: QuerySpec) -> pd.DataFrame:
     """The rows the query's public ``where`` condition keeps (all rows without one)."""
     if query.where is None:
         return priv
+    where = parse_where(query.where)  # validated when the spec was loaded
     try:
-        return priv.query(query.where)
-    except (pd.errors.UndefinedVariableError, SyntaxError) as error:
+        check_types(where, dict(priv.dtypes.items()))  # column names and dtypes: public
+    except SpecError as error:
         raise SpecError(f"where = {query.where!r}: {error}") from None
-    except Exception as error:  # its text might quote a value: name only its kind
-        raise SpecError(
-            f"where = {query.where!r} cannot be evaluated on this data "
-            f"({type(error).__name__}); check the column types it compares"
-        ) from None
+    return priv[evaluate(where, priv)]  # total: cannot fail on any value
 
 
 def _in_query(query: QuerySpec, number: int, action: Callable[..., Any], *args: Any) -> Any:
@@ -213,7 +204,7 @@ def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
     """An empty frame with every column the spec names (dtypes from the keys)."""
     dtypes: dict[str, Any] = {}
     for query in spec.queries:
-        keys = _keys(query.keys)
+        keys = spec_keys(query.keys)
         for level, column in enumerate(query.groupby):
             if isinstance(keys, dict):
                 values = list(keys.get(column, []))
