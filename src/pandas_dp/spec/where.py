@@ -192,6 +192,10 @@ def _kind(node: ast.AST, dtypes: Mapping[Hashable, Any]) -> Kind:
         return _column_kind(dtypes[node.id])
     if isinstance(node, ast.Constant):
         return _literal_kind(node.value)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
+        _kind(node.left, dtypes)
+        _kind(node.right, dtypes)
+        return "bool"
     if isinstance(node, ast.BinOp):
         for side in (node.left, node.right):
             if _kind(side, dtypes) not in ("number", "bool"):
@@ -276,6 +280,10 @@ def _evaluate(node: ast.AST, frame: pd.DataFrame) -> Any:
         return node.value
     if isinstance(node, ast.List | ast.Tuple):
         return [element.value for element in node.elts if isinstance(element, ast.Constant)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
+        left = _as_mask(_evaluate(node.left, frame), frame.index)
+        right = _as_mask(_evaluate(node.right, frame), frame.index)
+        return left & right if isinstance(node.op, ast.BitAnd) else left | right
     if isinstance(node, ast.BinOp):
         return _ARITHMETIC[type(node.op)](
             _numbers(_evaluate(node.left, frame)), _numbers(_evaluate(node.right, frame))
