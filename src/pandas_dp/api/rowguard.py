@@ -8,8 +8,10 @@ all among the recorded ones, and no more numerous. It is a heuristic (relabellin
 defeats it); a privacy-unit column is the robust answer.
 
 Whether the guard refuses depends on the frame's index, and so on the data behind a filter
-(a duplicated *empty* selection passes). That refusal is the only information it can leak,
-and only to an analyst who duplicated rows; the privacy-model docs say so.
+(a duplicated *empty* selection passes) or on labels an analyst computed from values. It
+guards against honest mistakes that repeat rows, not against an analyst who builds labels
+from the data (who holds the data anyway); its refusals cost nothing, so they must not be
+shown to anyone who may not learn about single rows. The privacy-model docs say so.
 """
 
 from __future__ import annotations
