@@ -13,8 +13,8 @@ Module map (imports point downwards only)::
     pandas_dp.mechanisms   exact samplers, lattices, calibration        (numpy + stdlib)
     pandas_dp.accounting   releases, composition, the accountant        (no pandas)
     pandas_dp.engines      exact clipped aggregates on pandas           (never noise)
-    pandas_dp.spec         release specs: plan, run, report             (on top of api)
-    pandas_dp.cli          the pandas-dp command line                   (on top of spec)
+    pandas_dp.publish      release files: plan, run, report             (on top of api)
+    pandas_dp.cli          the pandas-dp command line                   (on top of publish)
     pandas_dp.budget       exact budgets;  pandas_dp.errors  exceptions and warnings
     pandas_dp.testing      helpers for tests: inspect the noise a release would use
 """

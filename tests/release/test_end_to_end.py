@@ -28,8 +28,8 @@ from pandas_dp.budget import Budget
 from pandas_dp.cli import main
 from pandas_dp.errors import BudgetExceededError
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS
-from pandas_dp.spec import load_spec, plan_release, run_release
-from pandas_dp.spec import runner as spec_runner
+from pandas_dp.publish import load_spec, plan_release, run_release
+from pandas_dp.publish import runner as spec_runner
 
 P = 1e-9
 KEYS = ["west", "north", "south", "east"]

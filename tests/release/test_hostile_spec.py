@@ -17,8 +17,9 @@ import pandas as pd
 import pytest
 
 from pandas_dp import SpecError
-from pandas_dp.spec import load_spec, run_release
-from pandas_dp.spec.where import check_types, evaluate, parse_where
+from pandas_dp.publish import load_spec, run_release
+from pandas_dp.publish.where import check_types, parse_where
+from pandas_dp.publish.where_eval import evaluate
 
 HEAD = """\
 [data]

@@ -15,7 +15,7 @@ import pytest
 
 from pandas_dp.cli import main
 from pandas_dp.errors import SpecError
-from pandas_dp.spec import QuerySpec, load_spec, plan_release
+from pandas_dp.publish import QuerySpec, load_spec, plan_release
 
 VALID = """\
 [data]

@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp.api.statistics import STATISTICS, Sem
-from pandas_dp.spec.model import parse_spec
+from pandas_dp.publish.model import parse_spec
 
 from .test_spreads import BOUNDS, check, reference
 

@@ -71,7 +71,7 @@ def test_crash_between_ledger_write_and_output_never_under_counts(release_dir):
         f"""
         import os
         from pandas_dp.accounting.ledger_file import LedgerFile
-        from pandas_dp.spec import load_spec, run_release
+        from pandas_dp.publish import load_spec, run_release
 
         original = LedgerFile.append
         def append_then_die(self, entry, *args):
@@ -92,7 +92,7 @@ def test_crash_between_ledger_write_and_output_never_under_counts(release_dir):
     # The re-run recovers the crashed query's output from the ledger: no second charge.
     rerun = _child(
         """
-        from pandas_dp.spec import load_spec, run_release
+        from pandas_dp.publish import load_spec, run_release
         outcome = run_release(load_spec("release.toml"), "out", charts=False)
         print(outcome.status)
         """,

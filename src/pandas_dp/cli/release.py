@@ -14,7 +14,7 @@ from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.errors import LedgerError
-from pandas_dp.spec import LEDGER_NAME, load_spec, plan_release, run_release
+from pandas_dp.publish import LEDGER_NAME, load_spec, plan_release, run_release
 
 _PLAN_COLUMNS = ["query", "status", "statistic", "how", "mechanism", "scale", "epsilon", "delta",
                  "error", "error_in"]  # fmt: skip

@@ -32,18 +32,17 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import numpy as np
 import pandas as pd
 
 from pandas_dp.errors import SpecError
 
 Kind = Literal["number", "text", "bool", "any"]
 
-_COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
     ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
 }  # fmt: skip
-_ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {
+ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
 }  # fmt: skip
@@ -140,7 +139,7 @@ def _check(node: ast.AST, columns: list[str], names: Mapping[str, str]) -> None:
     allowed = (
         ast.Compare, ast.BoolOp, ast.BinOp, ast.UnaryOp, ast.And, ast.Or, ast.Not,
         ast.Invert, ast.USub, ast.UAdd, ast.BitAnd, ast.BitOr, ast.In, ast.NotIn,
-        *_COMPARE, *_ARITHMETIC,
+        *COMPARE, *ARITHMETIC,
     )  # fmt: skip
     if not isinstance(node, allowed):
         raise _refuse(node)
@@ -235,135 +234,3 @@ def _kind(node: ast.AST, dtypes: Mapping[Hashable, Any]) -> Kind:
         if isinstance(child, ast.expr):
             _kind(child, dtypes)
     return "bool"
-
-
-# --- evaluation (total) ----------------------------------------------------------------------
-
-
-def evaluate(where: Where, frame: pd.DataFrame) -> pd.Series:
-    """The boolean mask of rows the filter keeps; missing or incomparable values give False."""
-    with np.errstate(all="ignore"):
-        value = _evaluate(where.tree, frame)
-    return _as_mask(value, frame.index)
-
-
-def _as_mask(value: Any, index: pd.Index) -> pd.Series:
-    if not isinstance(value, pd.Series):
-        return pd.Series(bool(value) if value is not None else False, index=index)
-    if pd.api.types.is_bool_dtype(value.dtype) and not value.hasnans:
-        return value.astype(bool)
-    return pd.Series(_elementwise(value, lambda v: bool(v) if not pd.isna(v) else False), index)
-
-
-def _elementwise(series: pd.Series, function: Callable[[Any], bool]) -> np.ndarray:
-    """``function`` of every value, a value for which it raises counting as False."""
-
-    def safe(value: Any) -> bool:
-        try:
-            return bool(function(value))
-        except Exception:  # an incomparable value: the row is not kept
-            return False
-
-    return np.fromiter((safe(v) for v in series.to_numpy(dtype=object)), bool, len(series))
-
-
-def _numbers(value: Any) -> Any:
-    if isinstance(value, pd.Series):
-        return pd.to_numeric(value, errors="coerce").astype(np.float64)
-    return float(value) if value is not None else np.nan
-
-
-def _evaluate(node: ast.AST, frame: pd.DataFrame) -> Any:
-    if isinstance(node, ast.Name):
-        return frame[node.id]
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.List | ast.Tuple):
-        return [element.value for element in node.elts if isinstance(element, ast.Constant)]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
-        left = _as_mask(_evaluate(node.left, frame), frame.index)
-        right = _as_mask(_evaluate(node.right, frame), frame.index)
-        return left & right if isinstance(node.op, ast.BitAnd) else left | right
-    if isinstance(node, ast.BinOp):
-        return _ARITHMETIC[type(node.op)](
-            _numbers(_evaluate(node.left, frame)), _numbers(_evaluate(node.right, frame))
-        )
-    if isinstance(node, ast.UnaryOp):
-        operand = _evaluate(node.operand, frame)
-        if isinstance(node.op, ast.USub):
-            return -_numbers(operand)
-        if isinstance(node.op, ast.UAdd):
-            return _numbers(operand)
-        return ~_as_mask(operand, frame.index)
-    if isinstance(node, ast.BoolOp):
-        masks = [_as_mask(_evaluate(v, frame), frame.index) for v in node.values]
-        combine = operator.and_ if isinstance(node.op, ast.And) else operator.or_
-        result = masks[0]
-        for mask in masks[1:]:
-            result = combine(result, mask)
-        return result
-    if isinstance(node, ast.Compare):
-        return _compare(node, frame)
-    if isinstance(node, ast.Call):
-        return _call(node, frame)
-    raise AssertionError(f"unchecked node {type(node).__name__}")  # parse_where refused it
-
-
-def _binary_mask(
-    left: Any, right: Any, op: Callable[[Any, Any], Any], index: pd.Index
-) -> pd.Series:
-    """``op(left, right)`` as a mask; where the vectorised form raises, element by element."""
-    try:
-        result = op(left, right)
-        return _as_mask(result, index)
-    except Exception:  # incomparable values somewhere: compare row by row
-        if isinstance(left, pd.Series) and isinstance(right, pd.Series):
-            pairs = pd.Series(
-                list(zip(left.to_numpy(dtype=object), right.to_numpy(dtype=object), strict=True)),
-                index=index,
-            )
-            return pd.Series(_elementwise(pairs, lambda p: op(p[0], p[1])), index)
-        if isinstance(left, pd.Series):
-            return pd.Series(_elementwise(left, lambda v: op(v, right)), index)
-        if isinstance(right, pd.Series):
-            return pd.Series(_elementwise(right, lambda v: op(left, v)), index)
-        return _as_mask(False, index)
-
-
-def _compare(node: ast.Compare, frame: pd.DataFrame) -> pd.Series:
-    left = _evaluate(node.left, frame)
-    result = pd.Series(True, index=frame.index)
-    for op, right_node in zip(node.ops, node.comparators, strict=True):
-        right = _evaluate(right_node, frame)
-        if isinstance(op, ast.In | ast.NotIn):
-            mask = _isin(left, right, frame.index)
-            mask = ~mask if isinstance(op, ast.NotIn) else mask
-        else:
-            mask = _binary_mask(left, right, _COMPARE[type(op)], frame.index)
-        result &= mask
-        left = right
-    return result
-
-
-def _isin(values: Any, candidates: list[Any], index: pd.Index) -> pd.Series:
-    if not isinstance(values, pd.Series):
-        return _as_mask(values in candidates, index)
-    try:
-        return values.isin(candidates).fillna(False).astype(bool)
-    except Exception:  # unhashable values: test them one by one
-        return pd.Series(_elementwise(values, lambda v: v in candidates), index)
-
-
-def _call(node: ast.Call, frame: pd.DataFrame) -> pd.Series:
-    assert isinstance(node.func, ast.Attribute)
-    column = _evaluate(node.func.value, frame)
-    method = node.func.attr
-    if method == "isna":
-        return column.isna()
-    if method == "notna":
-        return column.notna()
-    if method == "isin":
-        return _isin(column, _evaluate(node.args[0], frame), frame.index)
-    low, high = (_evaluate(argument, frame) for argument in node.args)
-    numbers = _numbers(column)
-    return ((numbers >= low) & (numbers <= high)).fillna(False).astype(bool)

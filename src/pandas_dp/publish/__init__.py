@@ -5,9 +5,9 @@ reading data, and ``run_release(spec, out_dir)`` releases it with a ledger and a
 the "Publishing a release" guide.
 """
 
-from pandas_dp.spec.loader import load_spec
-from pandas_dp.spec.model import QuerySpec, ReleaseSpec, parse_spec
-from pandas_dp.spec.runner import (
+from pandas_dp.publish.loader import load_spec
+from pandas_dp.publish.model import QuerySpec, ReleaseSpec, parse_spec
+from pandas_dp.publish.runner import (
     LEDGER_NAME,
     PlannedQuery,
     ReleaseOutcome,

@@ -11,7 +11,7 @@ from typing import Any
 
 from pandas_dp.errors import SpecError
 from pandas_dp.optional import require
-from pandas_dp.spec.model import ReleaseSpec, parse_spec
+from pandas_dp.publish.model import ReleaseSpec, parse_spec
 
 
 def _yaml_loader(yaml: Any) -> Any:

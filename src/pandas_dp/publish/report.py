@@ -20,10 +20,10 @@ import pandas as pd
 import pandas_dp
 from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.events import LedgerEntry
-from pandas_dp.spec.files import write_atomic
+from pandas_dp.publish.files import write_atomic
 
 if TYPE_CHECKING:
-    from pandas_dp.spec.runner import PlannedQuery, ReleaseOutcome
+    from pandas_dp.publish.runner import PlannedQuery, ReleaseOutcome
 
 REPORT_NAME = "report.html"
 #: Most groups drawn in one chart; larger tables are shown as tables only.

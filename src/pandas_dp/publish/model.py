@@ -7,12 +7,9 @@ before any data is read, and reports *every* problem at once, each prefixed by w
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
-import math
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,11 +17,19 @@ from typing import Any
 from pandas_dp.accounting.composition import ACCOUNTANTS
 from pandas_dp.api.keys import parse_by, parse_keys
 from pandas_dp.api.release.options import MECHANISMS
-from pandas_dp.api.statistics import STATISTICS
-from pandas_dp.api.validation import parse_bounds
 from pandas_dp.budget import parse_delta, parse_epsilon
-from pandas_dp.errors import DPError, SpecError
-from pandas_dp.spec.where import parse_where
+from pandas_dp.errors import SpecError
+from pandas_dp.publish.checks import (
+    Problems,
+    aggs_of,
+    bounds_of,
+    confined,
+    spec_keys,
+    strings,
+    table,
+    with_api,
+)
+from pandas_dp.publish.where import parse_where
 
 FORMATS = ("csv", "parquet")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -89,107 +94,13 @@ class ReleaseSpec:
     formats: tuple[str, ...] = ("csv",)
 
 
-class _Problems:
-    """Collects path-qualified problems; raises them all at the end."""
-
-    def __init__(self, source: str) -> None:
-        self.source = source
-        self.items: list[str] = []
-
-    def add(self, where: str, message: str) -> None:
-        self.items.append(f"{where}: {message}")
-
-    def unknown(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
-        for key in table:
-            if key not in allowed:
-                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
-                hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {sorted(allowed)}"
-                self.add(f"{where}.{key}" if where else str(key), f"unknown key{hint}")
-
-    def number(self, where: str, value: Any, *, low: float = 0.0, strict: bool = True) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            self.add(where, f"must be a number, got {value!r}")
-            return math.nan
-        if not math.isfinite(value) or (value <= low if strict else value < low):
-            self.add(where, f"must be {'>' if strict else '>='} {low:g}, got {value!r}")
-        return float(value)
-
-    def raise_if_any(self) -> None:
-        if self.items:
-            listed = "\n  ".join(self.items)
-            raise SpecError(f"{self.source} is not a valid release spec:\n  {listed}")
-
-
-def _table(problems: _Problems, where: str, value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict):
-        problems.add(where, f"must be a table of settings, got {type(value).__name__}")
-        return {}
-    return value
-
-
-def _strings(problems: _Problems, where: str, value: Any) -> tuple[str, ...]:
-    items = [value] if isinstance(value, str) else value
-    if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
-        problems.add(where, f"must be a column name or a list of them, got {value!r}")
-        return ()
-    return tuple(items)
-
-
-def _aggs(problems: _Problems, where: str, value: Any) -> dict[str, tuple[str | None, str]]:
-    if not isinstance(value, dict) or not value:
-        problems.add(where, 'needs at least one statistic, e.g. { n = "count" }')
-        return {}
-    aggs: dict[str, tuple[str | None, str]] = {}
-    for name, stat in value.items():
-        at = f"{where}.{name}"
-        column, how = (None, stat) if isinstance(stat, str) else (None, None)
-        if isinstance(stat, list) and len(stat) == 2 and all(isinstance(s, str) for s in stat):
-            column, how = stat
-        if how is None:
-            problems.add(at, f'give "count" or ["column", "sum"], got {stat!r}')
-        elif how not in STATISTICS:
-            problems.add(at, f"unknown statistic {how!r}; choose from {list(STATISTICS)}")
-        elif column is None and how != "count":
-            problems.add(at, f'{how!r} needs a column: ["income", "{how}"]')
-        else:
-            aggs[str(name)] = (column, how)
-    return aggs
-
-
-def spec_keys(keys: Any) -> Any:
-    """TOML/YAML keys: lists of lists become tuples (one per combination)."""
-    if isinstance(keys, list) and keys and all(isinstance(k, list) for k in keys):
-        return [tuple(k) for k in keys]
-    return keys
-
-
-def _api(problems: _Problems, where: str, parse: Callable[..., Any], *args: Any) -> Any:
-    """Validate with the Python API's own function: the same rules, the error at ``where``."""
-    try:
-        return parse(*args)
-    except DPError as error:
-        problems.add(where, str(error))
-        return None
-
-
-def _bounds(problems: _Problems, where: str, value: Any) -> dict[str, tuple[float, float]]:
-    bounds = {}
-    for column, pair in _table(problems, where, value).items():
-        parsed = _api(problems, f"{where}.{column}", parse_bounds, pair)
-        if parsed is not None:
-            bounds[str(column)] = parsed
-    return bounds
-
-
 def _digest(*parts: Any) -> str:
     text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _query(
-    problems: _Problems, at: str, raw: dict[str, Any], shared: Any, has_schema: bool
+    problems: Problems, at: str, raw: dict[str, Any], shared: Any, has_schema: bool
 ) -> QuerySpec:
     problems.unknown(at, raw, _QUERY)
     name = raw.get("name")
@@ -199,7 +110,7 @@ def _query(
     if "epsilon" not in raw:
         problems.add(f"{at}.epsilon", "missing: every query states what it may spend")
     epsilon = raw.get("epsilon", 1.0)
-    if _api(problems, f"{at}.epsilon", parse_epsilon, epsilon) is None:
+    if with_api(problems, f"{at}.epsilon", parse_epsilon, epsilon) is None:
         epsilon = 1.0
     mechanism = raw.get("mechanism", "laplace")
     if mechanism not in MECHANISMS:
@@ -208,12 +119,12 @@ def _query(
     if ci is not False and not (isinstance(ci, float) and 0 < ci < 1):
         problems.add(f"{at}.ci", f"must be a level in (0, 1) such as 0.95, or false; got {ci!r}")
         ci = shared["confidence"]
-    groupby = _strings(problems, f"{at}.groupby", raw["groupby"]) if "groupby" in raw else ()
+    groupby = strings(problems, f"{at}.groupby", raw["groupby"]) if "groupby" in raw else ()
     if "keys" in raw and not groupby:
         problems.add(f"{at}.keys", "keys need a groupby")
-    valid_by = bool(groupby) and _api(problems, f"{at}.groupby", parse_by, list(groupby))
+    valid_by = bool(groupby) and with_api(problems, f"{at}.groupby", parse_by, list(groupby))
     if valid_by and "keys" in raw:
-        _api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(raw["keys"]))
+        with_api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(raw["keys"]))
     optional: dict[str, Any] = {}
     for key in ("max_groups_per_unit", "max_rows_per_group"):
         if key in raw:
@@ -222,7 +133,7 @@ def _query(
                 problems.add(f"{at}.{key}", f"must be a positive integer, got {value!r}")
             optional[key] = value
     if "delta" in raw:
-        _api(problems, f"{at}.delta", parse_delta, raw["delta"])
+        with_api(problems, f"{at}.delta", parse_delta, raw["delta"])
         optional["delta"] = raw["delta"]
     if "expected_rows" in raw:
         optional["expected_rows"] = problems.number(f"{at}.expected_rows", raw["expected_rows"])
@@ -232,12 +143,12 @@ def _query(
             parse_where(where)  # the restricted language: nothing here ever runs as code
         except SpecError as error:
             problems.add(f"{at}.where", str(error))
-    fillna = {str(k): v for k, v in _table(problems, f"{at}.fillna", raw.get("fillna")).items()}
+    fillna = {str(k): v for k, v in table(problems, f"{at}.fillna", raw.get("fillna")).items()}
     nonnegative = raw.get("nonnegative", False)
     if not isinstance(nonnegative, bool):
         problems.add(f"{at}.nonnegative", f"must be true or false, got {nonnegative!r}")
-    aggs = _aggs(problems, f"{at}.aggs", raw.get("aggs"))
-    bounds = _bounds(problems, f"{at}.bounds", raw.get("bounds"))
+    aggs = aggs_of(problems, f"{at}.aggs", raw.get("aggs"))
+    bounds = bounds_of(problems, f"{at}.bounds", raw.get("bounds"))
     for stat, (column, how) in aggs.items():
         given = column in bounds or column in (raw.get("bounds") or {})
         if column is not None and how != "count" and not given and not has_schema:
@@ -263,15 +174,15 @@ def _query(
     )
 
 
-def _privacy(problems: _Problems, raw: dict[str, Any]) -> dict[str, Any]:
+def _privacy(problems: Problems, raw: dict[str, Any]) -> dict[str, Any]:
     problems.unknown("privacy", raw, _PRIVACY)
     if ("epsilon" in raw) == ("rho" in raw):
         problems.add("privacy", "give the total budget: epsilon (and delta), or rho")
     for key in ("epsilon", "rho"):
         if key in raw:
-            _api(problems, f"privacy.{key}", parse_epsilon, raw[key], key)
+            with_api(problems, f"privacy.{key}", parse_epsilon, raw[key], key)
     if "delta" in raw:
-        _api(problems, "privacy.delta", parse_delta, raw["delta"])
+        with_api(problems, "privacy.delta", parse_delta, raw["delta"])
     if ("privacy_unit" in raw) != ("max_rows_per_unit" in raw):
         problems.add("privacy", "privacy_unit and max_rows_per_unit go together")
     limit = raw.get("max_rows_per_unit", 1)
@@ -284,25 +195,6 @@ def _privacy(problems: _Problems, raw: dict[str, Any]) -> dict[str, Any]:
     return dict(raw)
 
 
-def _confined(problems: _Problems, where: str, base: Path, text: str) -> Path:
-    """``text`` as a path inside the spec's folder: a spec names no other file.
-
-    A release file may come from someone other than the data owner; it may only point at
-    files beside it or below it (no absolute path, no ``..``, no link leading out).
-    """
-    path = Path(text)
-    if path.is_absolute() or ".." in path.parts:
-        problems.add(
-            where, f"must be a path inside the spec's folder, got {text!r} (the data owner "
-            "can name any data file with --data)",
-        )  # fmt: skip
-        return base / path.name
-    inside = (base / path).resolve()
-    if not inside.is_relative_to(base.resolve()):
-        problems.add(where, f"{text!r} leads out of the spec's folder (through a link)")
-    return base / path
-
-
 def parse_spec(raw: Any, path: Path, data: Path | None = None) -> ReleaseSpec:
     """Validate a parsed spec; raise :class:`SpecError` listing every problem.
 
@@ -310,12 +202,12 @@ def parse_spec(raw: Any, path: Path, data: Path | None = None) -> ReleaseSpec:
     ``data.path`` (which may then be left out). Paths in the spec stay inside its folder.
     """
     override = data
-    problems = _Problems(str(path))
+    problems = Problems(str(path))
     if not isinstance(raw, dict):
         problems.add("(top)", "a spec is a table with [data], [privacy] and [[query]] sections")
         problems.raise_if_any()
     problems.unknown("", raw, _SECTIONS)
-    section = _table(problems, "data", raw.get("data"))
+    section = table(problems, "data", raw.get("data"))
     problems.unknown("data", section, _DATA)
     data_path = section.get("path") if override is None else str(override)
     if not isinstance(data_path, str) or not data_path:
@@ -326,21 +218,21 @@ def parse_spec(raw: Any, path: Path, data: Path | None = None) -> ReleaseSpec:
     if data_format not in FORMATS:
         problems.add("data.format", f"must be one of {list(FORMATS)}, got {data_format!r}")
     if override is None and isinstance(data_path, str) and data_path != "?":
-        _confined(problems, "data.path", path.parent, data_path)
+        confined(problems, "data.path", path.parent, data_path)
     schema = section.get("schema")
     confined_schema = None
     if schema is not None and not isinstance(schema, str):
         problems.add("data.schema", f"must be a path to a pandera YAML schema, got {schema!r}")
     elif schema is not None:
-        confined_schema = _confined(problems, "data.schema", path.parent, schema)
-    privacy = _privacy(problems, _table(problems, "privacy", raw.get("privacy")))
-    release = _table(problems, "release", raw.get("release"))
+        confined_schema = confined(problems, "data.schema", path.parent, schema)
+    privacy = _privacy(problems, table(problems, "privacy", raw.get("privacy")))
+    release = table(problems, "release", raw.get("release"))
     problems.unknown("release", release, _RELEASE)
     confidence = release.get("confidence", 0.95)
     if not (isinstance(confidence, float) and 0 < confidence < 1):
         problems.add("release.confidence", f"must be a level in (0, 1), got {confidence!r}")
         confidence = 0.95
-    formats = _strings(problems, "release.formats", release.get("formats", ["csv"]))
+    formats = strings(problems, "release.formats", release.get("formats", ["csv"]))
     for fmt in formats:
         if fmt not in FORMATS:
             problems.add("release.formats", f"{fmt!r} is not one of {list(FORMATS)}")

@@ -34,10 +34,12 @@ from pandas_dp.api.session import tagged
 from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError
 from pandas_dp.optional import require
-from pandas_dp.spec.files import as_table, write_outputs
-from pandas_dp.spec.model import QuerySpec, ReleaseSpec, spec_keys
-from pandas_dp.spec.report import write_report
-from pandas_dp.spec.where import check_types, evaluate, parse_where
+from pandas_dp.publish.checks import spec_keys
+from pandas_dp.publish.files import as_table, write_outputs
+from pandas_dp.publish.model import QuerySpec, ReleaseSpec
+from pandas_dp.publish.report import write_report
+from pandas_dp.publish.where import check_types, parse_where
+from pandas_dp.publish.where_eval import evaluate
 
 LEDGER_NAME = "ledger.jsonl"
 #: ``progress(query_number, query_count, query_name, stage)``; stages: "releasing",

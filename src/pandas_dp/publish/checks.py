@@ -1,0 +1,139 @@
+"""Checks of release-file values: every problem collected with its path, none raised early.
+
+The numbers, bounds, group-bys and keys of a spec go through the Python API's own
+validation (:func:`with_api`), so a spec follows the same rules as a call; paths stay inside
+the spec's folder (:func:`confined`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pandas_dp.api.statistics import STATISTICS
+from pandas_dp.api.validation import parse_bounds
+from pandas_dp.errors import DPError, SpecError
+
+
+class Problems:
+    """Collects path-qualified problems; raises them all at the end."""
+
+    def __init__(self, source: str) -> None:
+        self.source = source
+        self.items: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        """Record one problem at ``where``."""
+        self.items.append(f"{where}: {message}")
+
+    def unknown(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
+        """Record every key of ``table`` outside ``allowed``, with the closest allowed one."""
+        for key in table:
+            if key not in allowed:
+                close = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+                hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {sorted(allowed)}"
+                self.add(f"{where}.{key}" if where else str(key), f"unknown key{hint}")
+
+    def number(self, where: str, value: Any, *, low: float = 0.0, strict: bool = True) -> float:
+        """A finite number above ``low`` (or at least ``low``), else record the problem."""
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.add(where, f"must be a number, got {value!r}")
+            return math.nan
+        if not math.isfinite(value) or (value <= low if strict else value < low):
+            self.add(where, f"must be {'>' if strict else '>='} {low:g}, got {value!r}")
+        return float(value)
+
+    def raise_if_any(self) -> None:
+        """Raise one :class:`SpecError` listing every problem, if there are any."""
+        if self.items:
+            listed = "\n  ".join(self.items)
+            raise SpecError(f"{self.source} is not a valid release spec:\n  {listed}")
+
+
+def table(problems: Problems, where: str, value: Any) -> dict[str, Any]:
+    """A table of settings (empty when absent), else record the problem."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.add(where, f"must be a table of settings, got {type(value).__name__}")
+        return {}
+    return value
+
+
+def strings(problems: Problems, where: str, value: Any) -> tuple[str, ...]:
+    """One column name or a list of them, as a tuple."""
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+        problems.add(where, f"must be a column name or a list of them, got {value!r}")
+        return ()
+    return tuple(items)
+
+
+def aggs_of(problems: Problems, where: str, value: Any) -> dict[str, tuple[str | None, str]]:
+    """Named statistics: ``n = "count"`` or ``name = ["column", "statistic"]``."""
+    if not isinstance(value, dict) or not value:
+        problems.add(where, 'needs at least one statistic, e.g. { n = "count" }')
+        return {}
+    aggs: dict[str, tuple[str | None, str]] = {}
+    for name, stat in value.items():
+        at = f"{where}.{name}"
+        column, how = (None, stat) if isinstance(stat, str) else (None, None)
+        if isinstance(stat, list) and len(stat) == 2 and all(isinstance(s, str) for s in stat):
+            column, how = stat
+        if how is None:
+            problems.add(at, f'give "count" or ["column", "sum"], got {stat!r}')
+        elif how not in STATISTICS:
+            problems.add(at, f"unknown statistic {how!r}; choose from {list(STATISTICS)}")
+        elif column is None and how != "count":
+            problems.add(at, f'{how!r} needs a column: ["income", "{how}"]')
+        else:
+            aggs[str(name)] = (column, how)
+    return aggs
+
+
+def spec_keys(keys: Any) -> Any:
+    """TOML/YAML keys: lists of lists become tuples (one per combination)."""
+    if isinstance(keys, list) and keys and all(isinstance(k, list) for k in keys):
+        return [tuple(k) for k in keys]
+    return keys
+
+
+def with_api(problems: Problems, where: str, parse: Callable[..., Any], *args: Any) -> Any:
+    """Validate with the Python API's own function: the same rules, the error at ``where``."""
+    try:
+        return parse(*args)
+    except DPError as error:
+        problems.add(where, str(error))
+        return None
+
+
+def bounds_of(problems: Problems, where: str, value: Any) -> dict[str, tuple[float, float]]:
+    """``{column: [lower, upper]}``, each pair validated as the API validates bounds."""
+    bounds = {}
+    for column, pair in table(problems, where, value).items():
+        parsed = with_api(problems, f"{where}.{column}", parse_bounds, pair)
+        if parsed is not None:
+            bounds[str(column)] = parsed
+    return bounds
+
+
+def confined(problems: Problems, where: str, base: Path, text: str) -> Path:
+    """``text`` as a path inside the spec's folder: a spec names no other file.
+
+    A release file may come from someone other than the data owner; it may only point at
+    files beside it or below it (no absolute path, no ``..``, no link leading out).
+    """
+    path = Path(text)
+    if path.is_absolute() or ".." in path.parts:
+        problems.add(
+            where, f"must be a path inside the spec's folder, got {text!r} (the data owner "
+            "can name any data file with --data)",
+        )  # fmt: skip
+        return base / path.name
+    inside = (base / path).resolve()
+    if not inside.is_relative_to(base.resolve()):
+        problems.add(where, f"{text!r} leads out of the spec's folder (through a link)")
+    return base / path
