@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pandas as pd
+import pytest
 
 import pandas_dp
 
@@ -63,3 +64,23 @@ def test_import_registers_the_accessors() -> None:
     assert pd.Series.dp is pandas_dp.SeriesDPAccessor
     pandas_dp.api.accessors.register()  # idempotent: registering again changes nothing
     assert pd.DataFrame.dp is pandas_dp.DataFrameDPAccessor
+
+
+SUBPACKAGES = [
+    "pandas_dp.api.accessors",
+    "pandas_dp.api.release",
+    "pandas_dp.api.statistics",
+    "pandas_dp.engines",
+    "pandas_dp.publish",
+    "pandas_dp.local",
+]
+
+
+@pytest.mark.parametrize("name", SUBPACKAGES)
+def test_every_subpackage_declares_what_it_exports(name: str) -> None:
+    module = importlib.import_module(name)
+    exported = module.__all__
+    assert exported, name
+    assert len(set(exported)) == len(exported)
+    for member in exported:
+        assert hasattr(module, member), f"{name}.{member}"

@@ -263,3 +263,19 @@ def test_gaussian_preview_and_release_at_extreme_epsilon(frame, protect_seeded, 
     assert preview.table.loc["count", "scale"] == float(mechanisms[0].scale)
     real = priv.dp.count(epsilon=epsilon, ci=0.95, **gauss)  # the sampler itself, seeded
     assert isinstance(real.value, int)
+
+
+def test_a_preview_accepts_exactly_what_the_release_accepts(frame, protect_seeded) -> None:
+    """The preview accessor is the release accessor with another executor (issue 14): the
+    ``nonnegative`` that ``agg`` takes once raised in the hand-mirrored preview."""
+    priv = protect_seeded(frame, epsilon=1.0)
+    preview = priv.dp.preview.agg(n="count", epsilon=0.1, nonnegative=True)
+    assert isinstance(preview, Preview)
+    grouped = priv.dp.preview.groupby("g", keys=list(range(20))).agg(
+        n="count", s=("x", "sum"), bounds={"x": (0, 2)}, epsilon=0.1, nonnegative=True
+    )
+    assert list(grouped.table.index) == ["n", "s"]
+    assert priv.dp.session.spent == Budget(0)
+    released = priv.dp.agg(n="count", epsilon=0.1, nonnegative=True)
+    assert preview.release.measurements == priv.dp.session.releases[0].measurements
+    assert released["n"].iloc[0] >= 0
