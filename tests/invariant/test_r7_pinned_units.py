@@ -76,3 +76,25 @@ def test_missing_ids_belong_to_no_one() -> None:
     frame = pd.DataFrame({"pid": [1.0, np.nan, 2.0, 2.0], "x": 1.0})
     priv = frame.dp.protect(epsilon=10.0, privacy_unit="pid", max_rows_per_unit=1)
     assert exact(priv, lambda p: p.dp.count(epsilon=1.0)) == 2
+
+
+DASK_REWRITES = {
+    "assign": lambda t: t.assign(pid=t.pid * 10),
+    "copies with new ids": lambda t: __import__("dask.dataframe").dataframe.concat(
+        [t, t.assign(pid=t.pid + 1000)]
+    ),
+    "rename onto the id": lambda t: t.rename(columns={"pid": "old", "x": "pid"}),
+}
+
+
+@pytest.mark.parametrize("rewrite", DASK_REWRITES.values(), ids=DASK_REWRITES.keys())
+def test_dask_refuses_a_rewritten_unit_column(rewrite: Callable, charges_nothing: Any) -> None:
+    import dask.dataframe as dd
+
+    frame = pd.DataFrame({"pid": np.arange(PEOPLE), "x": 1.0})
+    priv = dd.from_pandas(frame, npartitions=3).dp.protect(
+        epsilon=10.0, privacy_unit="pid", max_rows_per_unit=1
+    )
+    with charges_nothing(priv), pytest.raises(NotProtectedError, match="reassigns or renames"):
+        rewrite(priv).dp.count(epsilon=1.0)
+    assert exact(priv[priv.x > 0].assign(y=priv.x), lambda p: p.dp.count(epsilon=1.0)) == PEOPLE

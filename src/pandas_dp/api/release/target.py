@@ -62,6 +62,12 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         label: Any = obj.name
         name: Hashable = label if label is not None else SERIES_COLUMN
         return Target(session, engine.to_frame(obj, name), engine, column=name)
+    if unit is not None and engine.rewrites(obj, unit):
+        raise NotProtectedError(
+            f"this {engine.name} collection reassigns or renames its privacy-unit column "
+            f"{unit!r} after protect, so its ids cannot be trusted to cap each unit. Derive "
+            "frames without rewriting the unit column (filters and other columns are fine)."
+        )
     if unit is not None and unit not in engine.columns(obj):
         raise NotProtectedError(
             f"this frame lacks the privacy-unit column {unit!r} that the session needs to cap "
