@@ -120,7 +120,7 @@ def test_crash_in_the_middle_of_the_ledger_write(release_dir):
             with open(path, "ab") as handle:
                 handle.write(data[: len(data) // 2])
             os._exit({CRASH})
-        ledger_file._append = torn_append
+        ledger_file.append_durably = torn_append
         print(priv.dp.count(epsilon=0.5), flush=True)  # never printed
         """,
         release_dir,

@@ -33,14 +33,13 @@ import hashlib
 import json
 import os
 import socket
-import sys
 import uuid
-from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pandas_dp.accounting.events import LedgerEntry
+from pandas_dp.accounting.file_io import append_durably, exclusive
 from pandas_dp.accounting.records import (
     budget_from_json,
     budget_to_json,
@@ -72,42 +71,6 @@ def who() -> str:
     except (KeyError, OSError):  # no login name in some containers
         user = "unknown"
     return f"{user}@{socket.gethostname()} pid {os.getpid()}"
-
-
-@contextlib.contextmanager
-def _exclusive(path: Path) -> Iterator[None]:
-    """Hold an exclusive advisory lock on ``path`` (created if missing)."""
-    with open(path, "a+b") as handle:
-        if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-            import msvcrt
-
-            handle.seek(0)
-            msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)
-            try:
-                yield
-            finally:
-                handle.seek(0)
-                msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)
-        else:
-            import fcntl
-
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-            try:
-                yield
-            finally:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-
-
-def _append(path: Path, data: bytes) -> None:
-    """Append ``data`` with one write and make it durable before returning."""
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-    try:
-        written = os.write(fd, data)
-        if written != len(data):
-            raise OSError(f"short write to the ledger {path} ({written} of {len(data)} bytes)")
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 class LedgerFile:
@@ -193,11 +156,11 @@ class LedgerFile:
     # -- locking and writing ---------------------------------------------------------------
     def locked(self) -> contextlib.AbstractContextManager[None]:
         """The exclusive inter-process lock; hold it across read, check and append."""
-        return _exclusive(self.lock_path)
+        return exclusive(self.lock_path)
 
     def _write(self, record: dict[str, Any]) -> None:
         data = canonical(record) + b"\n"
-        _append(self.path, data)
+        append_durably(self.path, data)
         self._advance(record, len(data))
 
     def _advance(self, record: dict[str, Any], length: int) -> None:
@@ -313,11 +276,11 @@ class LedgerFile:
         except LedgerError:
             record = None
         if record is not None:  # the whole entry reached the disk: count it (conservative)
-            _append(self.path, b"\n")
+            append_durably(self.path, b"\n")
             self._advance(record, len(torn) + 1)
             entry = self._entry(record)
             return [] if entry is None else [entry]
-        _append(self.torn_path, torn + b"\n")
+        append_durably(self.torn_path, torn + b"\n")
         with open(self.path, "r+b") as handle:  # drop the partial write, then log that we did
             handle.truncate(self._offset)
             handle.flush()
