@@ -124,6 +124,18 @@ def _check_index(index: pd.Index, by: tuple[Hashable, ...]) -> None:
         raise DPValueError("keys contain duplicates; each key must appear once")
 
 
+#: ``pandas.api.types.infer_dtype`` answers that mean "every key is a number" (vectorised).
+_NUMBER_KINDS = {"integer", "floating", "mixed-integer-float", "decimal", "complex"}
+_TIME_KINDS = {"datetime64", "datetime"}
+
+
+def _all(values: pd.Index, kinds: set[str], test: type | tuple[type, ...]) -> bool:
+    """Whether every key is of a type: inferred in C when possible, else key by key."""
+    if ptypes.infer_dtype(values, skipna=False) in kinds:
+        return True
+    return all(isinstance(v, test) for v in values)
+
+
 def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
     """Refuse keys whose type can never match their column's dtype (public information only).
 
@@ -131,12 +143,12 @@ def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
     """
     for level, dtype in enumerate(dtypes):
         values = index.get_level_values(level) if index.nlevels > 1 else index
-        if ptypes.is_bool_dtype(dtype) and not all(isinstance(v, bool | np.bool_) for v in values):
+        if ptypes.is_bool_dtype(dtype) and not _all(values, {"boolean"}, (bool, np.bool_)):
             raise DPTypeError(
                 f"column {values.name!r} holds booleans but its keys are not True/False"
             )
-        if ptypes.is_datetime64_any_dtype(dtype) and not all(
-            isinstance(v, pd.Timestamp | datetime.datetime | np.datetime64) for v in values
+        if ptypes.is_datetime64_any_dtype(dtype) and not _all(
+            values, _TIME_KINDS, (pd.Timestamp, datetime.datetime, np.datetime64)
         ):
             raise DPTypeError(
                 f"column {values.name!r} holds datetimes; give keys as timestamps "
@@ -145,7 +157,7 @@ def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
         numeric_column = ptypes.is_numeric_dtype(dtype) and not isinstance(
             dtype, pd.CategoricalDtype
         )
-        numeric_keys = all(isinstance(v, numbers.Number) for v in values)
+        numeric_keys = _all(values, _NUMBER_KINDS, numbers.Number)
         if numeric_column and not numeric_keys:
             raise DPTypeError(
                 f"column {values.name!r} holds numbers ({dtype}) but its keys are not all "
