@@ -7,6 +7,7 @@ import threading
 from fractions import Fraction
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -303,3 +304,31 @@ def test_outputs_round_trip_through_json(value):
 def test_repr_names_the_file(tmp_path):
     ledger = LedgerFile(tmp_path / "l.jsonl")
     assert "l.jsonl" in repr(ledger)
+
+
+def test_each_mechanism_has_its_event_class_and_kind_tag(tmp_path) -> None:
+    """One frozen event class per mechanism; the ledger JSON carries its kind (issue 14)."""
+    from pandas_dp.accounting.events import (
+        GaussianMeasurement,
+        LaplaceMeasurement,
+        SelectionMeasurement,
+    )
+    from pandas_dp.accounting.records import measurement_from_json, measurement_to_json
+
+    frame = pd.DataFrame({"x": np.linspace(0, 1, 50), "g": [0, 1] * 25})
+    priv = frame.dp.protect(epsilon=10.0, delta=1e-6, ledger=str(tmp_path / "l.jsonl"))
+    priv.dp.count(epsilon=1.0)
+    priv.dp.count(epsilon=1.0, mechanism="gaussian")
+    priv.dp.median("x", bounds=(0, 1), epsilon=1.0)
+    kinds = [type(r.measurements[0]) for r in priv.dp.session.releases]
+    assert kinds == [LaplaceMeasurement, GaussianMeasurement, SelectionMeasurement]
+    lines = [json.loads(line) for line in (tmp_path / "l.jsonl").read_text().splitlines()]
+    tags = [m["kind"] for line in lines[1:] for m in line["release"]["measurements"]]
+    assert tags == ["laplace", "gaussian", "selection"]
+    for release in priv.dp.session.releases:  # the JSON round trip keeps the class
+        (m,) = release.measurements
+        assert measurement_from_json(measurement_to_json(m)) == m
+        old = {k: v for k, v in measurement_to_json(m).items() if k != "kind"}
+        assert type(measurement_from_json(old)) is type(m)  # files written before the tag
+    with pytest.raises(ValueError, match="Laplace"):
+        LaplaceMeasurement("x", "exponential", 1, 1, 1)

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 from pandas_dp.budget import Budget
 
@@ -54,6 +54,9 @@ class Measurement:
     extra_delta : Fraction
         δ spent beyond the noise itself (private key selection), under every accountant.
     """
+
+    #: The ledger's tag for this event class (one class per mechanism; see below).
+    kind: ClassVar[str] = "measurement"
 
     label: str
     mechanism: str
@@ -123,6 +126,48 @@ class Measurement:
             f"{self.label}: {self.mechanism}(sensitivity={self.sensitivity * step:.6g}, "
             f"{spread}={float(self.scale) * step:.6g}, {cost})"
         )
+
+
+@dataclass(frozen=True)
+class LaplaceMeasurement(Measurement):
+    """Discrete Laplace noise: pure ε-DP with ``ε = sensitivity / scale``."""
+
+    kind: ClassVar[str] = "laplace"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mechanism != "discrete_laplace" or self.sigma2 is not None:
+            raise ValueError(f"a Laplace measurement, not {self.mechanism!r}")
+
+
+@dataclass(frozen=True)
+class GaussianMeasurement(Measurement):
+    """Discrete Gaussian noise: ``coordinates · sensitivity² / (2σ²)``-zCDP."""
+
+    kind: ClassVar[str] = "gaussian"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mechanism != "discrete_gaussian":
+            raise ValueError(f"a Gaussian measurement, not {self.mechanism!r}")
+
+
+@dataclass(frozen=True)
+class SelectionMeasurement(Measurement):
+    """A choice by the exponential mechanism (quantile, mode, top-k): pure ε-DP."""
+
+    kind: ClassVar[str] = "selection"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mechanism != "exponential" or self.sigma2 is not None:
+            raise ValueError(f"a selection, not {self.mechanism!r}")
+
+
+#: The event class of each mechanism, by the ``kind`` tag a ledger file records.
+MEASUREMENT_KINDS: dict[str, type[Measurement]] = {
+    cls.kind: cls for cls in (LaplaceMeasurement, GaussianMeasurement, SelectionMeasurement)
+}
 
 
 @dataclass(frozen=True)

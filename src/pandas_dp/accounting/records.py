@@ -9,7 +9,7 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from pandas_dp.accounting.events import Measurement, Release
+from pandas_dp.accounting.events import MEASUREMENT_KINDS, Measurement, Release
 from pandas_dp.budget import AnyBudget, Budget, RhoBudget
 
 
@@ -37,6 +37,7 @@ def budget_from_json(data: dict[str, Any]) -> AnyBudget:
 def measurement_to_json(m: Measurement) -> dict[str, Any]:
     """All fields of a measurement, exact numbers as strings."""
     return {
+        "kind": m.kind,
         "label": m.label,
         "mechanism": m.mechanism,
         "epsilon": str(m.epsilon),
@@ -50,10 +51,18 @@ def measurement_to_json(m: Measurement) -> dict[str, Any]:
     }
 
 
+#: Ledger files written before the ``kind`` tag name only the mechanism.
+_KIND_OF_MECHANISM = {
+    "discrete_laplace": "laplace", "discrete_gaussian": "gaussian", "exponential": "selection",
+}  # fmt: skip
+
+
 def measurement_from_json(data: dict[str, Any]) -> Measurement:
     """Inverse of :func:`measurement_to_json`."""
     sigma2 = data.get("sigma2")
-    return Measurement(
+    kind = data.get("kind") or _KIND_OF_MECHANISM.get(data["mechanism"], "measurement")
+    event = MEASUREMENT_KINDS.get(kind, Measurement)
+    return event(
         label=data["label"],
         mechanism=data["mechanism"],
         epsilon=_fraction(data["epsilon"]),

@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from pandas_dp.accounting.events import Measurement
+from pandas_dp.accounting.events import (
+    GaussianMeasurement,
+    LaplaceMeasurement,
+    Measurement,
+    SelectionMeasurement,
+)
 from pandas_dp.engines import ClippedSum, Measure, NonNull, Rows
 from pandas_dp.engines.plan import Aggregate, CellCounts, ClippedSquares
 from pandas_dp.errors import DPValueError
@@ -114,13 +119,13 @@ def _noisy(
     if not noise.gaussian:
         sensitivity = units * contribution.l1
         laplace = DiscreteLaplace.calibrated(sensitivity, epsilon)
-        record = Measurement(
+        pure = LaplaceMeasurement(
             label, laplace.name, epsilon, sensitivity, laplace.effective_scale, exponent
         )
-        return Part(label, measure, laplace, record, lattice)
+        return Part(label, measure, laplace, pure, lattice)
     plan = plan_gaussian(units * contribution.linf, contribution.l0, epsilon, noise.delta)
     gauss = plan.mechanism
-    record = Measurement(
+    record = GaussianMeasurement(
         label, gauss.name, epsilon, plan.sensitivity, gauss.scale, exponent + plan.shift,
         delta=noise.delta, coordinates=plan.coordinates, sigma2=gauss.sigma2,
     )  # fmt: skip
@@ -223,7 +228,9 @@ def quantile_part(
     lower, upper = bounds
     sensitivity = contribution.l1 * max(q, 1 - q)
     mechanism = ExponentialMechanism(epsilon, sensitivity)
-    record = Measurement(label, mechanism.name, epsilon, contribution.l1, 2 * sensitivity / epsilon)
+    record = SelectionMeasurement(
+        label, mechanism.name, epsilon, contribution.l1, 2 * sensitivity / epsilon
+    )
 
     def to_real(index: Any) -> Any:
         return grid_value(np.asarray(index, dtype=np.int64), lower, upper, cells)
@@ -290,7 +297,9 @@ def choice_part(
     ``ε_r = ε / rounds``.
     """
     mechanism = ExponentialMechanism(epsilon, Fraction(sensitivity), monotone=True)
-    record = Measurement(label, mechanism.name, epsilon, sensitivity, sensitivity / epsilon)
+    record = SelectionMeasurement(
+        label, mechanism.name, epsilon, sensitivity, sensitivity / epsilon
+    )
     return SelectPart(
         label, Rows(), mechanism, record,
         lambda counts: (-np.asarray(counts, dtype=np.int64)[None, :], 1),
