@@ -71,7 +71,6 @@ DERIVED: dict[str, Callable[[Any], Any]] = {
     "rename": lambda p: p.rename(columns={"amount": "spend"}),
     "dropna": lambda p: p.dropna(),
     "fillna": lambda p: p.fillna({"amount": 0.0}),
-    "map_partitions": lambda p: p.map_partitions(lambda part: part[part["age"] > 20]),
     "repartition": lambda p: p.repartition(npartitions=2),
     "persist": lambda p: p.persist(),
     "partitions": lambda p: p.partitions[1:3],

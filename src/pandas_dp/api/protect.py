@@ -105,6 +105,8 @@ def protect(
         ledger=store, entries=entries, unit_ids=pinned,
     )  # fmt: skip
     protected: PandasObj = attach(obj, session)
+    if not engine.in_memory:  # the layer the Dask lineage check traces releases back to
+        session.origin = protected.expr._name
     return protected
 
 

@@ -101,6 +101,8 @@ class Session:
         self.guard = guard
         self.unit = unit or PrivacyUnit()
         self.unit_ids = unit_ids  # pinned at protect (in-memory frames under a unit)
+        #: The expression name of a Dask ``protect`` layer, where lineage checks stop.
+        self.origin = ""
         self.schema = schema
         self._source = source
         self._noise = NoiseSource.from_random(source)

@@ -4,9 +4,10 @@ The caps trust the ids they are given: if a release read the unit column as it i
 time, ``concat([t.assign(pid=t.pid * R + j) for j in range(R)])`` would make one person R
 people. So ``protect`` records each row's id (as an integer code) under its index label,
 and every release looks the ids up by label, ignoring what the column holds by then. Rows
-whose label was not in the protected frame cannot be attributed to anyone: such a frame is
-refused. Rows repeated under one label (``concat([priv, priv])``) keep one person's id, so
-the caps bound them as one person's rows.
+whose label was not in the protected frame cannot be attributed to anyone: they are dropped,
+like rows with a missing id (a refusal would read labels, which a caller can compute from
+values, and leak a bit for free). Rows repeated under one label (``concat([priv, priv])``)
+keep one person's id, so the caps bound them as one person's rows.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from pandas_dp.errors import DPValueError, NotProtectedError
+from pandas_dp.errors import DPValueError
 
 I64 = npt.NDArray[np.int64]
 
@@ -54,20 +55,12 @@ class UnitIds:
     def lookup(self, index: pd.Index) -> I64:
         """The pinned id of each row of a frame derived from the protected one.
 
-        Raises
-        ------
-        NotProtectedError
-            If a label was not in the protected frame.
+        -1 (no unit: the row is dropped) for a label the protected frame did not have.
         """
         positions = _positions(self.index, index)
-        if (positions < 0).any():
-            raise NotProtectedError(
-                "this frame has rows whose index labels were not in the protected frame, so "
-                "pandas-dp cannot tell whose rows they are (the privacy unit's ids are taken "
-                "from the protected frame, by label). Keep the index of the protected frame: "
-                "no reset_index, set_axis or set_index after protect."
-            )
-        return self.ids[positions]
+        if self.ids.size == 0:
+            return np.full(len(index), -1, dtype=np.int64)
+        return np.where(positions >= 0, self.ids[np.maximum(positions, 0)], -1)
 
 
 def _positions(recorded: pd.Index, index: pd.Index) -> I64:

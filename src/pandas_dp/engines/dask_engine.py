@@ -162,16 +162,6 @@ def combine(parts: Sequence[Aggregates], observed: bool) -> Aggregates:
     return Aggregates(union, totals)
 
 
-def _renames(operands: Sequence[Any], column: Hashable) -> bool:
-    """Whether a rename's mapping moves ``column`` or writes it (a callable could do either)."""
-    for operand in operands:
-        if callable(operand):
-            return True
-        if isinstance(operand, Mapping) and (column in operand or column in operand.values()):
-            return True
-    return False
-
-
 class DaskEngine:
     """Engine for :class:`dask.dataframe.DataFrame` collections (see the module docstring)."""
 
@@ -196,25 +186,6 @@ class DaskEngine:
             _unchanged, uuid.uuid4().hex, meta=meta, enforce_metadata=False,
             required_columns=[],
         )  # fmt: skip
-
-    def rewrites(self, data: Any, column: Hashable) -> bool:
-        """Whether the collection's graph writes ``column`` (an assign or a rename of it).
-
-        Dask frames have no row labels in memory to pin unit ids to, so a release refuses a
-        collection that reassigned or renamed its unit column after ``protect``
-        (``ddf.assign(pid=...)``, ``concat`` of such copies). A function applied to whole
-        partitions (``map_partitions``) is not inspected: that is deliberate circumvention,
-        outside the threat model.
-        """
-        for node in data.expr.walk():
-            kind = type(node).__name__
-            if kind == "Assign" and column in [o for o in node.operands if isinstance(o, str)]:
-                return True
-            if kind == "RenameFrame" and _renames(node.operands, column):
-                return True
-            if kind == "ColumnsSetter":
-                return True
-        return False
 
     def index(self, data: Any) -> pd.Index:
         """The meta frame's (empty) index: its names, not its labels."""

@@ -303,10 +303,6 @@ class PandasEngine:
         copy.attrs = attrs
         return copy
 
-    def rewrites(self, data: Any, column: Hashable) -> bool:
-        """False: in memory, unit ids are pinned by label and a rewritten column is ignored."""
-        return False
-
     def index(self, data: Any) -> pd.Index:
         """The frame's index."""
         index: pd.Index = data.index

@@ -147,12 +147,6 @@ class Engine(Protocol):
     def with_attrs(self, data: Any, attrs: dict[str, Any]) -> Any:
         """A shallow copy of ``data`` carrying exactly ``attrs`` (derived frames keep them)."""
 
-    def rewrites(self, data: Any, column: Hashable) -> bool:
-        """Whether ``data`` was derived by rewriting ``column``.
-
-        Engines that cannot pin unit ids by label refuse such a frame.
-        """
-
     def index(self, data: Any) -> pd.Index:
         """The frame's index, or an empty index of the same kind when it is not in memory."""
 

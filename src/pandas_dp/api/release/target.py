@@ -7,8 +7,9 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api.attach import session_of
+from pandas_dp.api.attach import ATTRS_KEY, session_of
 from pandas_dp.api.release.types import Target
+from pandas_dp.api.session import Session
 from pandas_dp.api.unit_ids import PINNED
 from pandas_dp.engines import engine_for
 from pandas_dp.errors import NotProtectedError
@@ -62,12 +63,8 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         label: Any = obj.name
         name: Hashable = label if label is not None else SERIES_COLUMN
         return Target(session, engine.to_frame(obj, name), engine, column=name)
-    if unit is not None and engine.rewrites(obj, unit):
-        raise NotProtectedError(
-            f"this {engine.name} collection reassigns or renames its privacy-unit column "
-            f"{unit!r} after protect, so its ids cannot be trusted to cap each unit. Derive "
-            "frames without rewriting the unit column (filters and other columns are fine)."
-        )
+    if unit is not None and not engine.in_memory:
+        _check_lineage(obj, session, unit, engine.name)
     if unit is not None and unit not in engine.columns(obj):
         raise NotProtectedError(
             f"this frame lacks the privacy-unit column {unit!r} that the session needs to cap "
@@ -75,3 +72,27 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
             f"{unit!r}]])"
         )
     return Target(session, obj, engine, unit=unit)
+
+
+def _check_lineage(obj: Any, session: Session, unit: Hashable, kind: str) -> None:
+    """Refuse a collection whose unit column a step after ``protect`` may have rewritten.
+
+    Collections out of memory have no labels to pin ids to; their expression graph (the
+    caller's code, public) is traced back to the ``protect`` layer instead
+    (:mod:`pandas_dp.engines.dask_lineage`, imported only when dask is in use).
+    """
+    from pandas_dp.engines.dask_lineage import rewriting_step
+
+    def is_origin(attrs: Any) -> bool:
+        return attrs.get(ATTRS_KEY) is session.handle
+
+    step = rewriting_step(obj.expr, unit, is_origin, session.origin)
+    if step is not None:
+        raise NotProtectedError(
+            f"this {kind} frame was derived from the protected one by a step ({step}) that "
+            f"may change the privacy-unit column {unit!r}, and the caps trust that column to "
+            "hold the ids it held at protect. Derive frames with filters, column selection, "
+            "assign/fillna/astype/rename of other columns, sort_values, repartition, concat "
+            "of such frames, or persist right after protect; apply map_partitions and other "
+            "steps before protect"
+        )
