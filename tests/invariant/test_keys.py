@@ -62,6 +62,7 @@ EQUAL_CLASSES = {
     ],
     "text types": ["a", np.str_("a")],
     "fractions": [Fraction(1, 2), 0.5, Decimal("0.5")],
+    "decimal and fraction": [Decimal("1.10"), Fraction(11, 10), Decimal("1.1")],
     "tuples": [(1, "a"), (True, np.str_("a")), (1.0, "a")],
 }
 

@@ -8,7 +8,7 @@ not raise, warn or behave differently because of what another row holds.
 - Keys observed in the data (private; only a DP selection step may release some of them) are
   built from *canonical* values, a function of each row's value alone: ``-0.0`` becomes
   ``0.0``, numbers equal to an integer become ``int``, ``True`` becomes ``1``, Decimals and
-  Fractions become the float or int they equal (or their normal form), text becomes plain
+  Fractions become the float or int they equal (else a Fraction), text becomes plain
   ``str``, timestamps become nanosecond ``Timestamp`` s in UTC (naive ones stay naive),
   tuples are canonical element by element. A value of any other type is dropped. So the
   released key never carries the representation one row happened to use (``pd.factorize``
@@ -63,7 +63,8 @@ def _number(value: Any) -> Any:
         if value == value.to_integral_value():
             return int(value)
         as_float = float(value)
-        return as_float if Decimal(as_float) == value else value.normalize()
+        # Not a float: the Fraction it equals, the form a Fraction of that value takes too.
+        return as_float if Decimal(as_float) == value else Fraction(value)
     if isinstance(value, Fraction):
         if value.denominator == 1:
             return int(value)
