@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 import bench_accounting
+import bench_accuracy
 import bench_dask
 import bench_groupby
 import bench_hierarchy
@@ -51,6 +52,7 @@ def main() -> None:
         bench_mean.run(bench_mean.TRIALS // scale)[0],
         bench_accounting.run(),
         bench_statistics.run([n // scale for n in bench_statistics.SIZES]),
+        bench_accuracy.run(max(2, bench_accuracy.REPEATS // scale)),
     ]
     if args.dask:
         sections.append(bench_dask.run(bench_dask.ROWS // scale))

@@ -4,7 +4,9 @@ The docstrings are written for pydoc, Sphinx and mkdocstrings alike, so they use
 ``:class:`~pandas_dp.PrivacyLeakWarning``` and ``:meth:`sum```. mkdocstrings would print those
 verbatim. This extension rewrites each role into an *optional* cross-reference: a link when the
 target is documented on the site, plain code otherwise (so it never breaks a strict build).
-It also turns reStructuredText's ``text::`` (a literal block follows) into ``text:``.
+It also turns reStructuredText's ``text::`` (a literal block follows) into ``text:``, and
+fills the shared parameter blocks (``{epsilon}``) as :func:`pandas_dp.api.docstrings.fill`
+does at import time, since griffe reads the docstrings from the source.
 Loaded from ``mkdocs.yml`` (``plugins.mkdocstrings.handlers.python.options.extensions``).
 """
 
@@ -14,6 +16,8 @@ import re
 from typing import Any
 
 import griffe
+
+from pandas_dp.api.docstrings import fill
 
 _ROLE = re.compile(r":(?:class|meth|func|attr|data|mod|exc|obj):`(~?)([\w.]+)(?:\(\))?`")
 _LITERAL_INTRO = re.compile(r"(?<=\S)::$", re.MULTILINE)
@@ -53,5 +57,5 @@ class SphinxRoles(griffe.Extension):
             target = _resolve(obj, name)
             return f'<autoref identifier="{target}" optional><code>{shown}</code></autoref>'
 
-        text = _ROLE.sub(link, docstring.value)
+        text = _ROLE.sub(link, fill(docstring.value))
         docstring.value = _LITERAL_INTRO.sub(":", text)

@@ -14,6 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from pandas_dp.errors import DPValueError
+
+from ..oracles import split
+
 REGIONS = ["north", "south", "east", "west"]
 INCOME = (0.0, 2e5)
 
@@ -210,10 +214,7 @@ def test_mean_of_an_int_column_reuses_the_row_count(regional, protect_seeded, no
     assert len(calls) == 2
 
 
-AGG_NOTE = (
-    "ε 1 split equally: 1/4 to the row count, 1/4 to the sum of income, 1/4 to the centred "
-    "sum of income, 1/4 to the count of non-missing income"
-)
+AGG_NOTE = "ε 1 split for the least relative error: 0.369 to the row count, 0.233 to the centred"
 
 
 def test_agg_table_measurements_split_and_exact_values(regional, protect_seeded, noise, lattices):
@@ -227,93 +228,141 @@ def test_agg_table_measurements_split_and_exact_values(regional, protect_seeded,
     pd.testing.assert_index_equal(table.index, region_index())
     assert table.dtypes.tolist() == [np.int64, np.float64, np.float64, np.int64]
 
-    # Four measurements, each ε/4; the mean and `nonmissing` share one count.
-    each = Fraction(1, 4)
+    # Three measurements: the mean, `nonmissing` and the derived total share one count of
+    # non-missing incomes and one centred sum; ε is split by the documented rule.
     release = priv.dp.session.releases[-1]
     labels = [m.label for m in release.measurements]
-    assert labels == ["count", "sum(income)", "centred_sum(income)", "count(income)"]
-    assert [m.epsilon for m in release.measurements] == [each] * 4
-    assert sum(m.epsilon for m in release.measurements) == 1
+    assert labels == ["count", "centred_sum(income)", "count(income)"]
+    expected = split.shares(
+        ["rows", "c", "nn"],
+        [
+            (1.0, {"rows": 1.0}),
+            (1.0, split.derived_sum_model(INCOME, "c", "nn")),
+            (1.0, split.mean_model(INCOME, "c", "nn")),
+            (1.0, {"nn": 1.0}),
+        ],
+    )
+    recorded = [m.epsilon for m in release.measurements]
+    assert split.close(recorded, expected), (recorded, expected)
+    assert sum(recorded) == 1
     ledger = priv.dp.session.ledger
     assert len(ledger) == 1
     assert ledger["note"].iloc[0].startswith(AGG_NOTE)
+    assert "total = centre × count + centred sum (derived; no ε of its own)" in ledger["note"][0]
     assert "parallel composition over 4 disjoint groups" in ledger["note"].iloc[0]
     assert (ledger["epsilon"].iloc[0], ledger["groups"].iloc[0]) == (1.0, 4)
     assert (ledger["query"].iloc[0], ledger["columns"].iloc[0]) == ("groupby.agg", "region, income")
     assert ledger["bounds"].iloc[0] == "income: [0, 200000]"
     assert priv.dp.session.spent.epsilon == 1
 
-    # Plain and centred sums of one column share the finer lattice step.
-    lats = lattices(*INCOME, each, plain=True, centred=True)
-    assert lats["sum"].exponent == lats["centred_sum"].exponent
-    scales = [1 / each, lats["sum"].sensitivity / each, lats["centred_sum"].sensitivity / each]
-    assert [c.mechanism.scale for c in calls] == [*scales, 1 / each]
-    exponent = lats["sum"].exponent
-    assert [m.exponent for m in release.measurements] == [0, exponent, exponent, 0]
-    assert [c.size for c in calls] == [4] * 4
+    lat = lattices(*INCOME, recorded[1], plain=False, centred=True)["centred_sum"]
+    scales = [1 / recorded[0], lat.sensitivity / recorded[1], 1 / recorded[2]]
+    assert [c.mechanism.scale for c in calls] == scales
+    assert [m.exponent for m in release.measurements] == [0, lat.exponent, 0]
+    assert [c.size for c in calls] == [4] * 3
 
     keys = region_index()
     rows = ref_counts(regional, "region", keys)
     nonmissing = regional["income"].notna().groupby(regional["region"]).sum()
     nonmissing = nonmissing.reindex(keys, fill_value=0)
-    total = ref_sums(regional, "region", keys, "income", lats["sum"]) * lats["sum"].granularity
-    lat = lats["centred_sum"]
     centred = ref_sums(regional, "region", keys, "income", lat)
     avg = (lat.centre_real + centred * lat.granularity / np.maximum(nonmissing, 1)).clip(*INCOME)
+    total = lat.centre_real * nonmissing + centred * lat.granularity
     assert table["n"].tolist() == rows.tolist()
     assert table["nonmissing"].tolist() == nonmissing.tolist()
     assert table["total"].tolist() == total.tolist()
     assert table["avg"].tolist() == avg.tolist()
+    # Without noise, the derived total is the lattice-rounded sum of the clipped incomes.
+    plain = lattices(*INCOME, recorded[1], plain=True, centred=False)["sum"]
+    exact = ref_sums(regional, "region", keys, "income", plain) * plain.granularity
+    assert np.allclose(total.to_numpy(dtype=float), exact.to_numpy(dtype=float), rtol=1e-9)
+
+
+AGE = (0, 100)
 
 
 @pytest.mark.parametrize(
-    ("named", "fillna", "labels"),
+    ("named", "fillna", "labels", "models"),
     [
-        # An int column cannot hold NaN: its mean reuses the row count.
+        # An int column cannot hold NaN: its mean reuses the row count, and the sum is
+        # derived from the mean's two measurements.
         (
             {"n": "count", "s": ("age", "sum"), "m": ("age", "mean")},
             None,
-            ["count", "sum(age)", "centred_sum(age)"],
+            ["count", "centred_sum(age)"],
+            [
+                (1.0, {"n": 1.0}),
+                (1.0, split.derived_sum_model(AGE, "c", "n")),
+                (1.0, split.mean_model(AGE, "c", "n")),
+            ],
         ),
         # With fillna every row counts: the mean reuses the row count too.
-        ({"n": "count", "m": ("income", "mean")}, {"income": 0}, ["count", "centred_sum(income)"]),
+        (
+            {"n": "count", "m": ("income", "mean")},
+            {"income": 0},
+            ["count", "centred_sum(income)"],
+            [(1.0, {"n": 1.0}), (1.0, split.mean_model(INCOME, "c", "n"))],
+        ),
         # A float column's mean reuses the requested count of non-missing values.
         (
             {"c": ("income", "count"), "m": ("income", "mean")},
             None,
             ["count(income)", "centred_sum(income)"],
+            [(1.0, {"n": 1.0}), (1.0, split.mean_model(INCOME, "c", "n"))],
         ),
-        # Two means of one column share everything.
-        ({"a": ("age", "mean"), "b": ("age", "mean")}, None, ["centred_sum(age)", "count"]),
+        # Two means of one column share everything: half each, as one mean alone.
+        (
+            {"a": ("age", "mean"), "b": ("age", "mean")},
+            None,
+            ["centred_sum(age)", "count"],
+            [(1.0, split.mean_model(AGE, "c", "n"))] * 2,
+        ),
     ],
     ids=["int column", "fillna", "non-missing count", "repeated"],
 )
-def test_agg_shares_measurements(regional, protect_seeded, noise, named, fillna, labels):
+def test_agg_shares_measurements(regional, protect_seeded, noise, named, fillna, labels, models):
     priv = protect_seeded(regional, epsilon=2.0)
-    bounds = {"age": (0, 100), "income": INCOME}
+    bounds = {"age": AGE, "income": INCOME}
     with noise(priv) as calls:
         table = priv.dp.groupby("region", keys=REGIONS).agg(
             epsilon=1.0, bounds=bounds, fillna=fillna, **named
         )
     release = priv.dp.session.releases[-1]
     assert [m.label for m in release.measurements] == labels
-    each = Fraction(1, len(labels))
-    assert [m.epsilon for m in release.measurements] == [each] * len(labels)
+    order = ["n", "c"] if labels[0].startswith("count") else ["c", "n"]
+    recorded = [m.epsilon for m in release.measurements]
+    assert split.close(recorded, split.shares(order, models)), recorded
+    assert sum(recorded) == 1
     assert len(calls) == len(labels)
     note = priv.dp.session.ledger["note"].iloc[-1]
-    assert note.startswith("ε 1 split equally: ")
-    assert note.count(f"1/{len(labels)} to the ") == len(labels)
+    equal = len(set(recorded)) == 1
+    assert note.startswith("ε 1 split " + ("equally: " if equal else "for the least relative"))
     assert list(table.columns) == list(named)
     if "n" in named and "m" in named:
         # The mean's count *is* the released row count: recompute it from n.
         assert (table["n"] == ref_counts(regional, "region", region_index()).to_numpy()).all()
 
 
-@pytest.mark.parametrize(
-    ("bounds", "shared"),
-    [((0.0, 2e5), True), ((-3e4, 5e4), True), ((-1.0, 1.0), True), ((1e5, 100001.0), False)],
-)
-def test_lattice_sharing_rule(protect_seeded, noise, lattices, bounds, shared):
+def test_accuracy_weights_move_the_split(regional, protect_seeded):
+    priv = protect_seeded(regional, epsilon=3.0)
+    grouped = priv.dp.groupby("region", keys=REGIONS)
+    named = {"n": "count", "m": ("age", "mean"), "bounds": {"age": AGE}, "epsilon": 1.0}
+    grouped.agg(**named)
+    grouped.agg(**named, accuracy={"m": 4})
+    default, favoured = (r.measurements for r in priv.dp.session.releases)
+    # The mean weighs 4×: the centred sum (the mean's alone) gets more, the count less.
+    assert favoured[1].epsilon > default[1].epsilon
+    expected = split.shares(["n", "c"], [(1.0, {"n": 1.0}), (4.0, split.mean_model(AGE, "c", "n"))])
+    assert split.close([m.epsilon for m in favoured], expected)
+    with pytest.raises(DPValueError, match="accuracy names 'x'"):
+        grouped.agg(**named, accuracy={"x": 1})
+    with pytest.raises(DPValueError, match="positive"):
+        grouped.agg(**named, accuracy={"m": 0})
+    assert len(priv.dp.session.releases) == 2  # refusals charge nothing
+
+
+@pytest.mark.parametrize("bounds", [(0.0, 2e5), (-3e4, 5e4), (-1.0, 1.0), (1e5, 100001.0)])
+def test_sum_next_to_a_mean_is_derived(protect_seeded, noise, lattices, bounds):
     rng = np.random.default_rng(7)
     data = pd.DataFrame(
         {"g": rng.choice(["a", "b"], 300), "x": rng.uniform(bounds[0] - 1, bounds[1] + 1, 300)}
@@ -323,19 +372,27 @@ def test_lattice_sharing_rule(protect_seeded, noise, lattices, bounds, shared):
         table = priv.dp.groupby("g", keys=["a", "b"]).agg(
             s=("x", "sum"), m=("x", "mean"), bounds={"x": bounds}, epsilon=0.9
         )
-    each = Fraction(3, 10)  # 0.9 split three ways: sum, centred sum, count(x)
-    lats = lattices(*bounds, each, plain=True, centred=True)
-    plain, centred = lats["sum"], lats["centred_sum"]
-    assert (plain.exponent == centred.exponent) is shared
     measurements = priv.dp.session.releases[-1].measurements
-    assert [m.exponent for m in measurements[:2]] == [plain.exponent, centred.exponent]
-    expected_scales = [plain.sensitivity / each, centred.sensitivity / each, 1 / each]
-    assert [c.mechanism.scale for c in calls] == expected_scales
+    assert [m.label for m in measurements] == ["centred_sum(x)", "count(x)"]
+    expected = split.shares(
+        ["c", "n"],
+        [
+            (1.0, split.derived_sum_model(bounds, "c", "n")),
+            (1.0, split.mean_model(bounds, "c", "n")),
+        ],
+    )
+    shares = [m.epsilon / Fraction(9, 10) for m in measurements]
+    assert split.close(shares, expected)
+    centred = lattices(*bounds, measurements[0].epsilon, plain=False, centred=True)["centred_sum"]
+    assert measurements[0].exponent == centred.exponent
+    assert [c.mechanism.scale for c in calls] == [
+        centred.sensitivity / measurements[0].epsilon,
+        1 / measurements[1].epsilon,
+    ]
     keys = pd.Index(["a", "b"], name="g")
-    sums = ref_sums(data, "g", keys, "x", plain) * plain.granularity
-    assert table["s"].tolist() == sums.tolist()
     units = ref_sums(data, "g", keys, "x", centred)
     n = data.groupby("g").size().reindex(keys)
+    assert table["s"].tolist() == (centred.centre_real * n + units * centred.granularity).tolist()
     means = (centred.centre_real + units * centred.granularity / n).clip(*bounds)
     assert table["m"].tolist() == means.tolist()
 

@@ -20,6 +20,8 @@ import pytest
 
 from pandas_dp.errors import DPError, DPValueError, NotProtectedError
 
+from ..oracles import split
+
 REGIONS = ["north", "south", "east", "west"]
 K = 10
 U = 2e5
@@ -126,8 +128,11 @@ def test_one_person_moves_the_inputs_of_a_mean_by_at_most_l1(protect_seeded, noi
     agg below releases the count it shares with the mean, so both inputs can be read."""
     caps = {"max_groups_per_unit": g, "max_rows_per_group": r}
     l1 = l1_of(g, r)
-    each = Fraction(1, 2) / 2  # ε 0.5 split between the count and the centred sum
-    lat = lattices(0, U, each / l1, plain=False, centred=True)["centred_sum"]
+    # ε 0.5 split between the count (which `n` and the mean share) and the centred sum, by
+    # the documented rule; the split does not depend on the caps.
+    shares = split.shares(
+        ["n", "c"], [(1.0, {"n": 1.0}), (1.0, split.mean_model((0, U), "c", "n"))]
+    )
     inputs, scales = [], []
     for data in neighbours():
         priv = protect_unit(protect_seeded, data)
@@ -135,8 +140,11 @@ def test_one_person_moves_the_inputs_of_a_mean_by_at_most_l1(protect_seeded, noi
             table = priv.dp.groupby("region", keys=REGIONS, **caps).agg(
                 n=("income", "count"), m=("income", "mean"), bounds={"income": (0, U)}, epsilon=0.5
             )
-        labels = [m.label for m in priv.dp.session.releases[-1].measurements]
-        assert labels == ["count(income)", "centred_sum(income)"]
+        measurements = priv.dp.session.releases[-1].measurements
+        assert [m.label for m in measurements] == ["count(income)", "centred_sum(income)"]
+        eps = [m.epsilon for m in measurements]
+        assert split.close([e * 2 for e in eps], shares)
+        lat = lattices(0, U, eps[1] / l1, plain=False, centred=True)["centred_sum"]
         scales.append([c.mechanism.scale for c in calls])
         n = table["n"].to_numpy()
         # m = centre + C·g / max(n, 1) (not clipped here: every mean is inside the bounds),
@@ -146,7 +154,7 @@ def test_one_person_moves_the_inputs_of_a_mean_by_at_most_l1(protect_seeded, noi
             (table["m"].to_numpy() - lat.centre_real) * np.maximum(n, 1) / lat.granularity
         )
         inputs.append((n, centred))
-    assert scales == [[l1 / each, l1 * lat.sensitivity / each]] * 2
+    assert scales == [[l1 / eps[0], l1 * lat.sensitivity / eps[1]]] * 2
     count_diff = inputs[1][0] - inputs[0][0]
     centred_diff = inputs[1][1] - inputs[0][1]
     assert np.abs(count_diff).sum() == l1

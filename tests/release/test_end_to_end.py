@@ -160,7 +160,10 @@ def check_by_region(table: pd.DataFrame, entry: LedgerEntry, data: pd.DataFrame)
         tolerance = mean_bound(
             parts["centred_sum(income)"], parts["count(income)"], len(group), INCOME[1]
         )
-        assert tolerance < 6_000  # the check says something (the means are near 75,000)
+        # The check says something (the means are near 75,000). The mean gets half of ε
+        # (a quarter to each of its parts) and the head count the other half: the split for
+        # the least relative error when the two share no measurement.
+        assert tolerance < 8_000
         assert abs(row.avg_income - group.mean()) <= tolerance
         assert row.n_lower <= row.n <= row.n_upper
         assert row.avg_income_lower <= row.avg_income <= row.avg_income_upper

@@ -16,6 +16,8 @@ import pytest
 
 from pandas_dp.errors import BudgetExceededError, DPKeyError, DPTypeError, DPValueError
 
+from ..oracles import split
+
 BOUNDS = {"age": (0, 100), "income": (0, 200_000)}
 
 
@@ -53,10 +55,17 @@ def test_shape_values_and_a_single_charge(ref, people, protect_seeded, noise):
     assert priv.dp.session.spent.epsilon == eps
     assert len(record.measurements) == 12
     assert len(calls) == 12  # one draw each
-    each = eps / 12
-    assert all(m.epsilon == each for m in record.measurements)
-    assert [share for _, share in record.shares] == [Fraction(1, 12)] * 12
-    assert f"ε {eps} split equally" in record.note
+    # The documented split: a count, a mean, a std (equal weights) and 3 quantiles per column.
+    models = []
+    for column, count in (("age", "count"), ("income", "count(income)")):
+        centred, h = f"centred_sum({column})", (BOUNDS[column][1] - BOUNDS[column][0]) / 2
+        models += [(1.0, {count: 1.0}), (1.0, {centred: h, count: h})]
+        models.append((1.0, {f"squares({column})": 1.0, centred: 1.0, count: 1.0}))
+        models += [(1.0, {f"quantile({column}, {q})": 1.0}) for q in (0.25, 0.5, 0.75)]
+    order = [m.label for m in record.measurements]
+    assert split.close([share for _, share in record.shares], split.shares(order, models))
+    assert [m.epsilon for m in record.measurements] == [eps * s for _, s in record.shares]
+    assert f"ε {eps} split for the least relative error" in record.note
     labels = {m.label for m in record.measurements}
     assert labels == {
         "count",
@@ -71,6 +80,7 @@ def test_shape_values_and_a_single_charge(ref, people, protect_seeded, noise):
 
     for column, bounds in BOUNDS.items():
         values = people[column].astype("float64").tolist()
+        each = next(m.epsilon for m in record.measurements if m.label == f"centred_sum({column})")
         mom = ref.moments(values, bounds, ref.centred_lattice(*bounds, each))
         assert table.loc["count", column] == mom.count
         assert table.loc["mean", column] == pytest.approx(
@@ -103,7 +113,18 @@ def test_percentiles_and_cells(ref, people, protect_seeded, noise):
         )
     (record,) = priv.dp.session.releases
     assert len(record.measurements) == 5  # count, centred sum, squares, two quantiles
-    assert all(m.epsilon == Fraction(1, 5) for m in record.measurements)
+    h = BOUNDS["income"][1] / 2
+    models = [
+        (1.0, {"n": 1.0}),
+        (1.0, {"c": h, "n": h}),
+        (1.0, {"q2": 1.0, "c": 1.0, "n": 1.0}),
+        (1.0, {"p90": 1.0}),
+        (1.0, {"p10": 1.0}),
+    ]
+    labels = [m.label for m in record.measurements]
+    assert labels[:3] == ["count(income)", "centred_sum(income)", "squares(income)"]
+    expected = split.shares(["n", "c", "q2", "p90", "p10"], models)
+    assert split.close([m.epsilon for m in record.measurements], expected)
 
 
 def test_real_noise_stays_inside_the_bounds(people, protect_seeded):

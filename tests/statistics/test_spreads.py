@@ -20,6 +20,8 @@ from scipy import stats
 import pandas_dp
 from pandas_dp.errors import DPTypeError, DPValueError
 
+from ..oracles import split
+
 BOUNDS = (0.0, 200_000.0)
 
 
@@ -231,8 +233,15 @@ def test_grouped_spreads_and_medians_in_one_release(ref, incomes, protect_seeded
         "quantile(income, 0.5)",
         "squares(income)",
     ]
-    assert all(m.epsilon == Fraction(1, 5) for m in record.measurements)
-    lattice = ref.centred_lattice(*BOUNDS, Fraction(1, 5))
+    # The documented split: std and var weigh their three moments equally, the median its
+    # quantile, the count the row count.
+    order = [m.label for m in record.measurements]
+    moments = {"squares(income)": 1.0, "centred_sum(income)": 1.0, "count(income)": 1.0}
+    models = [(1.0, moments), (1.0, moments), (1.0, {"quantile(income, 0.5)": 1.0})]
+    models.append((1.0, {"count": 1.0}))
+    assert split.close([m.epsilon for m in record.measurements], split.shares(order, models))
+    each = next(m.epsilon for m in record.measurements if m.label == "centred_sum(income)")
+    lattice = ref.centred_lattice(*BOUNDS, each)
     for key in regions:
         rows = incomes[incomes["region"] == key]
         mom = ref.moments(rows["income"].tolist(), BOUNDS, lattice)

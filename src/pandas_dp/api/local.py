@@ -34,6 +34,7 @@ import pandas as pd
 from pandas_dp.api.attach import has_session_mark
 from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.outputs import Estimate
+from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.session import random_source
 from pandas_dp.budget import parse_epsilon
 from pandas_dp.engines import engine_for
@@ -67,7 +68,7 @@ def _is_boolean(keys: pd.Index) -> bool:
 
 
 def randomized_response(
-    series: pd.Series, *, epsilon: Any, categories: Any = None, rng: Any = None
+    series: pd.Series, *, epsilon: Real, categories: Any = None, rng: Any = None
 ) -> pd.Series:
     """Randomize every value independently: ε-local differential privacy per row.
 
@@ -146,7 +147,7 @@ def randomized_response(
 
 
 def estimate_proportion(
-    noisy: pd.Series, epsilon: Any = None, *, categories: Any = None, beta: float = 0.05
+    noisy: pd.Series, epsilon: Real | None = None, *, categories: Any = None, beta: float = 0.05
 ) -> Estimate | pd.DataFrame:
     """Unbiased proportions from randomized answers, with ``1 - beta`` confidence intervals.
 

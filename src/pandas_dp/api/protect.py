@@ -12,6 +12,7 @@ from pandas_dp.accounting.composition import ACCOUNTANTS
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import attach, has_session_mark
+from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
 from pandas_dp.api.unit_ids import UnitIds
@@ -27,7 +28,7 @@ PandasObj = TypeVar("PandasObj", pd.DataFrame, pd.Series)
 
 def protect(
     obj: PandasObj,
-    epsilon: Any = None,
+    epsilon: Real | None = None,
     delta: Any = 0,
     *,
     rho: Any = None,

@@ -36,6 +36,7 @@ from pandas_dp.engines.plan import (
     CellCounts,
     ClippedSquares,
     ClippedSum,
+    Engine,
     Grouping,
     Measure,
     NonNull,
@@ -162,7 +163,7 @@ def combine(parts: Sequence[Aggregates], observed: bool) -> Aggregates:
     return Aggregates(union, totals)
 
 
-class DaskEngine:
+class DaskEngine(Engine):
     """Engine for :class:`dask.dataframe.DataFrame` collections (see the module docstring)."""
 
     name = "Dask"
@@ -195,20 +196,6 @@ class DaskEngine:
     def is_series(self, data: object) -> bool:
         """Whether ``data`` is a Dask Series."""
         return isinstance(data, dd.Series)
-
-    def to_frame(self, series: Any, name: Hashable) -> Any:
-        """``series.to_frame(name=name)``."""
-        return series.to_frame(name=name)
-
-    def columns(self, data: object) -> pd.Index:
-        """Column labels (from the meta frame: nothing is computed)."""
-        assert isinstance(data, dd.DataFrame)
-        return data.columns
-
-    def dtypes(self, data: object) -> pd.Series:
-        """Column dtypes (from the meta frame: nothing is computed)."""
-        assert isinstance(data, dd.DataFrame)
-        return data.dtypes
 
     def aggregate(
         self,

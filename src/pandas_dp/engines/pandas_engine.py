@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 import numpy as np
@@ -29,6 +29,7 @@ from pandas_dp.engines.plan import (
     CellCounts,
     ClippedSquares,
     ClippedSum,
+    Engine,
     Grouping,
     Measure,
     NonNull,
@@ -287,7 +288,7 @@ def _shared(measure: Measure, measured: Callable[[Measure], Aggregate]) -> Aggre
     return np.asarray(plain.astype(object) - measure.offset * count.astype(object), dtype=object)
 
 
-class PandasEngine:
+class PandasEngine(Engine):
     """Engine for in-memory :class:`pandas.DataFrame` objects."""
 
     name = "pandas"
@@ -311,20 +312,6 @@ class PandasEngine:
     def is_series(self, data: object) -> bool:
         """Whether ``data`` is a pandas Series."""
         return isinstance(data, pd.Series)
-
-    def to_frame(self, series: Any, name: Hashable) -> Any:
-        """``series.to_frame(name=name)``."""
-        return series.to_frame(name=name)
-
-    def columns(self, data: object) -> pd.Index:
-        """Column labels of the frame."""
-        assert isinstance(data, pd.DataFrame)
-        return data.columns
-
-    def dtypes(self, data: object) -> pd.Series:
-        """Dtypes of the frame's columns."""
-        assert isinstance(data, pd.DataFrame)
-        return data.dtypes
 
     def aggregate(
         self,

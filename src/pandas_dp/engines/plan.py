@@ -153,14 +153,21 @@ class Engine(Protocol):
     def is_series(self, data: object) -> bool:
         """Whether ``data`` is a Series (else a DataFrame)."""
 
+    # pandas and Dask frames answer these three alike (Dask from its meta frame, computing
+    # nothing), so engines inherit them by subclassing the protocol.
     def to_frame(self, series: Any, name: Hashable) -> Any:
         """The Series as a one-column frame named ``name``."""
+        return series.to_frame(name=name)
 
-    def columns(self, data: object) -> pd.Index:
+    def columns(self, data: Any) -> pd.Index:
         """The column labels of ``data``."""
+        columns: pd.Index = data.columns
+        return columns
 
-    def dtypes(self, data: object) -> pd.Series:
+    def dtypes(self, data: Any) -> pd.Series:
         """The dtype of each column of ``data``."""
+        dtypes: pd.Series = data.dtypes
+        return dtypes
 
     def aggregate(
         self,

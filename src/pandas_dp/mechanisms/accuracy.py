@@ -121,3 +121,56 @@ def variance_interval(
     upper = np.where(num_high >= 0, num_high / den_low, num_high / den_high)
     top = reach * reach
     return np.clip(lower, 0.0, top), np.clip(upper, 0.0, top)
+
+
+def _laplace_at_least(k: npt.NDArray[np.float64], log_q: float) -> F64:
+    """``P(Z >= k)`` for discrete Laplace ``Z`` with ``P(Z = z) ∝ q**|z|``, integer ``k``."""
+    q = math.exp(log_q)
+    upper = np.exp(np.maximum(k, 1.0) * log_q) / (1.0 + q)
+    lower = 1.0 - np.exp(np.maximum(1.0 - k, 1.0) * log_q) / (1.0 + q)
+    return np.where(k >= 1, upper, lower)
+
+
+#: Terms summed at most when convolving two discrete Laplace laws (beyond: union bound).
+_MAX_TERMS = 2_000_000
+
+
+def combined_laplace_halfwidth(
+    scale_x: float, step_x: float, scale_y: float, step_y: float, alpha: float
+) -> float | None:
+    """Smallest ``t`` with ``P(|step_x X + step_y Y| > t) <= alpha``, up to 1e-9 relative.
+
+    ``X`` and ``Y`` are independent discrete Laplace variates of the given scales (in their
+    own integer units), as in a statistic derived from two noisy measurements (a sum from a
+    centred sum and a count). The law of ``Y`` is summed term by term, up to the point
+    beyond which it holds less than ``alpha × 10⁻⁶`` (added to the tail, so the result stays
+    an upper bound); ``X``'s tails are exact. Returns None when ``Y`` would need more than
+    two million terms (the caller falls back to a union bound).
+    """
+    if step_y == 0.0:
+        return None
+    if scale_y > scale_x:  # sum over the law with fewer terms
+        scale_x, step_x, scale_y, step_y = scale_y, step_y, scale_x, step_x
+    log_qx, log_qy = -1.0 / scale_x, -1.0 / scale_y
+    reach = math.ceil(scale_y * math.log(2e6 / alpha)) + 1
+    if 2 * reach + 1 > _MAX_TERMS:
+        return None
+    qy = math.exp(log_qy)
+    y = np.arange(-reach, reach + 1, dtype=np.float64)
+    weights = (1.0 - qy) / (1.0 + qy) * np.exp(np.abs(y) * log_qy)
+    cut = 2.0 * math.exp((reach + 1) * log_qy) / (1.0 + qy)  # P(|Y| > reach)
+    shift = abs(step_y) * y
+    a = abs(step_x)
+
+    def exceed(t: float) -> float:
+        above = _laplace_at_least(np.floor((t - shift) / a) + 1.0, log_qx)
+        below = _laplace_at_least(1.0 - np.ceil((-t - shift) / a), log_qx)
+        return float(np.dot(weights, above + below)) + cut + 1e-12
+
+    low, high = 0.0, a * (scale_x * math.log(4 / alpha) + 1) + abs(step_y) * reach
+    while exceed(high) > alpha:  # the start is a union bound; this is a safety net
+        high *= 2
+    while high - low > 1e-9 * high:
+        mid = (low + high) / 2
+        low, high = (low, mid) if exceed(mid) <= alpha else (mid, high)
+    return high

@@ -6,17 +6,30 @@ the wrapped object and forwards every call to a plain function.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Hashable, Mapping
+from typing import Any, Generic, Unpack, overload
 
 from pandas_dp.api.attach import session_of
+from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.epsilon_for import epsilon_for
-from pandas_dp.api.queries.ungrouped import plan_one
+from pandas_dp.api.queries.ungrouped import plan_one, plan_spread
 from pandas_dp.api.release import PlannedRelease, run
+from pandas_dp.api.release.arguments import (
+    EstimateT,
+    NoiseArgs,
+    NumberT,
+    PlanningArgs,
+)
 from pandas_dp.api.session import Session
 
 
-class BaseDPAccessor:
-    """What ``df.dp`` and ``s.dp`` share: the session, counts, previews and planning."""
+class BaseDPAccessor(Generic[NumberT, EstimateT]):
+    """What ``df.dp`` and ``s.dp`` share: the session, counts, previews and planning.
+
+    Generic in what scalar releases return: ``NumberT`` without ``ci`` and ``EstimateT``
+    with it (a float and an :class:`~pandas_dp.Estimate` on ``.dp``; a
+    :class:`~pandas_dp.api.release.Preview` for both on ``.dp.preview``).
+    """
 
     def __init__(self, obj: Any) -> None:
         self._obj = obj
@@ -36,28 +49,22 @@ class BaseDPAccessor:
         """
         return session_of(self._obj)
 
+    @overload
+    def count(self, *, ci: None = None, **options: Unpack[NoiseArgs]) -> NumberT: ...
+    @overload
+    def count(self, *, ci: float, **options: Unpack[NoiseArgs]) -> EstimateT: ...
+    @shared_doc
     def count(
-        self,
-        *,
-        epsilon: Any,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> Any:
+        self, *, ci: float | None = None, **options: Unpack[NoiseArgs]
+    ) -> NumberT | EstimateT:
         """Release a noisy count: rows of a DataFrame, non-missing values of a Series.
 
         Parameters
         ----------
-        epsilon : float
-            Privacy cost of this release.
-        delta : float, optional
-            For ``mechanism="gaussian"``: the δ of the Gaussian noise (by default the same
-            share of the session's δ as ``epsilon`` is of its ε).
-        mechanism : {"laplace", "gaussian"}, default "laplace"
-            Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).
-        ci : float, optional
-            Confidence level, e.g. 0.95: return an :class:`~pandas_dp.Estimate`
-            ``(value, lower, upper, confidence)`` instead of a bare number.
+        {epsilon}
+        {delta}
+        {mechanism}
+        {ci}
 
         Returns
         -------
@@ -77,23 +84,24 @@ class BaseDPAccessor:
         >>> isinstance(n, int), abs(n - 1000) < 100  # noise scale 2: |noise| < 100 w.p. 1 - 1e-21
         (True, True)
         """
-        return self._execute(
-            plan_one(
-                self._obj, "count", None, epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci
-            )
-        )
+        return self._scalar("count", None, ci, options)
 
+    def _scalar(
+        self, how: str, column: Hashable | None, ci: float | None, options: Mapping[str, object]
+    ) -> Any:
+        """Release one scalar statistic ``how`` of ``column`` (the Series itself when None)."""
+        return self._execute(plan_one(self._obj, how, column, ci=ci, **options))
+
+    def _spread(
+        self, column: Hashable | None, how: str, ddof: int, ci: float | None,
+        options: Mapping[str, object],
+    ) -> Any:  # fmt: skip
+        """Release the variance or standard deviation (``how``) of ``column``."""
+        return self._execute(plan_spread(self._obj, column, how, ddof=ddof, ci=ci, **options))
+
+    @shared_doc
     def epsilon_for(
-        self,
-        statistic: str,
-        *,
-        error: float,
-        alpha: float = 0.05,
-        bounds: Any = None,
-        n: float | None = None,
-        mean: float | None = None,
-        mechanism: str = "laplace",
-        delta: Any = None,
+        self, statistic: str, *, error: float, **options: Unpack[PlanningArgs]
     ) -> float:
         """The smallest ε for which a release's error stays within ``error``.
 
@@ -112,8 +120,8 @@ class BaseDPAccessor:
         mean : float, optional
             A planning value for the mean, for means (the count's noise weighs more the
             further it lies from the midpoint of the bounds); by default the worst case.
-        mechanism, delta
-            As for the releases.
+        {mechanism}
+        {delta}
 
         Returns
         -------
@@ -127,7 +135,4 @@ class BaseDPAccessor:
         >>> priv.dp.epsilon_for("count", error=50, alpha=0.05)
         0.0594
         """
-        return epsilon_for(
-            self._obj, statistic, error=error, alpha=alpha, bounds=bounds, n=n, mean=mean,
-            mechanism=mechanism, delta=delta,
-        )  # fmt: skip
+        return epsilon_for(self._obj, statistic, error=error, **options)

@@ -9,25 +9,24 @@ DataFrame accessor and the registration; the shared base and the Series accessor
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, Unpack, overload
 
 import pandas as pd
 
 from pandas_dp.api.accessors.protection import FrameProtection
 from pandas_dp.api.accessors.statistics import FrameStatistics
+from pandas_dp.api.docstrings import shared_doc
+from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.hierarchy import DPHierarchy
-from pandas_dp.api.queries.ungrouped import plan_one
-from pandas_dp.api.release import PlannedRelease, preview, resolve
+from pandas_dp.api.release import PlannedRelease, Preview, preview, resolve
+from pandas_dp.api.release.arguments import CountArgs, EstimateT, Keys, NumberT, ValueArgs
 from pandas_dp.schema import rules_table
 
 
-class DataFrameDPAccessor(FrameProtection, FrameStatistics):
-    """Differentially private releases from a protected DataFrame (``df.dp``).
-
-    The same accessor serves Dask DataFrames (``ddf.dp``); results are pandas objects.
-    """
+class FrameReleases(FrameStatistics[NumberT, EstimateT]):
+    """The release methods of ``df.dp``, shared by ``df.dp.preview``."""
 
     _obj: pd.DataFrame
 
@@ -42,11 +41,11 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
 
     def groupby(
         self,
-        by: Any,
-        keys: Any = None,
+        by: Hashable | list[Hashable],
+        keys: Keys = None,
         *,
-        max_groups_per_unit: Any = None,
-        max_rows_per_group: Any = None,
+        max_groups_per_unit: int | None = None,
+        max_rows_per_group: int | None = None,
     ) -> DPGroupBy:
         """Group the protected frame by public keys, for grouped releases.
 
@@ -90,12 +89,12 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
 
     def hierarchy(
         self,
-        by: Any,
-        keys: Any = None,
+        by: list[Hashable],
+        keys: Keys = None,
         *,
-        margins_name: Any = "All",
-        max_groups_per_unit: Any = None,
-        max_rows_per_group: Any = None,
+        margins_name: Hashable = "All",
+        max_groups_per_unit: int | None = None,
+        max_rows_per_group: int | None = None,
     ) -> DPHierarchy:
         """A public hierarchy over columns, for tables that add up at every level.
 
@@ -145,25 +144,24 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
             execute=self._execute,
         )  # fmt: skip
 
-    def histogram(self, column: Hashable, bins: Any, *, epsilon: Any, **options: Any) -> Any:
+    def histogram(
+        self, column: Hashable, bins: Any, *, ci: float | None = None, **options: Unpack[CountArgs]
+    ) -> Any:
         """Release noisy counts of ``column`` in public bins; see ``Series.dp.histogram``.
 
         The DataFrame form works under a privacy unit, whose column a Series cannot carry.
         """
-        return self._execute(
-            plan_histogram(self._obj, bins, epsilon=epsilon, column=column, **options)
-        )
+        return self._execute(plan_histogram(self._obj, bins, column=column, ci=ci, **options))
 
+    @overload
     def sum(
-        self,
-        column: Hashable,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        fillna: Any = None,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
+        self, column: Hashable, *, ci: None = None, **options: Unpack[ValueArgs]
+    ) -> NumberT: ...
+    @overload
+    def sum(self, column: Hashable, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
+    @shared_doc
+    def sum(
+        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
     ) -> Any:
         """Release the noisy sum of a column clipped to public bounds.
 
@@ -171,14 +169,12 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
         ----------
         column : label
             A numeric or bool column.
-        bounds : (float, float)
-            Public ``(lower, upper)`` limits, ``lower < upper``; required, never inferred.
-        epsilon : float
-            Privacy cost of this release.
-        fillna : float, optional
-            Public value used for missing entries. By default missing entries are skipped.
-        delta, mechanism, ci
-            As for :meth:`count`.
+        {bounds}
+        {epsilon}
+        {fillna}
+        {delta}
+        {mechanism}
+        {ci}
 
         Returns
         -------
@@ -205,21 +201,17 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
         >>> abs(s - 1000) < 100  # noise scale 2
         True
         """
-        return self._execute(plan_one(
-            self._obj, "sum", column, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        ))  # fmt: skip
+        return self._scalar("sum", column, ci, options)
 
+    @overload
     def mean(
-        self,
-        column: Hashable,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        fillna: Any = None,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
+        self, column: Hashable, *, ci: None = None, **options: Unpack[ValueArgs]
+    ) -> NumberT: ...
+    @overload
+    def mean(self, column: Hashable, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
+    @shared_doc
+    def mean(
+        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
     ) -> Any:
         """Release the noisy mean of a column clipped to public bounds.
 
@@ -227,15 +219,14 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
         ----------
         column : label
             A numeric or bool column.
-        bounds : (float, float)
-            Public ``(lower, upper)`` limits, ``lower < upper``; required, never inferred.
-        epsilon : float
-            Privacy cost of this release, split between a sum and a count.
-        fillna : float, optional
-            Public value used for missing entries. By default they are skipped.
-        delta, mechanism, ci
-            As for :meth:`count`. The mean's interval is conservative: each of its two
-            measurements gets half of ``1 - ci``, and the ratio is bounded over both ranges.
+        {bounds}
+        {epsilon}
+        {fillna}
+        {delta}
+        {mechanism}
+        {ci}
+            The mean's interval is conservative: each of its two measurements gets half of
+            ``1 - ci``, and the ratio is bounded over both ranges.
 
         Returns
         -------
@@ -259,10 +250,14 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
         >>> 0 <= m <= 100 and abs(m - 40) < 5
         True
         """
-        return self._execute(plan_one(
-            self._obj, "mean", column, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        ))  # fmt: skip
+        return self._scalar("mean", column, ci, options)
+
+
+class DataFrameDPAccessor(FrameProtection, FrameReleases[float, Estimate]):
+    """Differentially private releases from a protected DataFrame (``df.dp``).
+
+    The same accessor serves Dask DataFrames (``ddf.dp``); results are pandas objects.
+    """
 
     @property
     def preview(self) -> DataFramePreview:
@@ -275,7 +270,7 @@ class DataFrameDPAccessor(FrameProtection, FrameStatistics):
         return DataFramePreview(self._obj)
 
 
-class DataFramePreview(DataFrameDPAccessor):
+class DataFramePreview(FrameReleases[Preview, Preview]):
     """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
 
     def _execute(self, planned: PlannedRelease[Any]) -> Any:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any
+from typing import Unpack
 
 import pandas as pd
 
 from pandas_dp.api.protect import protect
+from pandas_dp.api.release.arguments import FrameProtectArgs, Real
 
 
 class FrameProtection:
@@ -16,19 +16,7 @@ class FrameProtection:
     _obj: pd.DataFrame
 
     def protect(
-        self,
-        epsilon: Any = None,
-        delta: Any = 0,
-        *,
-        rho: Any = None,
-        accounting: str = "basic",
-        rng: Any = None,
-        replace: bool = False,
-        privacy_unit: Hashable | None = None,
-        max_rows_per_unit: Any = None,
-        schema: Any = None,
-        validate: bool = True,
-        ledger: Any = None,
+        self, epsilon: Real | None = None, delta: Real = 0, **options: Unpack[FrameProtectArgs]
     ) -> pd.DataFrame:
         """Return a protected copy of the frame with a privacy budget of ``(epsilon, delta)``.
 
@@ -101,8 +89,4 @@ class FrameProtection:
         >>> priv.dp.session.total.epsilon
         Fraction(1, 1)
         """
-        return protect(
-            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
-            replace=replace, privacy_unit=privacy_unit, max_rows_per_unit=max_rows_per_unit,
-            schema=schema, validate=validate, ledger=ledger,
-        )  # fmt: skip
+        return protect(self._obj, epsilon, delta, **options)

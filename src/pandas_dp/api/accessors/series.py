@@ -2,53 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack, overload
 
 import pandas as pd
 
 from pandas_dp.api.accessors.statistics import SeriesStatistics
+from pandas_dp.api.docstrings import shared_doc
+from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.counts import plan_histogram, plan_value_counts
-from pandas_dp.api.queries.ungrouped import plan_one
-from pandas_dp.api.release import PlannedRelease, preview
+from pandas_dp.api.release import PlannedRelease, Preview, preview
+from pandas_dp.api.release.arguments import (
+    CountArgs,
+    EstimateT,
+    NumberT,
+    ProtectArgs,
+    Real,
+    ValueArgs,
+)
 
 
-class SeriesDPAccessor(SeriesStatistics):
-    """Differentially private releases from a protected Series (``s.dp``), pandas or Dask."""
+class SeriesReleases(SeriesStatistics[NumberT, EstimateT]):
+    """The release methods of ``s.dp``, shared by ``s.dp.preview``."""
 
     _obj: pd.Series
 
-    def protect(
-        self,
-        epsilon: Any = None,
-        delta: Any = 0,
-        *,
-        rho: Any = None,
-        accounting: str = "basic",
-        rng: Any = None,
-        replace: bool = False,
-        ledger: Any = None,
-    ) -> pd.Series:
-        """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
-        return protect(
-            self._obj, epsilon, delta, rho=rho, accounting=accounting, rng=rng,
-            replace=replace, ledger=ledger,
-        )  # fmt: skip
-
+    @shared_doc
     def value_counts(
-        self,
-        keys: Any = None,
-        *,
-        epsilon: Any,
-        delta: Any = None,
-        normalize: bool = False,
-        sort: bool = True,
-        ascending: bool = False,
-        nonnegative: bool = False,
-        total: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> pd.Series | pd.DataFrame:
+        self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
+        ascending: bool = False, ci: float | None = None, **options: Unpack[CountArgs],
+    ) -> Any:  # fmt: skip
         """Release noisy counts of each public key, like ``Series.value_counts``.
 
         Parameters
@@ -56,24 +39,18 @@ class SeriesDPAccessor(SeriesStatistics):
         keys : list-like, optional
             The public values to count. Without keys, values are chosen by DP partition
             selection (needs a session with δ > 0).
-        epsilon : float
-            Privacy cost, charged once for all keys.
-        delta : float, optional
-            δ for partition selection (keys=None only).
+        {epsilon}
+        {delta}
         normalize : bool, default False
             Return proportions of the (clamped) noisy total instead of counts.
         sort : bool, default True
             Sort by noisy count (post-processing, free).
         ascending : bool, default False
             Sort order.
-        nonnegative : bool, default False
-            Clamp counts at 0.
-        total : number, optional
-            Make the counts add up to this separately released total.
-        mechanism : {"laplace", "gaussian"}, default "laplace"
-            The noise (Gaussian needs δ > 0).
-        ci : float, optional
-            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
+        {nonnegative}
+        {total}
+        {mechanism}
+        {ci_table}
 
         Returns
         -------
@@ -94,46 +71,33 @@ class SeriesDPAccessor(SeriesStatistics):
         ('a', 'count')
         """
         return self._execute(plan_value_counts(
-            self._obj, keys, epsilon=epsilon, delta=delta, normalize=normalize, sort=sort,
-            ascending=ascending, nonnegative=nonnegative, total=total, mechanism=mechanism,
-            ci=ci,
+            self._obj, keys, normalize=normalize, sort=sort, ascending=ascending, ci=ci,
+            **options,
         ))  # fmt: skip
 
+    @shared_doc
     def histogram(
-        self,
-        bins: Any,
-        *,
-        epsilon: Any,
-        right: bool = True,
-        include_lowest: bool = False,
-        clip: bool = False,
-        nonnegative: bool = False,
-        total: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> pd.Series | pd.DataFrame:
+        self, bins: Any, *, right: bool = True, include_lowest: bool = False, clip: bool = False,
+        ci: float | None = None, **options: Unpack[CountArgs],
+    ) -> Any:  # fmt: skip
         """Release noisy counts of the values falling in public bins.
 
         Parameters
         ----------
         bins : sequence of float
             Public, strictly increasing bin edges.
-        epsilon : float
-            Privacy cost, charged once for all bins.
+        {epsilon}
         right : bool, default True
             Bins are ``(a, b]`` like :func:`pandas.cut`; ``False`` makes them ``[a, b)``.
         include_lowest : bool, default False
             With ``right=True``, also count values equal to the first edge in the first bin.
         clip : bool, default False
             Count values outside the edges in the first or last bin instead of dropping them.
-        nonnegative : bool, default False
-            Clamp counts at 0.
-        total : number, optional
-            Make the counts add up to this separately released total.
-        mechanism : {"laplace", "gaussian"}, default "laplace"
-            The noise (Gaussian needs δ > 0).
-        ci : float, optional
-            Confidence level: a DataFrame with ``count``, ``count_lower``, ``count_upper``.
+        {nonnegative}
+        {total}
+        {mechanism}
+        {delta}
+        {ci_table}
 
         Returns
         -------
@@ -155,20 +119,15 @@ class SeriesDPAccessor(SeriesStatistics):
         ['(0.0, 18.0]', '(18.0, 65.0]', '(65.0, 120.0]']
         """
         return self._execute(plan_histogram(
-            self._obj, bins, epsilon=epsilon, right=right, include_lowest=include_lowest,
-            clip=clip, nonnegative=nonnegative, total=total, mechanism=mechanism, ci=ci,
+            self._obj, bins, right=right, include_lowest=include_lowest, clip=clip, ci=ci,
+            **options,
         ))  # fmt: skip
 
-    def sum(
-        self,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        fillna: Any = None,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> Any:
+    @overload
+    def sum(self, *, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
+    @overload
+    def sum(self, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
+    def sum(self, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
         """Release the noisy sum of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.sum`` on this column; see its Notes for clipping, lattice,
@@ -181,21 +140,13 @@ class SeriesDPAccessor(SeriesStatistics):
         >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
         True
         """
-        return self._execute(plan_one(
-            self._obj, "sum", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        ))  # fmt: skip
+        return self._scalar("sum", None, ci, options)
 
-    def mean(
-        self,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        fillna: Any = None,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-    ) -> Any:
+    @overload
+    def mean(self, *, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
+    @overload
+    def mean(self, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
+    def mean(self, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
         """Release the noisy mean of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,
@@ -208,10 +159,17 @@ class SeriesDPAccessor(SeriesStatistics):
         >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
         True
         """
-        return self._execute(plan_one(
-            self._obj, "mean", None, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        ))  # fmt: skip
+        return self._scalar("mean", None, ci, options)
+
+
+class SeriesDPAccessor(SeriesReleases[float, Estimate]):
+    """Differentially private releases from a protected Series (``s.dp``), pandas or Dask."""
+
+    def protect(
+        self, epsilon: Real | None = None, delta: Real = 0, **options: Unpack[ProtectArgs]
+    ) -> pd.Series:
+        """Return a protected copy of the Series; see ``DataFrame.dp.protect``."""
+        return protect(self._obj, epsilon, delta, **options)
 
     @property
     def preview(self) -> SeriesPreview:
@@ -224,7 +182,7 @@ class SeriesDPAccessor(SeriesStatistics):
         return SeriesPreview(self._obj)
 
 
-class SeriesPreview(SeriesDPAccessor):
+class SeriesPreview(SeriesReleases[Preview, Preview]):
     """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
 
     def _execute(self, planned: PlannedRelease[Any]) -> Any:

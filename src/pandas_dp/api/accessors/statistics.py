@@ -6,8 +6,8 @@ forward to :mod:`pandas_dp.api.statistics`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any, Unpack, overload
 
 import pandas as pd
 
@@ -19,19 +19,29 @@ from pandas_dp.api.queries.ungrouped import (
     plan_describe,
     plan_many,
     plan_quantile,
-    plan_spread,
+)
+from pandas_dp.api.release.arguments import (
+    Bounds,
+    EstimateT,
+    Fill,
+    GridArgs,
+    Mechanism,
+    NumberT,
+    Real,
+    ValueArgs,
 )
 from pandas_dp.api.statistics import parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
 
 
-class SeriesStatistics(BaseDPAccessor):
+class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     """``Series.dp`` spreads, quantiles, mode and top-k."""
 
-    def var(
-        self, *, bounds: Any = None, epsilon: Any, ddof: int = 1, fillna: Any = None,
-        delta: Any = None, mechanism: str = "laplace", ci: float | None = None,
-    ) -> Any:  # fmt: skip
+    @overload
+    def var(self, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
+    @overload
+    def var(self, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
+    def var(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
         """Release the noisy variance of the values clipped to public bounds.
 
         Parameters
@@ -69,22 +79,19 @@ class SeriesStatistics(BaseDPAccessor):
         >>> 0 <= v <= 2500 and abs(v - 100) < 60  # true variance 100
         True
         """
-        return self._execute(plan_spread(
-            self._obj, None, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        ))  # fmt: skip
+        return self._spread(None, "var", ddof, ci, options)
 
-    def std(
-        self, *, bounds: Any = None, epsilon: Any, ddof: int = 1, fillna: Any = None,
-        delta: Any = None, mechanism: str = "laplace", ci: float | None = None,
-    ) -> Any:  # fmt: skip
+    @overload
+    def std(self, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
+    @overload
+    def std(self, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
+    def std(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
-        return self._execute(plan_spread(
-            self._obj, None, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, fillna=fillna,
-            delta=delta, mechanism=mechanism, ci=ci,
-        ))  # fmt: skip
+        return self._spread(None, "std", ddof, ci, options)
 
-    def quantile(self, q: Any = 0.5, *, bounds: Any = None, epsilon: Any, cells: Any = None) -> Any:
+    def quantile(
+        self, q: Any = 0.5, *, bounds: Bounds = None, epsilon: Real, cells: int | None = None
+    ) -> Any:
         """Release noisy quantiles by the exponential mechanism (Smith 2011).
 
         Parameters
@@ -126,13 +133,11 @@ class SeriesStatistics(BaseDPAccessor):
             plan_quantile(self._obj, None, q, bounds=bounds, epsilon=epsilon, cells=cells)
         )
 
-    def median(self, *, bounds: Any = None, epsilon: Any, cells: Any = None) -> float:
+    def median(self, **options: Unpack[GridArgs]) -> NumberT:
         """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
-        return self._execute(
-            plan_quantile(self._obj, None, 0.5, bounds=bounds, epsilon=epsilon, cells=cells)
-        )
+        return self._execute(plan_quantile(self._obj, None, 0.5, **options))
 
-    def mode(self, *, candidates: Any = None, epsilon: Any) -> Any:
+    def mode(self, *, candidates: Sequence[object] | None = None, epsilon: Real) -> Any:
         """Release the most frequent of the public ``candidates`` (exponential mechanism).
 
         Notes
@@ -152,7 +157,9 @@ class SeriesStatistics(BaseDPAccessor):
             plan_top_k(self._obj, None, 1, candidates=candidates, epsilon=epsilon, mode=True)
         )
 
-    def top_k(self, k: int, *, candidates: Any = None, epsilon: Any) -> list[Any]:
+    def top_k(
+        self, k: int, *, candidates: Sequence[object] | None = None, epsilon: Real
+    ) -> list[Any]:
         """Release the ``k`` most frequent public candidates, most frequent first.
 
         Notes
@@ -164,19 +171,19 @@ class SeriesStatistics(BaseDPAccessor):
         return self._execute(plan_top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon))
 
     def randomized_response(
-        self, *, epsilon: Any, categories: Any = None, rng: Any = None
+        self, *, epsilon: Real, categories: Any = None, rng: Any = None
     ) -> pd.Series:
         """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
         return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)
 
 
-class FrameStatistics(BaseDPAccessor):
+class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
     """``DataFrame.dp`` named aggregation, spreads, quantiles, mode, top-k and ``describe``."""
 
     def agg(
-        self, *, epsilon: Any, bounds: Any = None, delta: Any = None,
-        mechanism: str = "laplace", ci: float | None = None, fillna: Any = None,
-        nonnegative: bool = False, **named: Any,
+        self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
+        mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
+        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics of the whole frame in one call (one row).
 
@@ -185,9 +192,12 @@ class FrameStatistics(BaseDPAccessor):
 
         Notes
         -----
-        The fewest noisy measurements behind all statistics (a mean reuses the row count);
-        ε (and δ for Gaussian noise) is split equally among them (sequential composition).
-        Values are clipped to ``bounds``. Budget cost: ``epsilon``.
+        The fewest noisy measurements behind all statistics (a mean reuses the row count; a
+        sum next to a mean of its column is derived from the mean's measurements); ε is
+        split among them for the least relative error, weighted by ``accuracy``
+        (``{"avg": 2}`` counts the error of ``avg`` twice), and δ for Gaussian noise
+        equally (sequential composition). Values are clipped to ``bounds``. Budget cost:
+        ``epsilon``.
 
         Examples
         --------
@@ -200,56 +210,76 @@ class FrameStatistics(BaseDPAccessor):
         return self._execute(plan_many(
             self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
             delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
-            post=PostProcess.of(nonnegative),
+            post=PostProcess.of(nonnegative), accuracy=accuracy,
         ))  # fmt: skip
 
+    @overload
     def var(
-        self, column: Hashable, *, bounds: Any = None, epsilon: Any, ddof: int = 1, **kw: Any
-    ) -> Any:
+        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]
+    ) -> NumberT: ...
+    @overload
+    def var(
+        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]
+    ) -> EstimateT: ...
+    def var(
+        self, column: Hashable, *, ddof: int = 1, ci: float | None = None,
+        **options: Unpack[ValueArgs],
+    ) -> Any:  # fmt: skip
         """Release the noisy variance of ``column``; see ``Series.dp.var``."""
-        return self._execute(
-            plan_spread(self._obj, column, "var", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
-        )
+        return self._spread(column, "var", ddof, ci, options)
 
+    @overload
     def std(
-        self, column: Hashable, *, bounds: Any = None, epsilon: Any, ddof: int = 1, **kw: Any
-    ) -> Any:
+        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]
+    ) -> NumberT: ...
+    @overload
+    def std(
+        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]
+    ) -> EstimateT: ...
+    def std(
+        self, column: Hashable, *, ddof: int = 1, ci: float | None = None,
+        **options: Unpack[ValueArgs],
+    ) -> Any:  # fmt: skip
         """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
-        return self._execute(
-            plan_spread(self._obj, column, "std", ddof=ddof, bounds=bounds, epsilon=epsilon, **kw)
-        )
+        return self._spread(column, "std", ddof, ci, options)
 
     def quantile(
-        self, column: Hashable, q: Any = 0.5, *, bounds: Any = None, epsilon: Any, cells: Any = None
+        self,
+        column: Hashable,
+        q: Any = 0.5,
+        *,
+        bounds: Bounds = None,
+        epsilon: Real,
+        cells: int | None = None,
     ) -> Any:
         """Release noisy quantiles of ``column``; see ``Series.dp.quantile``."""
         return self._execute(
             plan_quantile(self._obj, column, q, bounds=bounds, epsilon=epsilon, cells=cells)
         )
 
-    def median(
-        self, column: Hashable, *, bounds: Any = None, epsilon: Any, cells: Any = None
-    ) -> float:
+    def median(self, column: Hashable, **options: Unpack[GridArgs]) -> NumberT:
         """Release the noisy median of ``column``; see ``Series.dp.quantile``."""
-        return self._execute(
-            plan_quantile(self._obj, column, 0.5, bounds=bounds, epsilon=epsilon, cells=cells)
-        )
+        return self._execute(plan_quantile(self._obj, column, 0.5, **options))
 
-    def mode(self, column: Hashable, *, candidates: Any = None, epsilon: Any) -> Any:
+    def mode(
+        self, column: Hashable, *, candidates: Sequence[object] | None = None, epsilon: Real
+    ) -> Any:
         """Release the most frequent public candidate of ``column``; see ``Series.dp.mode``."""
         return self._execute(
             plan_top_k(self._obj, column, 1, candidates=candidates, epsilon=epsilon, mode=True)
         )
 
-    def top_k(self, column: Hashable, k: int, *, candidates: Any = None, epsilon: Any) -> list[Any]:
+    def top_k(
+        self, column: Hashable, k: int, *, candidates: Sequence[object] | None = None, epsilon: Real
+    ) -> list[Any]:
         """Release the ``k`` most frequent candidates of ``column``; see ``Series.dp.top_k``."""
         return self._execute(
             plan_top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon)
         )
 
     def describe(
-        self, *, epsilon: Any, bounds: Any = None, percentiles: Any = DESCRIBE_PERCENTILES,
-        cells: Any = None,
+        self, *, epsilon: Real, bounds: Bounds = None, percentiles: Any = DESCRIBE_PERCENTILES,
+        cells: int | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Release a table like ``DataFrame.describe`` for the columns with public bounds.
 
@@ -272,9 +302,10 @@ class FrameStatistics(BaseDPAccessor):
 
         Notes
         -----
-        ε is split equally among every measurement behind the table (per column: a count of
+        ε is split among every measurement behind the table (per column: a count of
         non-missing values, a centred sum, a sum of squares, and one quantile per percentile;
-        the mean and std share the count and the sum). The ledger row lists the split.
+        the mean and std share the count and the sum) for the least relative error of the
+        table's statistics, each weighing alike. The ledger row lists the split.
         ``min`` and ``max`` are omitted on purpose: a DP minimum or maximum would be a
         quantile at 0 or 1, which reflects the public bounds more than the data.
 

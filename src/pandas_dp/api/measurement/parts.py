@@ -30,7 +30,7 @@ from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.lattice import Lattice, lattice_at, sum_lattice
+from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_value, quantile_scores, square_units
 from pandas_dp.units import Contribution
 
@@ -92,9 +92,13 @@ class Part:
         aggregate was rounded to a coarser lattice, and ``g/2`` per row for up to ``2**32``
         rows of a lattice sum.
         """
-        error = math.ldexp(self.mechanism.quantile_halfwidth(alpha), self.exponent)
-        if self.shift:
-            error += math.ldexp(0.5, self.exponent)
+        return math.ldexp(self.mechanism.quantile_halfwidth(alpha), self.exponent) + (
+            self.allowance()
+        )
+
+    def allowance(self) -> float:
+        """The worst rounding error, in the column's units (see :meth:`halfwidth`)."""
+        error = math.ldexp(0.5, self.exponent) if self.shift else 0.0
         if self.lattice is not None:
             error += self.lattice.rounding_allowance()
         return error
@@ -158,7 +162,6 @@ def sum_part(
     label: str = "sum",
     contribution: Contribution = ROW,
     noise: NoiseChoice = LAPLACE,
-    exponent: int | None = None,
 ) -> Part:
     """A clipped sum on a public lattice with calibrated noise.
 
@@ -167,12 +170,7 @@ def sum_part(
     unit by its contribution bound times that.
     """
     try:
-        if exponent is None:
-            lattice = sum_lattice(
-                bounds[0], bounds[1], epsilon / contribution.l1, centered=centered
-            )
-        else:  # a shared, finer step chosen by the caller (still from public parameters only)
-            lattice = lattice_at(bounds[0], bounds[1], exponent, centered)
+        lattice = sum_lattice(bounds[0], bounds[1], epsilon / contribution.l1, centered=centered)
     except ValueError:
         raise DPValueError(
             f"bounds {bounds} of {column!r} are too close together for their magnitude to "

@@ -13,6 +13,7 @@ from pandas_dp.api.keys import check_key_types, parse_keys
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
+from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.types import PlannedOutput
 from pandas_dp.api.statistics import Choice
 from pandas_dp.api.validation import check_column
@@ -29,7 +30,7 @@ def plan_top_k(
     k: Any,
     *,
     candidates: Any,
-    epsilon: Any,
+    epsilon: Real,
     mode: bool = False,
 ) -> PlannedRelease[Any]:
     """The ``k`` most frequent public candidates, by peeling with the exponential mechanism.

@@ -9,13 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Hashable, Sequence
-from typing import Any
+from typing import Any, Unpack
 
 import numpy as np
 import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, resolve
+from pandas_dp.api.release.arguments import NoiseArgs, Real
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column
 from pandas_dp.engines.plan import Binning
@@ -26,15 +27,13 @@ def plan_value_counts(
     series: pd.Series,
     keys: Any = None,
     *,
-    epsilon: Any,
-    delta: Any = None,
     normalize: bool = False,
     sort: bool = True,
     ascending: bool = False,
-    nonnegative: bool = False,
-    total: Any = None,
-    mechanism: str = "laplace",
     ci: float | None = None,
+    nonnegative: bool = False,
+    total: Real | None = None,
+    **options: Unpack[NoiseArgs],
 ) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
     if normalize and ci is not None:
@@ -42,9 +41,7 @@ def plan_value_counts(
     target = resolve(series)
     grouped = DPGroupBy(target, target.column, keys)
     post = PostProcess.of(nonnegative or normalize, total)
-    planned = grouped.plan_counts(
-        "value_counts", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, post=post
-    )
+    planned = grouped.plan_counts("value_counts", ci=ci, post=post, **options)
     unnamed = series.name is None
 
     def shape(counts: Any) -> Any:
@@ -71,15 +68,14 @@ def plan_histogram(
     obj: pd.Series | pd.DataFrame,
     bins: Sequence[float],
     *,
-    epsilon: Any,
     column: Hashable | None = None,
     right: bool = True,
     include_lowest: bool = False,
     clip: bool = False,
-    nonnegative: bool = False,
-    total: Any = None,
-    mechanism: str = "laplace",
     ci: float | None = None,
+    nonnegative: bool = False,
+    total: Real | None = None,
+    **options: Unpack[NoiseArgs],
 ) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of values in public bins (see ``Series.dp.histogram``).
 
@@ -95,9 +91,7 @@ def plan_histogram(
     )
     grouped = DPGroupBy(target, col, intervals, binning=binning)
     post = PostProcess.of(nonnegative, total)
-    planned = grouped.plan_counts(
-        "histogram", epsilon=epsilon, mechanism=mechanism, ci=ci, post=post
-    )
+    planned = grouped.plan_counts("histogram", ci=ci, post=post, **options)
     if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
 
         def unnamed(counts: Any) -> Any:

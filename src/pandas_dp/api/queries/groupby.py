@@ -7,14 +7,24 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import Any
+from collections.abc import Callable, Hashable, Mapping
+from typing import Any, Unpack
 
 import pandas as pd
 
 from pandas_dp.api.caps import caps_for
+from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
 from pandas_dp.api.release import PlannedRelease, Target, plan, run, validate
+from pandas_dp.api.release.arguments import (
+    Bounds,
+    Fill,
+    Keys,
+    Mechanism,
+    NoiseArgs,
+    Real,
+    ValueArgs,
+)
 from pandas_dp.api.release.finish import Shape
 from pandas_dp.api.statistics import Count, Mean, Statistic, Sum, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
@@ -33,11 +43,11 @@ class DPGroupBy:
     def __init__(
         self,
         target: Target,
-        by: Any,
-        keys: Any = None,
+        by: Hashable | list[Hashable],
+        keys: Keys = None,
         *,
-        max_groups_per_unit: Any = None,
-        max_rows_per_group: Any = None,
+        max_groups_per_unit: int | None = None,
+        max_rows_per_group: int | None = None,
         binning: Binning | None = None,
         execute: Callable[[PlannedRelease[Any]], Any] = run,
     ) -> None:
@@ -75,37 +85,21 @@ class DPGroupBy:
     def _release(self, stats: list[Statistic], shape: Shape, query: str, **kw: Any) -> Any:
         return self._execute(self._plan(stats, shape, query, **kw))
 
+    @shared_doc
     def count(
-        self,
-        *,
-        epsilon: Any,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-        nonnegative: bool = False,
-        total: Any = None,
-    ) -> pd.Series | pd.DataFrame:
+        self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
+        **options: Unpack[NoiseArgs],
+    ) -> pd.Series | pd.DataFrame:  # fmt: skip
         """Release the noisy number of rows in each group.
 
         Parameters
         ----------
-        epsilon : float
-            Privacy cost, charged once for all groups.
-        delta : float, optional
-            The δ this release spends: with ``keys=None`` on choosing keys privately, with
-            ``mechanism="gaussian"`` on the Gaussian noise. By default the same share of the
-            session's δ as ``epsilon`` is of its ε.
-        mechanism : {"laplace", "gaussian"}, default "laplace"
-            Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).
-        ci : float, optional
-            Confidence level, e.g. 0.95: adds ``count_lower`` / ``count_upper`` columns
-            (the Series becomes a DataFrame).
-        nonnegative : bool, default False
-            Clamp counts at 0 (free post-processing; biases small counts upwards).
-        total : number, optional
-            A separately released total to make the counts add up to (least squares; with
-            ``nonnegative``, the closest non-negative counts), rounded to integers that sum
-            exactly to it when it is an integer.
+        {epsilon}
+        {delta}
+        {mechanism}
+        {ci_table}
+        {nonnegative}
+        {total}
 
         Returns
         -------
@@ -131,27 +125,14 @@ class DPGroupBy:
         (['north', 'south', 'east'], True)
         """
         post = PostProcess.of(nonnegative, total)
-        return self._execute(
-            self.plan_counts(
-                "groupby.count", epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci,
-                post=post,
-            )
-        )  # fmt: skip
+        return self._execute(self.plan_counts("groupby.count", ci=ci, post=post, **options))
 
     def plan_counts(self, query: str, **kw: Any) -> PlannedRelease[Any]:
         """The planned release of the groups' row counts (for value counts and histograms)."""
         return self._plan([Count("count")], "series", query, **kw)
 
     def sum(
-        self,
-        column: Hashable,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-        fillna: Any = None,
+        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
     ) -> pd.Series | pd.DataFrame:
         """Release the noisy sum of a column, clipped to public bounds, in each group.
 
@@ -164,21 +145,10 @@ class DPGroupBy:
         privately, which also spends part of ε on the row counts that select them, or for
         Gaussian noise).
         """
-        return self._release(
-            [Sum(column, column)], "series", "groupby.sum", epsilon=epsilon,
-            delta=delta, mechanism=mechanism, ci=ci, bounds=bounds, fillna=fillna,
-        )  # fmt: skip
+        return self._release([Sum(column, column)], "series", "groupby.sum", ci=ci, **options)
 
     def mean(
-        self,
-        column: Hashable,
-        *,
-        bounds: Any = None,
-        epsilon: Any,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-        fillna: Any = None,
+        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
     ) -> pd.Series | pd.DataFrame:
         """Release the noisy mean of a column, clipped to public bounds, in each group.
 
@@ -190,23 +160,13 @@ class DPGroupBy:
         ``ci``, the interval is conservative: each part gets half of ``1 - ci`` and the
         ratio is bounded over both ranges.
         """
-        return self._release(
-            [Mean(column, column)], "series", "groupby.mean", epsilon=epsilon,
-            delta=delta, mechanism=mechanism, ci=ci, bounds=bounds, fillna=fillna,
-        )  # fmt: skip
+        return self._release([Mean(column, column)], "series", "groupby.mean", ci=ci, **options)
 
     def agg(
-        self,
-        *,
-        epsilon: Any,
-        bounds: Any = None,
-        delta: Any = None,
-        mechanism: str = "laplace",
-        ci: float | None = None,
-        fillna: Any = None,
-        nonnegative: bool = False,
-        **named: Any,
-    ) -> pd.DataFrame:
+        self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
+        mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
+        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None, **named: Any,
+    ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics per group in one call, like pandas' named aggregation.
 
         Parameters
@@ -225,8 +185,12 @@ class DPGroupBy:
             ``{column: value}``: public imputation for missing values.
         nonnegative : bool, default False
             Clamp count columns at 0.
+        accuracy : dict, optional
+            ``{name: weight}``: how much each statistic's error counts when ε is split (1
+            by default); ``{"m": 2}`` buys a more accurate ``m`` at the others' expense.
         **named
-            ``name="count"`` (rows), or ``name=(column, "count" | "sum" | "mean")``.
+            ``name="count"`` (rows), or ``name=(column, how)`` with ``how`` any statistic of
+            ``agg`` (``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ...).
 
         Returns
         -------
@@ -238,14 +202,23 @@ class DPGroupBy:
         The statistics are computed from the fewest noisy measurements: one row count, and
         per column a count of non-missing values, a clipped sum and a centred clipped sum,
         each only if needed. A mean reuses the call's count (the row count when the column
-        cannot hold missing values or ``fillna`` is given). ε (and δ for Gaussian noise) is
-        split equally among the measurements (sequential composition inside the call,
-        parallel across groups); the ledger's note lists them.
+        cannot hold missing values, its schema says ``nullable=False`` or ``fillna`` is
+        given). A sum next to a mean (or spread) of its column is derived from the mean's
+        measurements, ``centre × count + centred sum``, instead of measured apart.
+
+        ε is split among the measurements to minimise the statistics' summed *relative*
+        variance (each relative to what it would reach alone with all of ε; see
+        :mod:`pandas_dp.api.measurement.split`): a measurement whose noise weighs ``A`` in
+        those errors gets a share proportional to ``A^(1/3)``, which is optimal for Laplace
+        noise. One statistic alone gets its usual split (a mean: half to each part).
+        δ for Gaussian noise is split equally. Sequential composition inside the call,
+        parallel across groups; the ledger's note lists the split.
         """
         stats = parse_named(dict(named.items()))
         result: pd.DataFrame = self._release(
             stats, "frame", "groupby.agg", epsilon=epsilon, delta=delta, mechanism=mechanism,
             ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
+            accuracy=accuracy,
         )  # fmt: skip
         return result
 

@@ -23,6 +23,7 @@ from pandas_dp.api.measurement.parts import Part, SelectPart
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
+from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import parse_confidence
 from pandas_dp.api.release.types import PlannedOutput
 from pandas_dp.api.statistics import LevelCount
@@ -76,7 +77,7 @@ class DPHierarchy:
     def count(
         self,
         *,
-        epsilon: Any,
+        epsilon: Real,
         split: Any = None,
         output: str = "table",
         ci: float | None = None,

@@ -18,6 +18,7 @@ import pandas as pd
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.release import PlannedRelease, plan, resolve, validate
+from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.finish import Shape
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
 from pandas_dp.budget import exact
@@ -80,7 +81,7 @@ def plan_quantile(
     q: Any,
     *,
     bounds: Any = None,
-    epsilon: Any,
+    epsilon: Real,
     cells: Any = None,
 ) -> PlannedRelease[Any]:
     """Quantiles by the exponential mechanism; ε split equally among the levels."""
@@ -130,14 +131,15 @@ def plan_describe(
     frame: pd.DataFrame,
     *,
     bounds: Any = None,
-    epsilon: Any,
+    epsilon: Real,
     percentiles: Any = DESCRIBE_PERCENTILES,
     cells: Any = None,
 ) -> PlannedRelease[pd.DataFrame]:
     """``count``, ``mean``, ``std`` and percentiles of every column with bounds.
 
-    ε is split equally among all the measurements behind the table (per column: a count, a
-    centred sum, a sum of squares and one quantile per percentile); the ledger lists them.
+    ε is split among all the measurements behind the table (per column: a count, a centred
+    sum, a sum of squares and one quantile per percentile) by the planner's rule; the ledger
+    lists them.
     ``min`` and ``max`` are left out: a DP minimum or maximum is a quantile at 0 or 1 and
     says little about the true extremes, so the table does not pretend otherwise.
     """

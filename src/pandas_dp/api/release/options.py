@@ -8,6 +8,8 @@ the data. Release files go through the same functions, so the rules cannot drift
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any
@@ -71,6 +73,7 @@ def validate(
     per_column: bool = True,
     cells: Any = None,
     keys_from: str = "",
+    accuracy: Any = None,
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
@@ -113,7 +116,29 @@ def validate(
     return Request(
         tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
         parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
+        priorities=parse_accuracy(accuracy, stats),
     )  # fmt: skip
+
+
+def parse_accuracy(accuracy: Any, stats: Sequence[Statistic]) -> tuple[tuple[Hashable, float], ...]:
+    """``{statistic name: weight}``: how much each statistic's error counts in the ε split."""
+    if accuracy is None:
+        return ()
+    if not isinstance(accuracy, Mapping) or not accuracy:
+        raise DPTypeError(
+            'accuracy must be a dict of statistic names to weights, e.g. {"m": 2, "s": 1}'
+        )
+    names = [stat.name for stat in stats]
+    parsed = []
+    for name, weight in accuracy.items():
+        if name not in names:
+            raise DPValueError(f"accuracy names {name!r}, which is not one of {names}")
+        if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
+            raise DPTypeError(f"accuracy[{name!r}] must be a number, got {type(weight).__name__}")
+        if not (math.isfinite(float(weight)) and float(weight) > 0):
+            raise DPValueError(f"accuracy[{name!r}] must be a positive number, got {weight!r}")
+        parsed.append((name, float(weight)))
+    return tuple(parsed)
 
 
 def _per_column(value: Any, stats: Sequence[Statistic], what: str, per_column: bool) -> dict:

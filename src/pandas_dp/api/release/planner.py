@@ -1,8 +1,9 @@
 """The one planner: from a validated request to a :class:`~.types.PlannedRelease`.
 
 It asks every statistic for the measurements it needs, keeps one noisy measurement per
-distinct key (a mean reuses the call's count), splits ε (and a Gaussian δ) among them
-(sequential composition inside the release; equal shares unless the request gives them),
+distinct key (a mean reuses the call's count; a sum next to a mean is derived from its
+measurements), splits ε among them for the least relative error (a Gaussian δ equally;
+sequential composition inside the release; see :mod:`~pandas_dp.api.measurement.split`),
 calibrates each one, adds private key selection when keys are not public, and writes the
 ledger record from that structure. Grouped and ungrouped releases differ only in the
 grouping. Every decision reads public parameters only.
@@ -30,11 +31,11 @@ from pandas_dp.api.measurement.parts import (
     squares_part,
     sum_part,
 )
+from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Selection, Target
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.lattice import lattice_at, lattice_exponent
 from pandas_dp.mechanisms.selection import selection_threshold
 
 ROWS = MeasurementKey("rows")
@@ -46,9 +47,16 @@ class _Context:
 
     target: Target
     request: Request
+    others: frozenset[MeasurementKey] = frozenset()
 
     def imputed(self, column: Hashable) -> bool:
         return self.request.fill.get(column) is not None
+
+    def measured(self, key: MeasurementKey) -> bool:
+        return key in self.others
+
+    def bounds_of(self, column: Hashable) -> tuple[float, float]:
+        return self.request.bounds[column]
 
     def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
         if column is None or imputed or not self._nullable(column):
@@ -76,17 +84,27 @@ def plan(
     ``shape`` is how the statistics are shaped (``"scalar"``, ``"series"``, ``"frame"``),
     or a finisher of one's own given ``(outputs, request)``.
     """
-    context = _Context(target, request)
+    # Two passes: what each statistic measures on its own, then again knowing what the
+    # others measure anyway (a sum is derived from a mean's centred sum and count).
+    alone = _Context(target, request)
+    first = {key for stat in request.stats for key in stat.measurements(alone)}
+    context = _Context(target, request, frozenset(first))
     sources = {stat.name: stat.measurements(context) for stat in request.stats}
     needs = list(dict.fromkeys(key for keys in sources.values() for key in keys))
     if request.selecting and ROWS not in needs:
         needs.append(ROWS)
-    shares = request.shares or (Fraction(1, len(needs)),) * len(needs)
+    shares = request.shares or optimal_shares(
+        needs,
+        [
+            (request.priority(stat.name), stat.error_weights(sources[stat.name], context))
+            for stat in request.stats
+        ],
+    )
     noise = _noise(target, request, shares)
     parts: dict[MeasurementKey, Part | SelectPart] = {}
     # Squares are centred at the centred sum's centre, so they are calibrated after it.
     for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].kind == "squares"):
-        parts[key] = _calibrate(key, request, request.epsilon * share, noise, parts, needs)
+        parts[key] = _calibrate(key, request, request.epsilon * share, noise, parts)
     parts = {key: parts[key] for key in needs}  # back to the planned order
     selection, selection_note = _selection(target, request, parts)
     outputs = tuple(
@@ -112,7 +130,6 @@ def _calibrate(
     epsilon: Fraction,
     noise: NoiseChoice,
     parts: dict[MeasurementKey, Part | SelectPart],
-    needs: list[MeasurementKey],
 ) -> Part | SelectPart:
     """The calibrated noise of one measurement (the one dispatch on measurement kinds)."""
     contribution = request.caps.contribution
@@ -141,7 +158,6 @@ def _calibrate(
     return sum_part(
         column, bounds, epsilon, centered=key.kind == "centred_sum", fill=fill, label=label,
         contribution=contribution, noise=noise,
-        exponent=_shared_exponent(needs, column, request, epsilon / contribution.l1),
     )  # fmt: skip
 
 
@@ -165,30 +181,6 @@ def _noise(target: Target, request: Request, shares: tuple[Fraction, ...]) -> No
     if delta == 0:
         raise DPValueError("Gaussian noise needs delta > 0")
     return NoiseChoice(gaussian=True, delta=delta / len(shares))
-
-
-def _shared_exponent(
-    needs: list[MeasurementKey], column: Hashable, request: Request, epsilon: Fraction
-) -> int | None:
-    """One lattice step for a column's plain and centred sums, when both are released.
-
-    The finer of the two steps, so that the engine rounds the column once and derives the
-    centred sum exactly from the plain one; None when only one is needed or the finer step
-    would let a row exceed the lattice's range.
-    """
-    plain, centred = MeasurementKey("sum", column), MeasurementKey("centred_sum", column)
-    if plain not in needs or centred not in needs:
-        return None
-    lower, upper = request.bounds[column]
-    exponent = min(
-        lattice_exponent(lower, upper, epsilon, centered=False),
-        lattice_exponent(lower, upper, epsilon, centered=True),
-    )
-    try:
-        lattice_at(lower, upper, exponent, centered=False)
-    except ValueError:
-        return None
-    return exponent
 
 
 def _selection(
@@ -255,6 +247,7 @@ def _release(
     groups = 1 if grouping is None or grouping.keys is None else len(grouping.keys)
     notes = list(request.notes) or _generic_notes(request, parts, shares, selection_note)
     notes.extend(dict.fromkeys(note for out in outputs for note in out.stat.notes()))
+    notes.extend(_derivation_notes(outputs, parts))
     notes.extend(request.sources)
     if any(f is not None for f in request.fill.values()):
         notes.append("missing values imputed with the public fillna value")
@@ -269,6 +262,26 @@ def _release(
         bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items()),
         note="; ".join(notes),
     )
+
+
+def _derivation_notes(
+    outputs: tuple[PlannedOutput, ...], parts: dict[MeasurementKey, Part | SelectPart]
+) -> list[str]:
+    """Sums derived from a mean's measurements, and counts kept apart (and why)."""
+    notes = [
+        f"{out.stat.name} = centre × count + centred sum (derived; no ε of its own)"
+        for out in outputs
+        if out.stat.how == "sum" and len(out.keys) == 2
+    ]
+    if ROWS in parts:
+        apart = [str(key.column) for key in parts if key.kind == "nonnull"]
+        if apart:
+            notes.append(
+                f"non-missing counts of {', '.join(apart)} measured apart from the row count: "
+                "the dtype can hold missing values (a schema with nullable=False or fillna= "
+                "would let them share it)"
+            )
+    return notes
 
 
 def _generic_notes(
@@ -287,8 +300,12 @@ def _generic_notes(
         notes = [f"ε {request.epsilon} on {keys[0].describe()}"]
     else:
         equal = len(set(shares)) == 1
-        split = ", ".join(f"{s} to {k.describe()}" for s, k in zip(shares, keys, strict=True))
-        notes = [f"ε {request.epsilon} split {'equally' if equal else 'as planned'}: {split}"]
+        split = ", ".join(
+            f"{s if s.denominator <= 12 else f'{float(s):.3g}'} to {k.describe()}"
+            for s, k in zip(shares, keys, strict=True)
+        )
+        how = "equally" if equal else "for the least relative error"
+        notes = [f"ε {request.epsilon} split {how}: {split}"]
     if request.gaussian:
         delta = sum((p.measurement.delta for p in parts.values()), Fraction(0))
         notes.append(f"discrete Gaussian noise calibrated for δ = {float(delta):.3g} in all")

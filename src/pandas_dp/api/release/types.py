@@ -47,8 +47,9 @@ class Target:
 class Request:
     """A release's statistics and its validated public options.
 
-    ``shares`` gives each measurement's share of ε (summing to 1); by default the
-    measurements share equally. ``notes`` are a query family's own ledger lines.
+    ``shares`` gives each measurement's share of ε (summing to 1); by default the planner
+    splits ε for the least relative error (:mod:`pandas_dp.api.measurement.split`),
+    weighted by ``priorities``. ``notes`` are a query family's own ledger lines.
     """
 
     stats: tuple[Statistic, ...]
@@ -66,6 +67,12 @@ class Request:
     sources: tuple[str, ...] = ()  # where bounds and keys came from, for the ledger
     shares: tuple[Fraction, ...] | None = None
     notes: tuple[str, ...] = ()  # a query family's own lines for the ledger note
+    #: ``accuracy=``: the weight of each statistic (by name) in the ε split; 1 if absent.
+    priorities: tuple[tuple[Hashable, float], ...] = ()
+
+    def priority(self, name: Hashable) -> float:
+        """The user's weight for statistic ``name`` in the split of ε (1 by default)."""
+        return dict(self.priorities).get(name, 1.0)
 
     @property
     def selecting(self) -> bool:

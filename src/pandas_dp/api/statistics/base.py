@@ -36,6 +36,12 @@ class Context(Protocol):
     def imputed(self, column: Hashable) -> bool:
         """Whether missing values of ``column`` are replaced by a public ``fillna``."""
 
+    def measured(self, key: MeasurementKey) -> bool:
+        """Whether another statistic of the release measures ``key`` anyway."""
+
+    def bounds_of(self, column: Hashable) -> tuple[float, float]:
+        """The public bounds of ``column`` (for statistics that read values)."""
+
 
 @dataclass(frozen=True)
 class Inputs:
@@ -106,6 +112,18 @@ class Statistic(ABC):
     def preview_error(self, inputs: Inputs, alpha: float) -> float:
         """The error a preview reports (NaN where it depends on private values)."""
         return math.nan
+
+    def error_weights(
+        self, keys: tuple[MeasurementKey, ...], context: Context
+    ) -> dict[MeasurementKey, float]:
+        """How each measurement's noise enters this statistic's error, for splitting ε.
+
+        ``c_i``: the first-order coefficient of measurement ``i`` times its sensitivity, in
+        this statistic's units, up to a common factor (see
+        :mod:`pandas_dp.api.measurement.split`). By default all equal: alone, the
+        statistic's measurements share ε equally.
+        """
+        return dict.fromkeys(keys, 1.0)
 
     def notes(self) -> tuple[str, ...]:
         """Lines for the ledger note that explain the post-processing."""

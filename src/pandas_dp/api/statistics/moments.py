@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -11,7 +12,12 @@ from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
 from pandas_dp.engines.plan import Aggregate
-from pandas_dp.mechanisms.accuracy import ratio_interval, variance_interval
+from pandas_dp.mechanisms.accuracy import (
+    combined_laplace_halfwidth,
+    ratio_interval,
+    variance_interval,
+)
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.quantile import variance_from
 
 if TYPE_CHECKING:
@@ -57,26 +63,96 @@ class Count(Statistic):
 
 @dataclass(frozen=True)
 class Sum(Statistic):
-    """A column's sum, each value clipped to the bounds and rounded to a public lattice."""
+    """A column's sum, each value clipped to the bounds and rounded to a public lattice.
+
+    Measured on its own (a plain lattice sum), or, when the release measures the column's
+    centred sum and count anyway (for a mean or a spread), derived from them for free:
+    ``sum = centre × count + centred sum``, which spends no ε of its own and leaves more
+    for the measurements it shares.
+    """
 
     how: ClassVar[str] = "sum"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
-        """The clipped lattice sum."""
-        return (MeasurementKey("sum", self.column),)
+        """The plain lattice sum, or the centred sum and the count already measured."""
+        centred = MeasurementKey("centred_sum", self.column)
+        if not context.measured(centred):
+            return (MeasurementKey("sum", self.column),)
+        count = context.count_for(self.column, imputed=context.imputed(self.column))
+        return centred, count
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The noisy sum in the column's units."""
-        return inputs.real(0)
+        if len(inputs.parts) == 1:
+            return inputs.real(0)
+        return _centre(inputs) * inputs.counts(1) + inputs.real(0)
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
-        """The noise's interval widened by the worst rounding (see ``Part.halfwidth``)."""
-        raw, width = inputs.real(0), inputs.halfwidth(0, alpha)
-        return _clamp_by_sign(raw - width, raw + width, inputs.bounds, count=False)
+        """The noise's interval widened by the worst rounding (see ``Part.halfwidth``).
+
+        A derived sum's interval holds when both of its measurements are within their
+        See :func:`_derived_halfwidth`.
+        """
+        return _clamp_by_sign(*_sum_range(inputs, alpha), inputs.bounds, count=False)
 
     def preview_error(self, inputs: Inputs, alpha: float) -> float:
         """Noise and rounding half-width."""
-        return inputs.halfwidth(0, alpha)
+        if len(inputs.parts) == 1:
+            return inputs.halfwidth(0, alpha)
+        return _derived_halfwidth(inputs, alpha)
+
+    def error_weights(
+        self, keys: tuple[MeasurementKey, ...], context: Context
+    ) -> dict[MeasurementKey, float]:
+        """Plain: its sensitivity. Derived: the centred sum's, and |centre| × the count's."""
+        lower, upper = context.bounds_of(self.column)
+        if len(keys) == 1:
+            return {keys[0]: max(abs(lower), abs(upper))}
+        return {keys[0]: (upper - lower) / 2, keys[1]: abs(upper + lower) / 2}
+
+
+def _centre(inputs: Inputs) -> float:
+    centred = inputs.parts[0]
+    assert isinstance(centred, Part)
+    return centre_of(centred)
+
+
+def _sum_range(inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+    if len(inputs.parts) == 1:
+        raw, width = inputs.real(0), inputs.halfwidth(0, alpha)
+        return raw - width, raw + width
+    raw = inputs.real(0) + _centre(inputs) * inputs.counts(1)
+    width = _derived_halfwidth(inputs, alpha)
+    return raw - width, raw + width
+
+
+def _derived_halfwidth(inputs: Inputs, alpha: float) -> float:
+    """Half-width of ``centred sum + centre × count`` at level ``alpha``.
+
+    With Laplace noise on both, the exact quantile of the combined noise (the two laws
+    convolved, :func:`~pandas_dp.mechanisms.accuracy.combined_laplace_halfwidth`) plus the
+    worst rounding. Otherwise a union bound: both measurements lie within their half-widths
+    at levels ``a`` and ``alpha - a``, with ``a`` the one of 19 public levels that gives the
+    narrowest interval (conservative, like the mean's).
+    """
+    centred, count = inputs.parts[0], inputs.parts[1]
+    assert isinstance(centred, Part)
+    assert isinstance(count, Part)
+    centre = abs(_centre(inputs))
+    if isinstance(centred.mechanism, DiscreteLaplace) and isinstance(
+        count.mechanism, DiscreteLaplace
+    ):
+        exact = combined_laplace_halfwidth(
+            float(centred.mechanism.effective_scale), math.ldexp(1.0, centred.exponent),
+            float(count.mechanism.effective_scale), centre * math.ldexp(1.0, count.exponent),
+            alpha,
+        )  # fmt: skip
+        if exact is not None:
+            return exact + centred.allowance() + centre * count.allowance()
+    return min(
+        inputs.halfwidth(0, alpha * k / 20) + centre * inputs.halfwidth(1, alpha * (20 - k) / 20)
+        for k in range(1, 20)
+    )
 
 
 def centre_of(part: Part) -> float:
@@ -129,6 +205,18 @@ class Mean(Statistic):
             inputs.counts(1), inputs.halfwidth(1, alpha / 2), (-reach[0], reach[1]),
         )  # fmt: skip
         return centre + lower, centre + upper
+
+    def error_weights(
+        self, keys: tuple[MeasurementKey, ...], context: Context
+    ) -> dict[MeasurementKey, float]:
+        """Both weigh ``h``, half the bounds' width: equal shares when alone.
+
+        ``mean ≈ centre + C/n``: ``∂/∂C = 1/n`` (sensitivity ``h``) and
+        ``∂/∂N = -(mean - centre)/n`` with ``|mean - centre| <= h`` at worst (sensitivity
+        1); the common ``1/n`` drops out.
+        """
+        lower, upper = context.bounds_of(self.column)
+        return dict.fromkeys(keys, (upper - lower) / 2)
 
     def notes(self) -> tuple[str, ...]:
         """The mean's formula."""

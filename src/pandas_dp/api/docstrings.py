@@ -1,0 +1,82 @@
+"""Shared numpydoc parameter blocks, written once (pandas' ``@doc`` pattern).
+
+A docstring names a block on a line of its own, ``{epsilon}``, indented like the parameters
+around it; :func:`shared_doc` replaces it by the block at import time, and the docs site's
+griffe extension applies the same :func:`fill` to the docstrings it reads statically, so
+``help()``, IDEs and the API reference show one text. Only whole lines holding a known block
+name are replaced: ``{column: value}`` in prose is left alone, and a misspelt block name
+fails at import instead of printing braces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import TypeVar
+
+_BLOCKS = {
+    "epsilon": """\
+epsilon : float
+    Privacy cost of this release, charged once.""",
+    "delta": """\
+delta : float, optional
+    The δ this release spends: on the Gaussian noise with ``mechanism="gaussian"``, on
+    choosing keys privately with ``keys=None``. By default the same share of the session's
+    δ as ``epsilon`` is of its ε.""",
+    "mechanism": """\
+mechanism : {"laplace", "gaussian"}, default "laplace"
+    Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).""",
+    "ci": """\
+ci : float, optional
+    Confidence level, e.g. 0.95: return an :class:`~pandas_dp.Estimate`
+    ``(value, lower, upper, confidence)`` instead of a bare number.""",
+    "ci_table": """\
+ci : float, optional
+    Confidence level, e.g. 0.95: add ``<name>_lower`` / ``<name>_upper`` columns after each
+    released column (a Series becomes a DataFrame).""",
+    "bounds": """\
+bounds : (float, float)
+    Public ``(lower, upper)`` limits, ``lower < upper``; values are clipped to them.
+    Required (or from the session's schema), never read off the data.""",
+    "bounds_dict": """\
+bounds : dict, optional
+    ``{column: (lower, upper)}`` for every column whose values are read (or from the
+    session's schema).""",
+    "fillna": """\
+fillna : float, optional
+    Public value used for missing entries. By default missing entries are skipped.""",
+    "nonnegative": """\
+nonnegative : bool, default False
+    Clamp counts at 0 (free post-processing; biases small counts upwards).""",
+    "total": """\
+total : number, optional
+    A separately released total to make the counts add up to (least squares; with
+    ``nonnegative``, the closest non-negative counts), rounded to integers that sum exactly
+    to it when it is an integer.""",
+    "cells": """\
+cells : int, optional
+    Quantile grid resolution (default 4,096, at most 65,536).""",
+}
+
+_TOKEN = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>[a-z_]+)\}[ \t]*$", re.MULTILINE)
+
+F = TypeVar("F", bound=Callable[..., object])
+
+
+def fill(text: str) -> str:
+    """``text`` with every ``{block}`` line replaced by the block, at that line's indent."""
+
+    def block(match: re.Match[str]) -> str:
+        indent, name = match.group("indent"), match.group("name")
+        if name not in _BLOCKS:
+            raise KeyError(f"no shared docstring block {name!r}; known: {sorted(_BLOCKS)}")
+        return "\n".join(indent + line if line else line for line in _BLOCKS[name].split("\n"))
+
+    return _TOKEN.sub(block, text)
+
+
+def shared_doc(func: F) -> F:
+    """Decorator: fill the shared parameter blocks into ``func``'s docstring."""
+    if func.__doc__:
+        func.__doc__ = fill(func.__doc__)
+    return func
