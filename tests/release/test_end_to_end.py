@@ -176,7 +176,12 @@ def check_outputs(out: Path, data: pd.DataFrame, entries: list[LedgerEntry]) -> 
     check_by_region(pd.read_csv(out / "by_region.csv"), by_tag["by_region"], data)
 
     overall = pd.read_csv(out / "overall.csv")
-    assert list(overall.columns) == ["n", "total_income", "median_age"]  # ci off with a median
+    assert list(overall.columns) == [  # a median has an interval like every other statistic
+        f"{name}{end}" for name in ("n", "total_income", "median_age")
+        for end in ("", "_lower", "_upper")
+    ]  # fmt: skip
+    row = overall.iloc[0]
+    assert row["median_age_lower"] <= row["median_age"] <= row["median_age_upper"]
     assert len(overall) == 1
     parts = measurements(by_tag["overall"])
     assert abs(overall["n"].iloc[0] - len(data)) <= laplace_bound(parts["count"])

@@ -203,18 +203,26 @@ def test_cells_limits(incomes, protect_seeded, cells, error):
     assert priv.dp.session.releases == ()
 
 
-def test_ci_is_refused_with_a_clear_error(incomes, protect_seeded):
+def test_ci_gives_an_interval_in_every_form(incomes, protect_seeded):
     priv = protect_seeded(incomes, epsilon=10)
-    # The accessors take no ci= (Python's own error names it) or explain the rank error.
-    with pytest.raises((TypeError, DPValueError), match=r"ci|rank"):
-        priv["income"].dp.quantile(0.5, bounds=BOUNDS, epsilon=1.0, ci=0.9)
-    with pytest.raises((TypeError, DPValueError), match=r"ci|rank"):
-        priv.dp.median("income", bounds=BOUNDS, epsilon=1.0, ci=0.9)
-    # ... and where a ci= is accepted (named aggregation), a median explains why not.
+    one = priv["income"].dp.quantile(0.5, bounds=BOUNDS, epsilon=1.5, ci=0.9)
+    assert one.lower <= one.value <= one.upper
+    assert one.confidence == 0.9
+    median = priv.dp.median("income", bounds=BOUNDS, epsilon=1.5, ci=0.9)
+    assert median.lower <= median.value <= median.upper
+    several = priv["income"].dp.quantile([0.25, 0.75], bounds=BOUNDS, epsilon=3.0, ci=0.9)
+    assert list(several.index) == [0.25, 0.75]
+    assert list(several.columns) == ["income", "income_lower", "income_upper"]
+    assert (several["income_lower"] <= several["income"]).all()
+    assert (several["income"] <= several["income_upper"]).all()
     grouped = priv.dp.groupby("region", keys=list("NSEW"))
-    with pytest.raises(DPValueError, match="rank"):
-        grouped.agg(m=("income", "median"), bounds={"income": BOUNDS}, epsilon=1.0, ci=0.9)
-    assert priv.dp.session.releases == ()
+    table = grouped.agg(m=("income", "median"), bounds={"income": BOUNDS}, epsilon=1.5, ci=0.9)
+    assert list(table.columns) == ["m", "m_lower", "m_upper"]
+    # Each estimate and each end gets a third of its level's ε (a median alone).
+    for release, levels in zip(priv.dp.session.releases, (1, 1, 2, 1), strict=True):
+        assert [m.epsilon for m in release.measurements] == [
+            release.cost.epsilon / (3 * levels)
+        ] * (3 * levels)
 
 
 def test_bounds_are_required_and_checked(incomes, protect_seeded):

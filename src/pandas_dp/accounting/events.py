@@ -154,13 +154,17 @@ class GaussianMeasurement(Measurement):
 
 @dataclass(frozen=True)
 class SelectionMeasurement(Measurement):
-    """A choice by the exponential mechanism (quantile, mode, top-k): pure ε-DP."""
+    """A choice among public candidates, pure ε-DP.
+
+    By the exponential mechanism (quantile, mode, top-k), or by the sparse vector technique
+    (the end of a quantile's interval).
+    """
 
     kind: ClassVar[str] = "selection"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.mechanism != "exponential" or self.sigma2 is not None:
+        if self.mechanism not in ("exponential", "sparse_vector") or self.sigma2 is not None:
             raise ValueError(f"a selection, not {self.mechanism!r}")
 
 

@@ -181,7 +181,8 @@ def _query_section(planned: PlannedQuery, outcome: ReleaseOutcome, entry: Any) -
         parts.append(
             f"<p class='muted'>{_esc(name)}: within {error:,.0f} ranks of the true quantile "
             f"with {planned.preview.confidence:.0%} probability (rank error of the "
-            "exponential mechanism; no interval in the column's units).</p>"
+            "exponential mechanism; its interval in the column's units is in the table when "
+            "the query asks for one).</p>"
         )
     charts = _charts(planned, table) if outcome.charts else []
     if charts:

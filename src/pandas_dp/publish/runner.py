@@ -158,13 +158,12 @@ def _protect_options(spec: ReleaseSpec) -> dict[str, Any]:
 def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
     """Release (or preview) one query through the public API."""
     named = {name: how if col is None else (col, how) for name, (col, how) in query.aggs.items()}
-    has_quantile = any(how == "median" for _, how in query.aggs.values())
     options: dict[str, Any] = {
         "epsilon": query.epsilon,
         "bounds": query.bounds or None,
         "mechanism": query.mechanism,
         "fillna": query.fillna or None,
-        "ci": None if has_quantile else query.ci,
+        "ci": query.ci,  # every statistic has an interval, medians included
     }
     if query.delta is not None:
         options["delta"] = query.delta

@@ -12,6 +12,7 @@ from typing import Any, Unpack, overload
 import pandas as pd
 
 from pandas_dp.api.accessors.base import BaseDPAccessor
+from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.local import randomized_response
 from pandas_dp.api.queries.choice import plan_top_k
 from pandas_dp.api.queries.ungrouped import (
@@ -89,8 +90,9 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
         return self._spread(None, "std", ddof, ci, options)
 
+    @shared_doc
     def quantile(
-        self, q: Any = 0.5, *, bounds: Bounds = None, epsilon: Real, cells: int | None = None
+        self, q: Any = 0.5, *, ci: float | None = None, **options: Unpack[GridArgs]
     ) -> Any:
         """Release noisy quantiles by the exponential mechanism (Smith 2011).
 
@@ -101,13 +103,18 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         bounds : (float, float)
             Public ``(lower, upper)``; the answer lies on a grid of ``cells`` equal steps.
         epsilon : float
-            Privacy cost, split equally among the levels.
-        cells : int, optional
-            Grid resolution (default 4,096, at most 65,536).
+            Privacy cost, split equally among the levels (and, with ``ci``, equally between
+            each estimate and its interval's two ends).
+        {cells}
+        ci : float, optional
+            Confidence level, e.g. 0.95: an :class:`~pandas_dp.Estimate` for one level; for
+            several, a DataFrame indexed by ``q`` with ``<name>``, ``<name>_lower`` and
+            ``<name>_upper`` columns. The interval covers the sample quantile of the clipped
+            values (``Series.quantile``) with probability at least ``ci``.
 
         Returns
         -------
-        float, or Series indexed by ``q``
+        float, or Series indexed by ``q`` (Estimate or DataFrame with ``ci``)
 
         Notes
         -----
@@ -117,6 +124,11 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         ``∝ exp(-ε |rank_k - q n| / (2Δ))``, sampled exactly. Missing values are skipped.
         With probability ``1 - α`` the rank error is below ``2Δ (ln(K) + ln(1/α)) / ε`` for
         ``K`` candidates (see ``priv.dp.preview``).
+        With ``ci``, each end of the interval is found by the sparse vector technique: a
+        scan over the grid's edges that stops where the noisy rank crosses a threshold set
+        below (above) ``q n`` by the noise's own margin, so each end holds with probability
+        ``1 - (1 - ci)/2`` whatever the data's shape (ties and empty cells included); see
+        :mod:`pandas_dp.mechanisms.quantile_interval`.
         Quantiles 0 and 1 are *not* the minimum and maximum: they are the grid edges at
         which about no value lies below (above), which the noise makes imprecise.
         Budget cost: ``epsilon``.
@@ -129,13 +141,15 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         >>> abs(med - 500) < 50
         True
         """
-        return self._execute(
-            plan_quantile(self._obj, None, q, bounds=bounds, epsilon=epsilon, cells=cells)
-        )
+        return self._execute(plan_quantile(self._obj, None, q, ci=ci, **options))
 
-    def median(self, **options: Unpack[GridArgs]) -> NumberT:
+    @overload
+    def median(self, *, ci: None = None, **options: Unpack[GridArgs]) -> NumberT: ...
+    @overload
+    def median(self, *, ci: float, **options: Unpack[GridArgs]) -> EstimateT: ...
+    def median(self, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
         """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
-        return self._execute(plan_quantile(self._obj, None, 0.5, **options))
+        return self._execute(plan_quantile(self._obj, None, 0.5, ci=ci, **options))
 
     def mode(self, *, candidates: Sequence[object] | None = None, epsilon: Real) -> Any:
         """Release the most frequent of the public ``candidates`` (exponential mechanism).
@@ -244,22 +258,23 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         return self._spread(column, "std", ddof, ci, options)
 
     def quantile(
-        self,
-        column: Hashable,
-        q: Any = 0.5,
-        *,
-        bounds: Bounds = None,
-        epsilon: Real,
-        cells: int | None = None,
-    ) -> Any:
+        self, column: Hashable, q: Any = 0.5, *, ci: float | None = None,
+        **options: Unpack[GridArgs],
+    ) -> Any:  # fmt: skip
         """Release noisy quantiles of ``column``; see ``Series.dp.quantile``."""
-        return self._execute(
-            plan_quantile(self._obj, column, q, bounds=bounds, epsilon=epsilon, cells=cells)
-        )
+        return self._execute(plan_quantile(self._obj, column, q, ci=ci, **options))
 
-    def median(self, column: Hashable, **options: Unpack[GridArgs]) -> NumberT:
+    @overload
+    def median(
+        self, column: Hashable, *, ci: None = None, **options: Unpack[GridArgs]
+    ) -> NumberT: ...
+    @overload
+    def median(self, column: Hashable, *, ci: float, **options: Unpack[GridArgs]) -> EstimateT: ...
+    def median(
+        self, column: Hashable, *, ci: float | None = None, **options: Unpack[GridArgs]
+    ) -> Any:
         """Release the noisy median of ``column``; see ``Series.dp.quantile``."""
-        return self._execute(plan_quantile(self._obj, column, 0.5, **options))
+        return self._execute(plan_quantile(self._obj, column, 0.5, ci=ci, **options))
 
     def mode(
         self, column: Hashable, *, candidates: Sequence[object] | None = None, epsilon: Real

@@ -25,6 +25,9 @@ _LABELS: dict[Kind, str] = {
 }  # fmt: skip
 
 
+_END = {-1: "lower", 1: "upper"}
+
+
 @dataclass(frozen=True)
 class MeasurementKey:
     """One noisy measurement a release makes.
@@ -44,6 +47,8 @@ class MeasurementKey:
         Distinct choices made by peeling (``top_k``).
     level : int, optional
         Depth in a hierarchy (``level``).
+    side : {0, -1, 1}
+        For a quantile: the estimate (0), or the lower (-1) or upper (1) end of its interval.
     """
 
     kind: Kind
@@ -51,6 +56,7 @@ class MeasurementKey:
     q: Fraction | None = None
     rounds: int = 1
     level: int | None = None
+    side: Literal[0, -1, 1] = 0
 
     @property
     def label(self) -> str:
@@ -59,7 +65,8 @@ class MeasurementKey:
         if self.kind == "rows":
             return word
         if self.kind == "quantile":  # shortest exact text: close levels keep distinct labels
-            return f"{word}({self.column}, {float(self.q or 0)!r})"
+            end = {0: "", -1: ", lower", 1: ", upper"}[self.side]
+            return f"{word}({self.column}, {float(self.q or 0)!r}{end})"
         if self.kind == "level":
             return f"{word}(level {self.level}: {self.column})"
         if self.kind == "top_k":
@@ -73,7 +80,8 @@ class MeasurementKey:
         if self.kind == "nonnull":
             return f"the count of non-missing {self.column}"
         if self.kind == "quantile":
-            return f"the {float(self.q or 0)!r} quantile of {self.column}"
+            what = f"the {float(self.q or 0)!r} quantile of {self.column}"
+            return what if self.side == 0 else f"the {_END[self.side]} end of {what}'s interval"
         if self.kind == "level":
             return f"the counts of level {self.level} ({self.column})"
         if self.kind in ("mode", "top_k"):

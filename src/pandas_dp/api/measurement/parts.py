@@ -32,6 +32,14 @@ from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_value, quantile_scores, square_units
+from pandas_dp.mechanisms.quantile_interval import (
+    Side,
+    end_index,
+    first_crossing,
+    scan_noise,
+    scan_scores,
+    threshold_for,
+)
 from pandas_dp.units import Contribution
 
 if TYPE_CHECKING:
@@ -283,6 +291,80 @@ class SelectPart:
     def halfwidth(self, alpha: float) -> float:
         """Selections have no interval in the column's units."""
         raise ValueError(f"{self.label} is a selection; its error is in ranks, not units")
+
+
+@dataclass(frozen=True)
+class EndpointPart:
+    """One end of a quantile's confidence interval, by the sparse vector technique.
+
+    See :mod:`pandas_dp.mechanisms.quantile_interval`: the scan over the grid's edges costs
+    ``measurement.epsilon`` and holds with probability ``1 - beta``.
+    """
+
+    label: str
+    measure: CellCounts
+    measurement: Measurement
+    q: Fraction
+    side: Side
+    beta: float
+    threshold_noise: DiscreteLaplace
+    query_noise: DiscreteLaplace
+    to_real: Callable[[Any], Any]
+    lattice: Lattice | None = None
+
+    @property
+    def exponent(self) -> int:
+        """Not on a noise lattice."""
+        return 0
+
+    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+        """The reported edge's index per group (noise drawn for every edge of every group)."""
+        scores = scan_scores(np.asarray(exact, dtype=np.int64), self.q, self.side)
+        groups, edges = scores.shape
+        threshold = threshold_for(self.threshold_noise, self.query_noise, edges, self.beta, self.q)
+        rho = session.draw(self.threshold_noise, groups)
+        nu = session.draw(self.query_noise, groups * edges).reshape(groups, edges)
+        return end_index(first_crossing(scores, threshold, rho, nu), edges, self.side)
+
+    def halfwidth(self, alpha: float) -> float:
+        """An interval's end has no error of its own in the column's units."""
+        raise ValueError(f"{self.label} is an interval's end, not a noisy value")
+
+
+def endpoint_part(
+    column: Hashable,
+    bounds: tuple[float, float],
+    q: Fraction,
+    epsilon: Fraction,
+    side: Side,
+    beta: float,
+    *,
+    cells: int = DEFAULT_CELLS,
+    label: str = "quantile",
+    contribution: Contribution = ROW,
+) -> EndpointPart:
+    """The lower (``side=-1``) or upper end of the ``q`` quantile's interval, ε-DP.
+
+    One privacy unit moves every scan score by ``l1`` times a row's ``Δ``; the noise scales
+    with it.
+    """
+    lower, upper = bounds
+    threshold_noise, query_noise, delta = scan_noise(epsilon / contribution.l1, q)
+    record = SelectionMeasurement(
+        label, "sparse_vector", epsilon, contribution.l1 * delta, query_noise.scale
+    )
+
+    def to_real(index: Any) -> Any:
+        return grid_value(np.asarray(index, dtype=np.int64), lower, upper, cells)
+
+    return EndpointPart(
+        label, CellCounts(column, lower, upper, cells), record, q, side, beta,
+        threshold_noise, query_noise, to_real,
+    )  # fmt: skip
+
+
+#: Any calibrated measurement: noisy values, a choice, or an interval's end.
+AnyPart = Part | SelectPart | EndpointPart
 
 
 def choice_part(

@@ -19,7 +19,10 @@ import pandas as pd
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.keys import check_key_types, parse_by
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import Part, SelectPart
+from pandas_dp.api.measurement.parts import (
+    AnyPart,
+    Part,
+)
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
@@ -217,7 +220,7 @@ class DPHierarchy:
         return plan(self._target, request, finisher, derive=derive)
 
 
-def _variance(part: Part | SelectPart) -> float:
+def _variance(part: AnyPart) -> float:
     assert isinstance(part, Part)  # level counts carry Laplace noise
     return part.mechanism.variance()
 

@@ -83,18 +83,39 @@ def plan_quantile(
     bounds: Any = None,
     epsilon: Real,
     cells: Any = None,
+    ci: float | None = None,
 ) -> PlannedRelease[Any]:
-    """Quantiles by the exponential mechanism; ε split equally among the levels."""
+    """Quantiles by the exponential mechanism; ε split equally among the levels.
+
+    With ``ci``, each level's interval ends are measured too (see ``Quantile.interval``).
+    """
     levels, scalar = parse_quantiles(q)
     stats = [Quantile(float(level), column, level) for level in levels]
     planned = plan_many(
         obj, stats, query="quantile", bounds=bounds, epsilon=epsilon, cells=cells,
-        per_column=False,
+        per_column=False, ci=ci,
     )  # fmt: skip
-    if scalar:
-        return planned.then(lambda table: float(table.iloc[0, 0]))
     name = column if column is not None else getattr(obj, "name", None)
     index = [float(x) for x in levels]
+    if ci is not None:
+        confidence = float(ci)
+        if scalar:
+
+            def estimate(table: pd.DataFrame) -> Estimate:
+                value, lower, upper = (float(v) for v in table.iloc[0, :3])
+                return Estimate(value, lower, upper, confidence)
+
+            return planned.then(estimate)
+        label = "quantile" if name is None else name
+        columns = [label, f"{label}_lower", f"{label}_upper"]
+
+        def with_intervals(table: pd.DataFrame) -> pd.DataFrame:
+            values = table.iloc[0].to_numpy(dtype=np.float64).reshape(len(index), 3)
+            return pd.DataFrame(values, index=index, columns=columns)
+
+        return planned.then(with_intervals)
+    if scalar:
+        return planned.then(lambda table: float(table.iloc[0, 0]))
     return planned.then(lambda table: pd.Series(table.iloc[0].to_numpy(), index=index, name=name))
 
 

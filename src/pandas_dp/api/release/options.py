@@ -16,7 +16,7 @@ from typing import Any
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.release.types import Request, Target
-from pandas_dp.api.statistics import Quantile, Statistic
+from pandas_dp.api.statistics import Statistic
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column, parse_bounds, parse_fill
 from pandas_dp.budget import parse_delta, parse_epsilon
@@ -83,11 +83,6 @@ def validate(
     eps = parse_epsilon(epsilon)
     gaussian = parse_mechanism(mechanism)
     confidence = parse_confidence(ci)
-    if confidence is not None and any(isinstance(s, Quantile) for s in stats):
-        raise DPValueError(
-            "quantiles come with a rank-error guarantee, not an interval in the column's "
-            "units; leave ci out and see priv.dp.preview for the rank error"
-        )
     post = post or PostProcess()
     if confidence is not None and post.total is not None:
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")

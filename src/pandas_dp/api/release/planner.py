@@ -22,11 +22,12 @@ import numpy as np
 from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Measurement, Release
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import (
+    AnyPart,
     NoiseChoice,
     Part,
-    SelectPart,
     choice_part,
     count_part,
+    endpoint_part,
     quantile_part,
     squares_part,
     sum_part,
@@ -57,6 +58,10 @@ class _Context:
 
     def bounds_of(self, column: Hashable) -> tuple[float, float]:
         return self.request.bounds[column]
+
+    @property
+    def confidence(self) -> float | None:
+        return self.request.confidence
 
     def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
         if column is None or imputed or not self._nullable(column):
@@ -101,7 +106,7 @@ def plan(
         ],
     )
     noise = _noise(target, request, shares)
-    parts: dict[MeasurementKey, Part | SelectPart] = {}
+    parts: dict[MeasurementKey, AnyPart] = {}
     # Squares are centred at the centred sum's centre, so they are calibrated after it.
     for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].kind == "squares"):
         parts[key] = _calibrate(key, request, request.epsilon * share, noise, parts)
@@ -129,8 +134,8 @@ def _calibrate(
     request: Request,
     epsilon: Fraction,
     noise: NoiseChoice,
-    parts: dict[MeasurementKey, Part | SelectPart],
-) -> Part | SelectPart:
+    parts: dict[MeasurementKey, AnyPart],
+) -> AnyPart:
     """The calibrated noise of one measurement (the one dispatch on measurement kinds)."""
     contribution = request.caps.contribution
     column, label = key.column, key.label
@@ -140,6 +145,14 @@ def _calibrate(
     if key.kind in ("mode", "top_k"):
         return choice_part(column, key.rounds, epsilon, contribution.linf, label)
     bounds = request.bounds[column]
+    if key.kind == "quantile" and key.side != 0:
+        assert key.q is not None
+        assert request.confidence is not None
+        beta = (1.0 - request.confidence) / 2  # each end holds with probability 1 - α/2
+        return endpoint_part(
+            column, bounds, key.q, epsilon, key.side, beta, label=label,
+            contribution=contribution, cells=request.cells,
+        )  # fmt: skip
     if key.kind == "quantile":
         assert key.q is not None
         return quantile_part(
@@ -184,7 +197,7 @@ def _noise(target: Target, request: Request, shares: tuple[Fraction, ...]) -> No
 
 
 def _selection(
-    target: Target, request: Request, parts: dict[MeasurementKey, Part | SelectPart]
+    target: Target, request: Request, parts: dict[MeasurementKey, AnyPart]
 ) -> tuple[Selection | None, str]:
     """Threshold for private key selection (and the δ it spends), or nothing.
 
@@ -233,7 +246,7 @@ def _with_delta(measurement: Measurement, delta: Fraction) -> Measurement:
 
 def _release(
     request: Request,
-    parts: dict[MeasurementKey, Part | SelectPart],
+    parts: dict[MeasurementKey, AnyPart],
     outputs: tuple[PlannedOutput, ...],
     selection_note: str,
     shares: tuple[Fraction, ...],
@@ -265,7 +278,7 @@ def _release(
 
 
 def _derivation_notes(
-    outputs: tuple[PlannedOutput, ...], parts: dict[MeasurementKey, Part | SelectPart]
+    outputs: tuple[PlannedOutput, ...], parts: dict[MeasurementKey, AnyPart]
 ) -> list[str]:
     """Sums derived from a mean's measurements, and counts kept apart (and why)."""
     notes = [
@@ -286,7 +299,7 @@ def _derivation_notes(
 
 def _generic_notes(
     request: Request,
-    parts: dict[MeasurementKey, Part | SelectPart],
+    parts: dict[MeasurementKey, AnyPart],
     shares: tuple[Fraction, ...],
     selection_note: str,
 ) -> list[str]:

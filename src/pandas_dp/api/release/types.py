@@ -18,7 +18,9 @@ import pandas as pd
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import Part, SelectPart
+from pandas_dp.api.measurement.parts import (
+    AnyPart,
+)
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.engines import Engine, Grouping
 from pandas_dp.engines.plan import Aggregate
@@ -94,7 +96,7 @@ class PlannedOutput:
 
     stat: Statistic
     keys: tuple[MeasurementKey, ...]
-    parts: tuple[Part | SelectPart, ...]
+    parts: tuple[AnyPart, ...]
     bounds: tuple[float, float] | None = None
 
     def inputs(self, noisy: dict[MeasurementKey, Aggregate] | None = None) -> Inputs:
@@ -133,7 +135,7 @@ class PlannedRelease(Generic[T]):
     """
 
     target: Target
-    parts: dict[MeasurementKey, Part | SelectPart]
+    parts: dict[MeasurementKey, AnyPart]
     outputs: tuple[PlannedOutput, ...]
     release: Release
     finish: Finish

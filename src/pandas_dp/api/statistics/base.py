@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 import numpy as np
 
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import Part, SelectPart
+from pandas_dp.api.measurement.parts import (
+    AnyPart,
+)
 from pandas_dp.engines.plan import Aggregate
 
 if TYPE_CHECKING:
@@ -42,6 +44,10 @@ class Context(Protocol):
     def bounds_of(self, column: Hashable) -> tuple[float, float]:
         """The public bounds of ``column`` (for statistics that read values)."""
 
+    @property
+    def confidence(self) -> float | None:
+        """The confidence level of the release's intervals (``ci``), if it has them."""
+
 
 @dataclass(frozen=True)
 class Inputs:
@@ -50,7 +56,7 @@ class Inputs:
     ``noisy`` is empty in a preview, which reads no data.
     """
 
-    parts: tuple[Part | SelectPart, ...]
+    parts: tuple[AnyPart, ...]
     bounds: tuple[float, float] | None = None
     noisy: tuple[Aggregate, ...] = ()
 

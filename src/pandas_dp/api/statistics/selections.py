@@ -28,12 +28,28 @@ class Quantile(Statistic):
     error_in: ClassVar[str] = "ranks"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
-        """One choice among the grid's edges."""
-        return (MeasurementKey("quantile", self.column, self.q),)
+        """One choice among the grid's edges; with ``ci``, also its interval's two ends."""
+        point = MeasurementKey("quantile", self.column, self.q)
+        if context.confidence is None:
+            return (point,)
+        lower = MeasurementKey("quantile", self.column, self.q, side=-1)
+        return point, lower, MeasurementKey("quantile", self.column, self.q, side=1)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The chosen grid edge."""
         return inputs.real(0)
+
+    def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
+        """The two ends (each holds with probability ``1 - α/2``), widened to the estimate.
+
+        The ends cover the sample quantile of the clipped values (``Series.quantile``'s
+        linear interpolation) whatever the data's shape; see
+        :mod:`pandas_dp.mechanisms.quantile_interval`. Widening an interval to contain the
+        released estimate keeps that coverage and never shows an estimate outside its own
+        interval.
+        """
+        point = inputs.real(0)
+        return np.minimum(inputs.real(1), point), np.maximum(inputs.real(2), point)
 
     def preview_error(self, inputs: Inputs, alpha: float) -> float:
         """The rank error exceeded with probability at most ``alpha``."""
@@ -46,7 +62,10 @@ class Quantile(Statistic):
 
     def notes(self) -> tuple[str, ...]:
         """The mechanism."""
-        return ("quantiles: exponential mechanism over a public grid (Smith 2011)",)
+        return (
+            "quantiles: exponential mechanism over a public grid (Smith 2011); intervals' "
+            "ends by the sparse vector technique",
+        )
 
 
 @dataclass(frozen=True)
