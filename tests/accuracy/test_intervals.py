@@ -147,10 +147,14 @@ def test_sum_intervals_respect_the_sign_of_the_bounds(protect_seeded, noise) -> 
 def test_mean_interval_stays_in_the_bounds_and_holds_the_value(frame, protect_seeded, noise):
     priv = protect_seeded(frame, epsilon=100.0)
     for value in (-(10**12), -500, -3, 0, 3, 500, 10**12):
-        with noise(priv, value=value):
-            result = priv.dp.mean("x", bounds=BOUNDS, epsilon=0.5, ci=0.9)
+        with noise(priv, value=value):  # min_count=0: even a count below 1 shows its mean
+            result = priv.dp.mean("x", bounds=BOUNDS, epsilon=0.5, ci=0.9, min_count=0)
+            hidden = priv.dp.mean("x", bounds=BOUNDS, epsilon=0.5, ci=0.9)
         assert BOUNDS[0] <= result.lower <= result.value <= result.upper <= BOUNDS[1]
         assert result.confidence == pytest.approx(0.9)
+        # By default a mean whose noisy count is below 1 is NaN, its interval too.
+        below = len(frame) + value < 1
+        assert [math.isnan(v) for v in hidden[:3]] == [below] * 3
 
 
 def test_interval_columns_and_order(frame, protect_seeded) -> None:

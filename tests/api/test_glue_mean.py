@@ -172,7 +172,9 @@ def test_mean_never_divides_by_a_count_below_one(
     rows = glue_data[glue_data["age"] >= 90]
     value = -len(rows)  # the noisy count lands exactly on 0
     with noise(priv, value=value):
-        result = _release(subset, path, "frac", bounds=bounds, epsilon=0.5)
+        hidden = _release(subset, path, "frac", bounds=bounds, epsilon=0.5)
+        result = _release(subset, path, "frac", bounds=bounds, epsilon=0.5, min_count=0)
+    assert math.isnan(hidden)  # by default, as pandas for an empty group
     sum_share, _ = _share(priv)
     ref = lattice(*bounds, Fraction(1, 2) * sum_share, centered=True)
     noisy_mean, _ = _expected(rows, "frac", ref, None, noise=value)

@@ -290,8 +290,9 @@ def _compare(case: Case, before: Outcome, after: Outcome) -> None:
     elif case.kind == "sum":
         bound = after.sensitivity
         assert np.abs(y - x).sum() <= bound * (1 + 1e-12), case.name
-    else:  # post-processed statistics: the same missing entries, inside their bounds
-        assert np.array_equal(np.isfinite(x), np.isfinite(y)), case.name
+    else:  # post-processed statistics: missing entries follow the noisy counts (a ratio is
+        # NaN where its count is below 1), and one row moves one group's count by one.
+        assert np.count_nonzero(np.isfinite(x) != np.isfinite(y)) <= 1, case.name
 
 
 @pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])

@@ -130,10 +130,12 @@ def test_groupby_mean_takes_keys_and_bounds_from_schema(
     assert list(means.index) == REGIONS
     for region in REGIONS:
         incomes = data.loc[data["region"] == region, "income"]
+        if not incomes.notna().any():
+            continue
         # income is nullable: each mean divides by the group's non-missing count
         expected = clipped_mean(incomes, INCOME, int(incomes.notna().sum()))
         assert means[region] == pytest.approx(expected, rel=1e-12), region
-    assert means["west"] == sum(INCOME) / 2  # no rows: the centre
+    assert np.isnan(means["west"])  # no rows: no mean, as in pandas
     found = measurements(priv)
     assert set(found) == {"centred_sum(income)", "count(income)"}
     assert_centred_sum_on(found["centred_sum(income)"], INCOME)

@@ -53,6 +53,12 @@ total : number, optional
     A separately released total to make the counts add up to (least squares; with
     ``nonnegative``, the closest non-negative counts), rounded to integers that sum exactly
     to it when it is an integer.""",
+    "min_count": """\
+min_count : float, default 1
+    A mean or spread is NaN where its noisy count is below this, as pandas gives NaN for an
+    empty group (a noisy count below 1 is the best guess that the group is empty). Raise it
+    to hide values that are mostly noise (the count's half-width at 95% is a natural
+    choice; see ``preview``); ``0`` keeps every value.""",
     "cells": """\
 cells : int, optional
     Quantile grid resolution (default 4,096, at most 65,536).""",

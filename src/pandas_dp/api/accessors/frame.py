@@ -21,7 +21,14 @@ from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.hierarchy import DPHierarchy
 from pandas_dp.api.release import PlannedRelease, Preview, preview, resolve
-from pandas_dp.api.release.arguments import CountArgs, EstimateT, Keys, NumberT, ValueArgs
+from pandas_dp.api.release.arguments import (
+    CountArgs,
+    EstimateT,
+    Keys,
+    NumberT,
+    RatioArgs,
+    ValueArgs,
+)
 from pandas_dp.schema import rules_table
 
 
@@ -205,13 +212,13 @@ class FrameReleases(FrameStatistics[NumberT, EstimateT]):
 
     @overload
     def mean(
-        self, column: Hashable, *, ci: None = None, **options: Unpack[ValueArgs]
+        self, column: Hashable, *, ci: None = None, **options: Unpack[RatioArgs]
     ) -> NumberT: ...
     @overload
-    def mean(self, column: Hashable, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
+    def mean(self, column: Hashable, *, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
     @shared_doc
     def mean(
-        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
+        self, column: Hashable, *, ci: float | None = None, **options: Unpack[RatioArgs]
     ) -> Any:
         """Release the noisy mean of a column clipped to public bounds.
 
@@ -227,6 +234,7 @@ class FrameReleases(FrameStatistics[NumberT, EstimateT]):
         {ci}
             The mean's interval is conservative: each of its two measurements gets half of
             ``1 - ci``, and the ratio is bounded over both ranges.
+        {min_count}
 
         Returns
         -------

@@ -17,6 +17,7 @@ from pandas_dp.api.release.arguments import (
     EstimateT,
     NumberT,
     ProtectArgs,
+    RatioArgs,
     Real,
     ValueArgs,
 )
@@ -143,10 +144,10 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT]):
         return self._scalar("sum", None, ci, options)
 
     @overload
-    def mean(self, *, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
+    def mean(self, *, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
-    def mean(self, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
-    def mean(self, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
+    def mean(self, *, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
+    def mean(self, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
         """Release the noisy mean of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,

@@ -28,8 +28,8 @@ from pandas_dp.api.release.arguments import (
     GridArgs,
     Mechanism,
     NumberT,
+    RatioArgs,
     Real,
-    ValueArgs,
 )
 from pandas_dp.api.statistics import parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
@@ -39,10 +39,10 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     """``Series.dp`` spreads, quantiles, mode and top-k."""
 
     @overload
-    def var(self, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
+    def var(self, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
-    def var(self, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
-    def var(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
+    def var(self, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
+    def var(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
         """Release the noisy variance of the values clipped to public bounds.
 
         Parameters
@@ -83,10 +83,10 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         return self._spread(None, "var", ddof, ci, options)
 
     @overload
-    def std(self, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
+    def std(self, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
-    def std(self, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
-    def std(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
+    def std(self, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
+    def std(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
         return self._spread(None, "std", ddof, ci, options)
 
@@ -197,7 +197,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def agg(
         self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
         mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
-        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None, **named: Any,
+        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
+        min_count: Real | None = None, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics of the whole frame in one call (one row).
 
@@ -224,35 +225,35 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         return self._execute(plan_many(
             self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
             delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
-            post=PostProcess.of(nonnegative), accuracy=accuracy,
+            post=PostProcess.of(nonnegative), accuracy=accuracy, min_count=min_count,
         ))  # fmt: skip
 
     @overload
     def var(
-        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]
+        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]
     ) -> NumberT: ...
     @overload
     def var(
-        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]
+        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]
     ) -> EstimateT: ...
     def var(
         self, column: Hashable, *, ddof: int = 1, ci: float | None = None,
-        **options: Unpack[ValueArgs],
+        **options: Unpack[RatioArgs],
     ) -> Any:  # fmt: skip
         """Release the noisy variance of ``column``; see ``Series.dp.var``."""
         return self._spread(column, "var", ddof, ci, options)
 
     @overload
     def std(
-        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[ValueArgs]
+        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]
     ) -> NumberT: ...
     @overload
     def std(
-        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[ValueArgs]
+        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]
     ) -> EstimateT: ...
     def std(
         self, column: Hashable, *, ddof: int = 1, ci: float | None = None,
-        **options: Unpack[ValueArgs],
+        **options: Unpack[RatioArgs],
     ) -> Any:  # fmt: skip
         """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
         return self._spread(column, "std", ddof, ci, options)

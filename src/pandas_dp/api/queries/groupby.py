@@ -22,6 +22,7 @@ from pandas_dp.api.release.arguments import (
     Keys,
     Mechanism,
     NoiseArgs,
+    RatioArgs,
     Real,
     ValueArgs,
 )
@@ -148,7 +149,7 @@ class DPGroupBy:
         return self._release([Sum(column, column)], "series", "groupby.sum", ci=ci, **options)
 
     def mean(
-        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
+        self, column: Hashable, *, ci: float | None = None, **options: Unpack[RatioArgs]
     ) -> pd.Series | pd.DataFrame:
         """Release the noisy mean of a column, clipped to public bounds, in each group.
 
@@ -162,10 +163,12 @@ class DPGroupBy:
         """
         return self._release([Mean(column, column)], "series", "groupby.mean", ci=ci, **options)
 
+    @shared_doc
     def agg(
         self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
         mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
-        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None, **named: Any,
+        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
+        min_count: Real | None = None, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics per group in one call, like pandas' named aggregation.
 
@@ -185,6 +188,7 @@ class DPGroupBy:
             ``{column: value}``: public imputation for missing values.
         nonnegative : bool, default False
             Clamp count columns at 0.
+        {min_count}
         accuracy : dict, optional
             ``{name: weight}``: how much each statistic's error counts when ε is split (1
             by default); ``{"m": 2}`` buys a more accurate ``m`` at the others' expense.
@@ -218,7 +222,7 @@ class DPGroupBy:
         result: pd.DataFrame = self._release(
             stats, "frame", "groupby.agg", epsilon=epsilon, delta=delta, mechanism=mechanism,
             ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
-            accuracy=accuracy,
+            accuracy=accuracy, min_count=min_count,
         )  # fmt: skip
         return result
 

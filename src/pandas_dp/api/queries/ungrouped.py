@@ -75,6 +75,21 @@ def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
     return parsed, scalar
 
 
+def in_level_order(levels: Sequence[Fraction], values: Any) -> np.ndarray:
+    """Released quantiles sorted to follow their levels (free post-processing).
+
+    Independent noise can release the 0.75 quantile below the 0.25 one; sorting the values
+    and handing them out in the levels' order gives monotone quantiles. The true quantiles
+    are monotone in the level, so sorting never increases the total (L1 or L2) error
+    (rearrangement inequality).
+    """
+    values = np.asarray(values, dtype=np.float64)
+    order = np.argsort(np.asarray([float(level) for level in levels]), kind="stable")
+    out = np.empty_like(values)
+    out[order] = np.sort(values)
+    return out
+
+
 def plan_quantile(
     obj: pd.DataFrame | pd.Series,
     column: Hashable | None,
@@ -116,7 +131,9 @@ def plan_quantile(
         return planned.then(with_intervals)
     if scalar:
         return planned.then(lambda table: float(table.iloc[0, 0]))
-    return planned.then(lambda table: pd.Series(table.iloc[0].to_numpy(), index=index, name=name))
+    return planned.then(
+        lambda table: pd.Series(in_level_order(levels, table.iloc[0]), index=index, name=name)
+    )
 
 
 def plan_spread(
@@ -191,6 +208,8 @@ def plan_describe(
         labels: list[Any] = list(result.columns)  # (column, statistic) pairs
         for (column, row), value in zip(labels, result.iloc[0], strict=True):
             out.loc[row, column] = value
+        for column in columns:  # percentiles never decrease with the level (free)
+            out.loc[rows[3:], column] = in_level_order(levels, out.loc[rows[3:], column])
         return out
 
     return planned.then(table)

@@ -52,6 +52,12 @@ class ValueArgs(NoiseArgs, total=False):
     fillna: Fill
 
 
+class RatioArgs(ValueArgs, total=False):
+    """A mean or spread: the noisy count below which a group's value is NaN."""
+
+    min_count: Real | None
+
+
 class CountArgs(NoiseArgs, total=False):
     """Counts over keys or bins: free post-processing of the noisy counts."""
 

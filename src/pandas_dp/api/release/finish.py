@@ -34,9 +34,12 @@ def columns_of(
     columns: dict[Hashable, np.ndarray] = {}
     for out in outputs:
         inputs = out.inputs(noisy)
-        columns[out.stat.name] = out.stat.value(inputs, post)
+        value = columns[out.stat.name] = out.stat.value(inputs, post)
         if alpha is not None:
             lower, upper = out.stat.interval(inputs, alpha)
+            if value.dtype.kind == "f":  # a value hidden as NaN hides its interval too
+                hidden = np.isnan(value)
+                lower, upper = np.where(hidden, np.nan, lower), np.where(hidden, np.nan, upper)
             columns[f"{out.stat.name}_lower"], columns[f"{out.stat.name}_upper"] = lower, upper
     return columns
 

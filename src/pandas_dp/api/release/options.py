@@ -74,6 +74,7 @@ def validate(
     cells: Any = None,
     keys_from: str = "",
     accuracy: Any = None,
+    min_count: Any = None,
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
@@ -83,7 +84,7 @@ def validate(
     eps = parse_epsilon(epsilon)
     gaussian = parse_mechanism(mechanism)
     confidence = parse_confidence(ci)
-    post = post or PostProcess()
+    post = (post or PostProcess()).with_min_count(min_count)
     if confidence is not None and post.total is not None:
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
     for stat in stats:

@@ -35,6 +35,7 @@ from pandas_dp.api.measurement.parts import (
 from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Selection, Target
+from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.selection import selection_threshold
@@ -260,7 +261,7 @@ def _release(
     groups = 1 if grouping is None or grouping.keys is None else len(grouping.keys)
     notes = list(request.notes) or _generic_notes(request, parts, shares, selection_note)
     notes.extend(dict.fromkeys(note for out in outputs for note in out.stat.notes()))
-    notes.extend(_derivation_notes(outputs, parts))
+    notes.extend(_derivation_notes(outputs, parts, request.post or PostProcess()))
     notes.extend(request.sources)
     if any(f is not None for f in request.fill.values()):
         notes.append("missing values imputed with the public fillna value")
@@ -278,7 +279,9 @@ def _release(
 
 
 def _derivation_notes(
-    outputs: tuple[PlannedOutput, ...], parts: dict[MeasurementKey, AnyPart]
+    outputs: tuple[PlannedOutput, ...],
+    parts: dict[MeasurementKey, AnyPart],
+    post: PostProcess | None,
 ) -> list[str]:
     """Sums derived from a mean's measurements, and counts kept apart (and why)."""
     notes = [
@@ -286,6 +289,10 @@ def _derivation_notes(
         for out in outputs
         if out.stat.how == "sum" and len(out.keys) == 2
     ]
+    hidden = [out for out in outputs if out.stat.how in ("mean", "var", "std", "sem")]
+    if hidden and post is not None and post.min_count != 0:
+        names = ", ".join(str(out.stat.name) for out in hidden)
+        notes.append(f"{names}: NaN where the noisy count is below {post.min_count:g} (min_count)")
     if ROWS in parts:
         apart = [str(key.column) for key in parts if key.kind == "nonnull"]
         if apart:

@@ -187,11 +187,12 @@ class Mean(Statistic):
         )
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
-        """See :func:`mean_from`."""
+        """See :func:`mean_from`; NaN where the noisy count is below ``min_count``."""
         assert inputs.bounds is not None
         centred = inputs.parts[0]
         assert isinstance(centred, Part)
-        return mean_from(centred, inputs.noisy[0], inputs.noisy[1], inputs.bounds)
+        means = mean_from(centred, inputs.noisy[0], inputs.noisy[1], inputs.bounds)
+        return post.hide_small(means, inputs.counts(1))
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
         """Both measurements within their half-widths (α/2 each), the ratio's range."""
@@ -257,8 +258,12 @@ class Var(Statistic):
         )  # fmt: skip
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
-        """The variance."""
-        return self.variance(inputs)
+        """The variance; NaN where the noisy count is below ``min_count``."""
+        return self.hidden(self.variance(inputs), inputs, post)
+
+    def hidden(self, values: F64, inputs: Inputs, post: PostProcess) -> F64:
+        """``values`` with NaN where the noisy count is below ``min_count``."""
+        return post.hide_small(values, inputs.counts(2))
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
         """See :meth:`variance_interval`."""
@@ -280,7 +285,7 @@ class Std(Var):
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The standard deviation."""
-        return np.sqrt(self.variance(inputs))
+        return self.hidden(np.sqrt(self.variance(inputs)), inputs, post)
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
         """Square roots of the variance's interval ends."""
@@ -296,7 +301,8 @@ class Sem(Var):
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """From the same three moments as :class:`Var`; ``N = max(noisy count, 1)``."""
-        return np.sqrt(self.variance(inputs) / np.maximum(inputs.counts(2), 1.0))
+        sem = np.sqrt(self.variance(inputs) / np.maximum(inputs.counts(2), 1.0))
+        return self.hidden(sem, inputs, post)
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
         """The variance's interval over the count's, on the event both hold (α/3 each)."""

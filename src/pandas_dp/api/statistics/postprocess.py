@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,10 @@ class PostProcess:
 
     nonnegative: bool = False
     total: float | None = None
+    #: Ratios (means, spreads) of groups whose noisy count is below this are NaN, as pandas
+    #: gives NaN for an empty group (a noisy count below 1 is the release's best guess that
+    #: the group is empty); 0 keeps every value.
+    min_count: float = 1.0
 
     @classmethod
     def of(cls, nonnegative: Any = False, total: Any = None) -> PostProcess:
@@ -34,6 +38,22 @@ class PostProcess:
         if nonnegative and value < 0:
             raise DPValueError("a non-negative fit needs a total of at least 0")
         return cls(nonnegative, value)
+
+    def with_min_count(self, min_count: Any) -> PostProcess:
+        """The same post-processing with the user's ``min_count`` (validated)."""
+        if min_count is None:
+            return self
+        if isinstance(min_count, bool) or not isinstance(min_count, int | float | np.number):
+            raise DPTypeError(f"min_count must be a number, got {type(min_count).__name__}")
+        if not (np.isfinite(min_count) and min_count >= 0):
+            raise DPValueError(f"min_count must be a finite number >= 0, got {min_count!r}")
+        return replace(self, min_count=float(min_count))
+
+    def hide_small(self, values: np.ndarray, counts: np.ndarray) -> np.ndarray:
+        """``values`` with NaN where the noisy ``counts`` are below the minimum count."""
+        if self.min_count == 0:
+            return values
+        return np.where(np.asarray(counts, dtype=np.float64) < self.min_count, np.nan, values)
 
     def apply(self, counts: np.ndarray) -> np.ndarray:
         """Post-process one column of noisy counts."""
