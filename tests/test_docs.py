@@ -25,6 +25,8 @@ Conventions for page authors
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -76,9 +78,34 @@ def code_blocks(text: str, source: str = "<text>") -> list[tuple[int, str, str]]
 
 def python_examples(page: Path) -> list[tuple[int, str]]:
     """The ``python`` blocks of ``page`` as ``(first code line, code)``."""
+    return [(line, code) for line, code, _ in checked_examples(page)]
+
+
+def checked_examples(page: Path) -> list[tuple[int, str, str | None]]:
+    """The ``python`` blocks of ``page``, each with the ``text`` block that shows its output.
+
+    A ``text`` block right after a ``python`` block (only blank lines between) is that
+    block's printed output, and the test compares them (whitespace runs, such as a line
+    wrapped for the page, count as one space). Output that varies with the noise must not be
+    printed there: put prose between, or assert on it instead.
+    """
     text = page.read_text(encoding="utf-8")
     source = page.relative_to(ROOT).as_posix()
-    return [(line, code) for line, lang, code in code_blocks(text, source) if lang == "python"]
+    lines = text.splitlines()
+    blocks = code_blocks(text, source)
+    found: list[tuple[int, str, str | None]] = []
+    for index, (line, language, code) in enumerate(blocks):
+        if language != "python":
+            continue
+        shown = None
+        if index + 1 < len(blocks):
+            after, next_language, next_code = blocks[index + 1]
+            end = line + code.count("\n")  # the closing fence's index in ``lines``
+            between = lines[end : after - 2]
+            if next_language == "text" and not any(part.strip() for part in between):
+                shown = next_code
+        found.append((line, code, shown))
+    return found
 
 
 def pages() -> list[Path]:
@@ -96,14 +123,22 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     load_census().to_csv(tmp_path / "people.csv", index=False)
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {"__name__": "__main__"}
-    for line, code in python_examples(page):
+    for line, code, shown in checked_examples(page):
         # Pad so that tracebacks point at the Markdown file's own line numbers.
         compiled = compile("\n" * (line - 1) + code, str(page), "exec")
+        printed = io.StringIO()
         try:
-            exec(compiled, namespace)
+            with contextlib.redirect_stdout(printed):
+                exec(compiled, namespace)
         except BaseException as error:
             error.add_note(f"in the example starting at {page.relative_to(ROOT)}:{line}")
             raise
+        if shown is not None:
+            where = f"{page.relative_to(ROOT)}:{line}"
+            assert " ".join(printed.getvalue().split()) == " ".join(shown.split()), (
+                f"the output shown after the example at {where} has drifted; it prints:\n"
+                f"{printed.getvalue()}"
+            )
 
 
 def test_main_pages_have_examples() -> None:

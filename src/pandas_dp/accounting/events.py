@@ -156,15 +156,17 @@ class GaussianMeasurement(Measurement):
 class SelectionMeasurement(Measurement):
     """A choice among public candidates, pure ε-DP.
 
-    By the exponential mechanism (quantile, mode, top-k), or by the sparse vector technique
-    (the end of a quantile's interval).
+    By the exponential mechanism (quantile, mode, top-k), by the sparse vector technique (the
+    end of a quantile's interval), or by the optimal partition-selection rule (which keys to
+    release; (ε, δ)-DP, its δ in ``extra_delta``).
     """
 
     kind: ClassVar[str] = "selection"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.mechanism not in ("exponential", "sparse_vector") or self.sigma2 is not None:
+        chooser = self.mechanism in ("exponential", "sparse_vector", "optimal_selection")
+        if not chooser or self.sigma2 is not None:
             raise ValueError(f"a selection, not {self.mechanism!r}")
 
 

@@ -9,7 +9,7 @@ DataFrame accessor and the registration; the shared base and the Series accessor
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Unpack, overload
+from typing import Any, Literal, Unpack, overload
 
 import pandas as pd
 
@@ -53,6 +53,7 @@ class FrameReleases(FrameStatistics[NumberT, EstimateT]):
         *,
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
+        selection: Literal["threshold", "optimal"] = "threshold",
     ) -> DPGroupBy:
         """Group the protected frame by public keys, for grouped releases.
 
@@ -71,6 +72,12 @@ class FrameReleases(FrameStatistics[NumberT, EstimateT]):
             are dropped at random). Defaults to ``max_rows_per_unit``.
         max_rows_per_group : int, optional
             Under a privacy unit: the most rows one unit may add to one group.
+        selection : {"threshold", "optimal"}, default "threshold"
+            With ``keys=None``, how keys are chosen: a key is kept when its noisy row count
+            clears a threshold (the count is released with that same noise), or by the
+            optimal rule of Desfontaines, Voss, Gipson & Mandayam (2022), which keeps small
+            keys more often but spends a share of ε on the choice alone. See the group-by
+            guide's comparison of the two.
 
         Returns
         -------
@@ -91,7 +98,7 @@ class FrameReleases(FrameStatistics[NumberT, EstimateT]):
         return DPGroupBy(
             resolve(self._obj), by, keys,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
-            execute=self._execute,
+            selection=selection, execute=self._execute,
         )  # fmt: skip
 
     def hierarchy(

@@ -14,14 +14,15 @@ from fractions import Fraction
 from typing import Literal
 
 Kind = Literal[
-    "rows", "nonnull", "sum", "centred_sum", "squares", "quantile", "mode", "top_k", "level"
+    "rows", "nonnull", "sum", "centred_sum", "squares", "quantile", "mode", "top_k", "level",
+    "keys",
 ]  # fmt: skip
 
 #: The word a ledger label starts with, per kind.
 _LABELS: dict[Kind, str] = {
     "rows": "count", "nonnull": "count", "sum": "sum", "centred_sum": "centred_sum",
     "squares": "squares", "quantile": "quantile", "mode": "mode", "top_k": "top_k",
-    "level": "count",
+    "level": "count", "keys": "keys",
 }  # fmt: skip
 
 
@@ -62,7 +63,7 @@ class MeasurementKey:
     def label(self) -> str:
         """Ledger label: ``count``, ``count(income)``, ``quantile(income, 0.5)``, ..."""
         word = _LABELS[self.kind]
-        if self.kind == "rows":
+        if self.kind in ("rows", "keys"):
             return word
         if self.kind == "quantile":  # shortest exact text: close levels keep distinct labels
             end = {0: "", -1: ", lower", 1: ", upper"}[self.side]
@@ -77,6 +78,8 @@ class MeasurementKey:
         """What it measures, in words: ``the row count``, ``the centred sum of income``."""
         if self.kind == "rows":
             return "the row count"
+        if self.kind == "keys":
+            return "the choice of keys"
         if self.kind == "nonnull":
             return f"the count of non-missing {self.column}"
         if self.kind == "quantile":

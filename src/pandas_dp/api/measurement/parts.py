@@ -31,6 +31,7 @@ from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
+from pandas_dp.mechanisms.optimal_selection import keep, keep_table
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_value, quantile_scores, square_units
 from pandas_dp.mechanisms.quantile_interval import (
     Side,
@@ -363,8 +364,56 @@ def endpoint_part(
     )  # fmt: skip
 
 
-#: Any calibrated measurement: noisy values, a choice, or an interval's end.
-AnyPart = Part | SelectPart | EndpointPart
+@dataclass(frozen=True)
+class KeyChoicePart:
+    """Which keys to release, by the optimal partition-selection rule.
+
+    See :mod:`pandas_dp.mechanisms.optimal_selection`. The exact aggregate is each key's row
+    count; ``n`` is that count divided by ``rows_per_unit`` (rounded down), which one unit
+    moves by at most one.
+    """
+
+    label: str
+    measure: Rows
+    measurement: Measurement
+    table: Any  # int64 array of π(n) in units of 2**-53
+    rows_per_unit: int
+    lattice: Lattice | None = None
+
+    @property
+    def exponent(self) -> int:
+        """Not on a noise lattice."""
+        return 0
+
+    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+        """1 for each key kept, 0 otherwise."""
+        units = np.asarray(exact, dtype=np.int64) // self.rows_per_unit
+        words = session.priorities(len(units))
+        return keep(units, self.table, words).astype(np.int64)
+
+    def to_real(self, chosen: Any) -> Any:
+        """The 0/1 choices as they are."""
+        return np.asarray(chosen)
+
+    def halfwidth(self, alpha: float) -> float:
+        """A choice of keys has no error in the column's units."""
+        raise ValueError(f"{self.label} is a choice of keys, not a noisy value")
+
+
+def key_choice_part(
+    epsilon: Fraction, delta: Fraction, contribution: Contribution = ROW, label: str = "keys"
+) -> KeyChoicePart:
+    """The optimal rule at ``(ε/Δ0, δ/Δ0)`` per key (a unit touches at most ``Δ0`` keys)."""
+    table = keep_table(epsilon / contribution.l0, delta / contribution.l0)
+    record = SelectionMeasurement(
+        label, "optimal_selection", epsilon, contribution.l0, contribution.l0 / epsilon,
+        extra_delta=delta,
+    )  # fmt: skip
+    return KeyChoicePart(label, Rows(), record, table, contribution.linf)
+
+
+#: Any calibrated measurement: noisy values, a choice, an interval's end, or a key choice.
+AnyPart = Part | SelectPart | EndpointPart | KeyChoicePart
 
 
 def choice_part(

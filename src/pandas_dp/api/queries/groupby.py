@@ -8,7 +8,7 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 import pandas as pd
 
@@ -27,11 +27,12 @@ from pandas_dp.api.release.arguments import (
     ValueArgs,
 )
 from pandas_dp.api.release.finish import Shape
+from pandas_dp.api.release.options import parse_selection
 from pandas_dp.api.statistics import Count, Mean, Statistic, Sum, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Binning
-from pandas_dp.errors import DPKeyError
+from pandas_dp.errors import DPKeyError, DPValueError
 
 
 class DPGroupBy:
@@ -49,6 +50,7 @@ class DPGroupBy:
         *,
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
+        selection: Literal["threshold", "optimal"] = "threshold",
         binning: Binning | None = None,
         execute: Callable[[PlannedRelease[Any]], Any] = run,
     ) -> None:
@@ -64,6 +66,12 @@ class DPGroupBy:
         if keys is None and binning is None:
             keys, self.keys_from = schema_keys(target, self.by)
         self.keys = parse_keys(self.by, keys)
+        self.selection = parse_selection(selection)
+        if self.keys is not None and self.selection != "threshold":
+            raise DPValueError(
+                f"selection={selection!r} chooses keys from the data; these keys are public "
+                "(given or from the schema), so leave selection out"
+            )
         if self.keys is not None and binning is None:
             check_key_types(self.keys, [dtypes[label] for label in self.by])
         self._grouping = Grouping(self.by, self.keys, binning)
@@ -79,7 +87,7 @@ class DPGroupBy:
         target = self._target
         request = validate(
             target, stats, grouping=self._grouping, caps=self._caps, query=query,
-            keys_from=self.keys_from, **kw,
+            keys_from=self.keys_from, selection=self.selection, **kw,
         )  # fmt: skip
         return plan(target, request, shape)
 

@@ -12,7 +12,7 @@ import math
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.release.types import Request, Target
@@ -75,6 +75,7 @@ def validate(
     keys_from: str = "",
     accuracy: Any = None,
     min_count: Any = None,
+    selection: Any = "threshold",
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
@@ -112,8 +113,17 @@ def validate(
     return Request(
         tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
         parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
-        priorities=parse_accuracy(accuracy, stats),
+        priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
     )  # fmt: skip
+
+
+def parse_selection(selection: Any) -> Literal["threshold", "optimal"]:
+    """How keys are chosen from the data: ``"threshold"`` or ``"optimal"``."""
+    if selection == "threshold":
+        return "threshold"
+    if selection == "optimal":
+        return "optimal"
+    raise DPValueError(f"selection must be 'threshold' or 'optimal', got {selection!r}")
 
 
 def parse_accuracy(accuracy: Any, stats: Sequence[Statistic]) -> tuple[tuple[Hashable, float], ...]:

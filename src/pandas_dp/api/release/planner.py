@@ -23,11 +23,13 @@ from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Measurement, Relea
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import (
     AnyPart,
+    KeyChoicePart,
     NoiseChoice,
     Part,
     choice_part,
     count_part,
     endpoint_part,
+    key_choice_part,
     quantile_part,
     squares_part,
     sum_part,
@@ -36,11 +38,14 @@ from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Selection, Target
 from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.budget import AnyBudget, Budget
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.mechanisms.optimal_selection import first_at_least
 from pandas_dp.mechanisms.selection import selection_threshold
 
 ROWS = MeasurementKey("rows")
+KEYS = MeasurementKey("keys")
 
 
 @dataclass(frozen=True)
@@ -97,8 +102,9 @@ def plan(
     context = _Context(target, request, frozenset(first))
     sources = {stat.name: stat.measurements(context) for stat in request.stats}
     needs = list(dict.fromkeys(key for keys in sources.values() for key in keys))
-    if request.selecting and ROWS not in needs:
-        needs.append(ROWS)
+    chooser = KEYS if request.selection == "optimal" else ROWS
+    if request.selecting and chooser not in needs:
+        needs.append(chooser)
     shares = request.shares or optimal_shares(
         needs,
         [
@@ -110,7 +116,9 @@ def plan(
     parts: dict[MeasurementKey, AnyPart] = {}
     # Squares are centred at the centred sum's centre, so they are calibrated after it.
     for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].kind == "squares"):
-        parts[key] = _calibrate(key, request, request.epsilon * share, noise, parts)
+        parts[key] = _calibrate(
+            key, request, request.epsilon * share, noise, parts, target.session.total
+        )
     parts = {key: parts[key] for key in needs}  # back to the planned order
     selection, selection_note = _selection(target, request, parts)
     outputs = tuple(
@@ -136,10 +144,14 @@ def _calibrate(
     epsilon: Fraction,
     noise: NoiseChoice,
     parts: dict[MeasurementKey, AnyPart],
+    total: AnyBudget,
 ) -> AnyPart:
     """The calibrated noise of one measurement (the one dispatch on measurement kinds)."""
     contribution = request.caps.contribution
     column, label = key.column, key.label
+    if key.kind == "keys":
+        delta = _selection_delta(request.delta, total, request.epsilon)
+        return key_choice_part(epsilon, delta, contribution)
     if key.kind in ("rows", "nonnull", "level"):
         counted = column if key.kind == "nonnull" else None
         return count_part(epsilon, counted, label, contribution, noise)
@@ -211,22 +223,21 @@ def _selection(
                 "mechanism='gaussian'; this release is pure ε-DP, so leave delta out"
             )
         return None, ""
-    total = target.session.total
-    if total.delta == 0:
-        raise DPValueError(
-            "no keys were given, and choosing keys from the data privately needs δ > 0, but "
-            "this session has no δ. Either pass the public keys (keys=[...]), or have the "
-            "data owner protect the frame with a delta (e.g. delta=1e-6)."
+    delta = _selection_delta(request.delta, target.session.total, request.epsilon)
+    contribution = request.caps.contribution
+    if request.selection == "optimal":
+        table = key_choice(parts)
+        half, most = first_at_least(table, 0.5), first_at_least(table, 0.99)
+        unit = "rows" if contribution.linf == 1 else f"units ({contribution.linf} rows each)"
+        note = (
+            "keys chosen privately by the optimal rule (Desfontaines et al. 2022): a key with "
+            f"n {unit} is kept with probability π(n), 50% from n = {half} and 99% from n = "
+            f"{most} (δ = {float(delta):.3g} for ≤ {contribution.l0} keys per unit)"
         )
-    delta = request.delta
-    if delta is None:  # the same share of the total δ as this release takes of the total ε
-        delta = total.delta * min(Fraction(1), request.epsilon / total.epsilon)
-    if delta == 0:
-        raise DPValueError("partition selection needs delta > 0")
+        return Selection(KEYS, None), note
     rows = parts[ROWS]
     assert isinstance(rows, Part)
     assert isinstance(rows.mechanism, DiscreteLaplace)
-    contribution = request.caps.contribution
     threshold = selection_threshold(
         rows.mechanism.effective_scale, delta, contribution.l0, contribution.linf
     )
@@ -237,6 +248,30 @@ def _selection(
         f"≤ {contribution.linf} rows each)"
     )
     return Selection(ROWS, threshold), note
+
+
+def _selection_delta(given: Fraction | None, total: AnyBudget, epsilon: Fraction) -> Fraction:
+    """The δ a private key selection spends: as given, or the release's share of the total."""
+    if total.delta == 0:
+        raise DPValueError(
+            "no keys were given, and choosing keys from the data privately needs δ > 0, but "
+            "this session has no δ. Either pass the public keys (keys=[...]), or have the "
+            "data owner protect the frame with a delta (e.g. delta=1e-6)."
+        )
+    delta = given
+    if delta is None:  # the same share of the total δ as this release takes of the total ε
+        assert isinstance(total, Budget)
+        delta = total.delta * min(Fraction(1), epsilon / total.epsilon)
+    if delta == 0:
+        raise DPValueError("partition selection needs delta > 0")
+    return delta
+
+
+def key_choice(parts: dict[MeasurementKey, AnyPart]) -> Any:
+    """The optimal rule's table of keep probabilities, from the planned key choice."""
+    part = parts[KEYS]
+    assert isinstance(part, KeyChoicePart)
+    return part.table
 
 
 def _with_delta(measurement: Measurement, delta: Fraction) -> Measurement:

@@ -77,7 +77,8 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T]:
     keys, release = exact.keys, planned.release
     if planned.selection is not None:
         assert keys is not None
-        passed = np.asarray(noisy[planned.selection.key] >= planned.selection.threshold)
+        chooser, threshold = noisy[planned.selection.key], planned.selection.threshold
+        passed = np.asarray(chooser != 0 if threshold is None else chooser >= threshold)
         chosen = _sorted_selection(keys, passed)
         keys = keys[chosen]
         if isinstance(keys, pd.MultiIndex):  # levels must not keep unreleased data values

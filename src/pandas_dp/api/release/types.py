@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
 
 import pandas as pd
 
@@ -71,6 +71,9 @@ class Request:
     notes: tuple[str, ...] = ()  # a query family's own lines for the ledger note
     #: ``accuracy=``: the weight of each statistic (by name) in the ε split; 1 if absent.
     priorities: tuple[tuple[Hashable, float], ...] = ()
+    #: How keys are chosen when they are not public: a threshold on the noisy row count, or
+    #: the optimal rule of Desfontaines et al. (2022).
+    selection: Literal["threshold", "optimal"] = "threshold"
 
     def priority(self, name: Hashable) -> float:
         """The user's weight for statistic ``name`` in the split of ε (1 by default)."""
@@ -84,10 +87,14 @@ class Request:
 
 @dataclass(frozen=True)
 class Selection:
-    """Release only keys whose noisy row count is at least ``threshold``."""
+    """Which keys a release keeps when they are chosen from the data.
+
+    Those whose noisy row count is at least ``threshold``, or (``threshold`` None) those
+    that measurement ``key`` chose.
+    """
 
     key: MeasurementKey
-    threshold: int
+    threshold: int | None
 
 
 @dataclass(frozen=True)
