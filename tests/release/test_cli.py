@@ -210,13 +210,13 @@ def test_plan_against_a_ledger_with_another_budget_is_refused(
     assert main(["plan", str(spec), "--out", str(released.parent)]) == 3  # as release would
 
 
-def test_missing_matplotlib_exits_4_before_reading_data(
+def test_missing_matplotlib_exits_4_only_when_charts_are_required(
     data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     block_imports(monkeypatch, "matplotlib")
     spec = write_spec(tmp_path, data)
     out = tmp_path / "out"
-    assert main(["release", str(spec), "--out", str(out), "--quiet"]) == 4
+    assert main(["release", str(spec), "--out", str(out), "--quiet", "--charts"]) == 4
     assert "pip install 'pandas-dp[report]'" in capsys.readouterr().err
     assert not out.exists()  # no ledger: nothing was read, nothing charged
     assert main(["release", str(spec), "--out", str(out), "--quiet", "--no-charts"]) == 0
@@ -273,3 +273,19 @@ def test_python_m_pandas_dp(released: Path) -> None:
     refused = _run("ledger", str(released), "--expect-head", "f" * 64)
     assert refused.returncode == 3
     assert "pandas-dp: refused: " in refused.stderr
+
+
+def test_release_on_the_plain_install_writes_a_report_without_charts(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's plain install has no matplotlib: make it unimportable, as it would be.
+    block_imports(monkeypatch, "matplotlib")
+    spec = write_spec(tmp_path, data)
+    out = tmp_path / "out"
+    assert main(["release", str(spec), "--out", str(out), "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "pip install 'pandas-dp[report]'" in printed  # says how to get the charts
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<img" not in report  # no charts, and nothing failed for lack of them
+    assert (out / "a.csv").exists()
+    assert len(read_ledger(out / "ledger.jsonl")[1]) == 3

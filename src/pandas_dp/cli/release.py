@@ -71,9 +71,8 @@ def run_release_command(args: argparse.Namespace) -> int:
     """Run the spec into ``--out``; print where everything went."""
     spec = load_spec(args.spec, data=args.data)
     progress = _ProgressBar(sys.stderr, args.quiet)
-    outcome = run_release(
-        spec, args.out, force=args.force, charts=not args.no_charts, progress=progress
-    )
+    charts = False if args.no_charts else (True if args.charts else None)
+    outcome = run_release(spec, args.out, force=args.force, charts=charts, progress=progress)
     ledger, entries = read_ledger(outcome.out_dir / LEDGER_NAME)
     assert ledger.total is not None
     spent = Accountant(
@@ -86,6 +85,8 @@ def run_release_command(args: argparse.Namespace) -> int:
     for path in outcome.files:
         print(f"  {path}")
     print(f"inspect the ledger: pandas-dp ledger {outcome.out_dir / LEDGER_NAME}")
+    if not outcome.charts and not args.no_charts:
+        print("the report has no charts: pip install 'pandas-dp[report]' (matplotlib) to add them")
     return 0
 
 
@@ -161,7 +162,13 @@ def add_release_commands(commands: Any) -> None:
         "--force", action="store_true",
         help="release queries again even if the ledger has them (charges them again)",
     )  # fmt: skip
-    release.add_argument("--no-charts", action="store_true", help="report without charts")
+    drawing = release.add_mutually_exclusive_group()
+    drawing.add_argument("--no-charts", action="store_true", help="report without charts")
+    drawing.add_argument(
+        "--charts", action="store_true",
+        help="require charts (pandas-dp[report]); by default they are drawn when matplotlib "
+        "is installed",
+    )  # fmt: skip
     release.add_argument("--quiet", action="store_true", help="no progress display")
     release.set_defaults(run=run_release_command)
 

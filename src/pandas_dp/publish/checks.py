@@ -11,11 +11,15 @@ import difflib
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pandas_dp.api.statistics import STATISTICS
 from pandas_dp.api.validation import parse_bounds
-from pandas_dp.errors import DPError, SpecError
+from pandas_dp.errors import DPError, MissingExtraError, SpecError
+from pandas_dp.optional import require
+
+if TYPE_CHECKING:  # model imports this module; the type alone is needed here
+    from pandas_dp.publish.model import ReleaseSpec
 
 
 class Problems:
@@ -137,3 +141,25 @@ def confined(problems: Problems, where: str, base: Path, text: str) -> Path:
     if not inside.is_relative_to(base.resolve()):
         problems.add(where, f"{text!r} leads out of the spec's folder (through a link)")
     return base / path
+
+
+def check_extras(spec: ReleaseSpec, charts: bool | None) -> bool:
+    """Fail before reading any data when an optional dependency is missing.
+
+    Returns whether the report gets charts: asked for (``True``: matplotlib is required),
+    refused (``False``), or, by default, whenever matplotlib is installed; the plain install
+    then writes a report without charts (the CLI says how to get them).
+    """
+    if spec.data_format == "parquet" or "parquet" in spec.formats:
+        require("pyarrow", "parquet")
+    if spec.schema is not None:
+        require("pandera", "pandera")
+    if charts is None:
+        try:
+            require("matplotlib", "report")
+        except MissingExtraError:
+            return False
+        return True
+    if charts:
+        require("matplotlib", "report")
+    return charts

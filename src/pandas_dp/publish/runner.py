@@ -34,7 +34,7 @@ from pandas_dp.api.session import tagged
 from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError
 from pandas_dp.optional import require
-from pandas_dp.publish.checks import spec_keys
+from pandas_dp.publish.checks import check_extras, spec_keys
 from pandas_dp.publish.files import as_table, write_outputs
 from pandas_dp.publish.model import QuerySpec, ReleaseSpec
 from pandas_dp.publish.report import write_report
@@ -266,22 +266,12 @@ def plan_release(spec: ReleaseSpec, ledger: str | os.PathLike[str] | None = None
 
 
 # -- running -------------------------------------------------------------------------------
-def _check_extras(spec: ReleaseSpec, charts: bool) -> None:
-    """Fail before reading any data when an optional dependency is missing."""
-    if spec.data_format == "parquet" or "parquet" in spec.formats:
-        require("pyarrow", "parquet")
-    if spec.schema is not None:
-        require("pandera", "pandera")
-    if charts:
-        require("matplotlib", "report")
-
-
 def run_release(
     spec: ReleaseSpec,
     out_dir: str | os.PathLike[str],
     *,
     force: bool = False,
-    charts: bool = True,
+    charts: bool | None = None,
     progress: Progress | None = None,
 ) -> ReleaseOutcome:
     """Release every query of ``spec`` into ``out_dir`` (module docstring).
@@ -291,7 +281,7 @@ def run_release(
     BudgetExceededError
         Before any query runs, if the pending queries do not all fit.
     """
-    _check_extras(spec, charts)
+    charts = check_extras(spec, charts)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     data = as_planned(read_data(spec), spec)
