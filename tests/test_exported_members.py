@@ -23,6 +23,8 @@ PUBLIC = {
     "MissingExtraError",
     "NotProtectedError",
     "Preview",
+    "NoiseDominatedWarning",
+    "plot_intervals",
     "PrivacyLeakWarning",
     "ReleaseFailedError",
     "SeriesDPAccessor",

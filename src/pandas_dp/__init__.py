@@ -21,6 +21,7 @@ Module map (imports point downwards only)::
 
 from pandas_dp.api.accessors import DataFrameDPAccessor, SeriesDPAccessor, register
 from pandas_dp.api.outputs import Estimate
+from pandas_dp.api.plotting import plot_intervals
 from pandas_dp.api.release import Preview
 from pandas_dp.api.session import Session
 from pandas_dp.budget import Budget
@@ -33,6 +34,7 @@ from pandas_dp.errors import (
     DuplicatedRowsError,
     LedgerError,
     MissingExtraError,
+    NoiseDominatedWarning,
     NotProtectedError,
     PrivacyLeakWarning,
     ReleaseFailedError,
@@ -53,6 +55,7 @@ __all__ = [
     "Estimate",
     "LedgerError",
     "MissingExtraError",
+    "NoiseDominatedWarning",
     "NotProtectedError",
     "Preview",
     "PrivacyLeakWarning",
@@ -61,6 +64,7 @@ __all__ = [
     "Session",
     "SpecError",
     "__version__",
+    "plot_intervals",
 ]
 
 register()

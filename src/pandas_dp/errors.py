@@ -90,3 +90,12 @@ class MissingExtraError(DPError, ImportError):
 
 class PrivacyLeakWarning(UserWarning):
     """Something in use weakens or voids the differential-privacy guarantee."""
+
+
+class NoiseDominatedWarning(UserWarning):
+    """A released number is mostly noise: smaller than its noise's 95% half-width.
+
+    Decided from the released (noisy) values only, after the release is charged, so it says
+    nothing the release did not. Silence it with
+    ``warnings.filterwarnings("ignore", category=pandas_dp.NoiseDominatedWarning)``.
+    """

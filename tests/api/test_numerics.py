@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import pandas_dp
+
 MISSING = {
     "float64 NaN": (pd.array([1.0, 2.0, np.nan, 4.0], dtype="float64"), 7.0),
     "float64 from None": (pd.Series([1.0, 2.0, None, 4.0]).array, 7.0),
@@ -129,7 +131,8 @@ def test_extreme_finite_values_clip_silently(protect_seeded: Callable, noise: Ca
         warnings.simplefilter("always")
         total = priv.dp.sum("x", bounds=(0, 1), epsilon=1.0)
         mean = priv["x"].dp.mean(bounds=(0, 1), epsilon=1.0)
-    assert [str(w.message) for w in caught] == []
+    # Only the warning about the released (noisy) value may appear: it reads no data.
+    assert [w.category for w in caught] in ([], [pandas_dp.NoiseDominatedWarning])
     assert total == 1.5
     assert mean == pytest.approx(0.5)
 

@@ -6,10 +6,13 @@ is about the rule, and seeded where it is about real releases.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
 
+import pandas_dp
 from pandas_dp.errors import DPTypeError, DPValueError
 
 KEYS = ["big", "small", "empty"]
@@ -87,3 +90,26 @@ def test_describe_and_several_quantiles_are_monotone(protect_seeded):
         assert (np.diff(values) >= 0).all(), values
         quantiles = priv["x"].dp.quantile([0.9, 0.1, 0.5], bounds=(0, 100), epsilon=0.1)
         assert quantiles.loc[0.1] <= quantiles.loc[0.5] <= quantiles.loc[0.9]
+
+
+def test_a_count_below_its_noise_warns_after_the_charge(groups, protect_seeded, noise):
+    priv = protect_seeded(groups, epsilon=10)
+    grouped = priv.dp.groupby("g", keys=KEYS)
+    with noise(priv, value=0), pytest.warns(pandas_dp.NoiseDominatedWarning) as caught:
+        counts = grouped.count(epsilon=0.5)  # half-width 6: "small" (3) and "empty" (0)
+    assert counts.tolist() == [200, 3, 0]
+    (warning,) = caught
+    message = str(warning.message)
+    assert "2 of 3 released counts and sums of groupby.count" in message
+    assert "95% half-width (up to 6)" in message
+    assert len(priv.dp.session.releases) == 1  # charged before it warned
+    # Large groups only: no warning (warnings are errors in the tests).
+    with noise(priv, value=0), warnings.catch_warnings():
+        warnings.simplefilter("error", pandas_dp.NoiseDominatedWarning)
+        priv.dp.groupby("g", keys=["big"]).count(epsilon=0.5)
+        priv.dp.mean("x", bounds=(0, 100), epsilon=0.5)  # means never warn
+    # The documented way to silence it.
+    with noise(priv, value=0), warnings.catch_warnings():
+        warnings.simplefilter("error", pandas_dp.NoiseDominatedWarning)
+        warnings.filterwarnings("ignore", category=pandas_dp.NoiseDominatedWarning)
+        grouped.count(epsilon=0.5)

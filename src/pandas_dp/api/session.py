@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import html
 import uuid
 import warnings
 from collections.abc import Iterator
@@ -198,6 +199,16 @@ class Session:
             f"<pandas-dp Session {self.id[:8]}: total {self.total}, spent {self.spent}, "
             f"{len(self.accountant.entries)} releases>"
         )
+
+    def _repr_html_(self) -> str:
+        """In a notebook: the budget (total, spent, remaining) over the ledger's main columns."""
+        budget = html.escape(
+            f"pandas-dp session {self.id[:8]}: total {self.total}, spent {self.spent}, "
+            f"remaining {self.remaining}"
+        )
+        shown = ["sequence", "query", "columns", "epsilon", "delta", "groups", "note"]
+        table = self.ledger[shown].to_html(index=False) if self.accountant.entries else ""
+        return f"<p><strong>{budget}</strong></p>{table}"
 
 
 def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:

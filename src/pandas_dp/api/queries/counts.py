@@ -16,7 +16,7 @@ import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, resolve
-from pandas_dp.api.release.arguments import NoiseArgs, Real
+from pandas_dp.api.release.arguments import CountArgs
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column
 from pandas_dp.engines.plan import Binning
@@ -31,16 +31,14 @@ def plan_value_counts(
     sort: bool = True,
     ascending: bool = False,
     ci: float | None = None,
-    nonnegative: bool = False,
-    total: Real | None = None,
-    **options: Unpack[NoiseArgs],
+    **options: Unpack[CountArgs],
 ) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
     if normalize and ci is not None:
         raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
     grouped = DPGroupBy(target, target.column, keys)
-    post = PostProcess.of(nonnegative or normalize, total)
+    post = _post(options, clamp=normalize)
     planned = grouped.plan_counts("value_counts", ci=ci, post=post, **options)
     unnamed = series.name is None
 
@@ -55,6 +53,12 @@ def plan_value_counts(
         return counts
 
     return planned.then(shape)
+
+
+def _post(options: CountArgs, clamp: bool = False) -> PostProcess:
+    """The counts' post-processing, taken out of ``options`` (the rest goes to the plan)."""
+    nonnegative = options.pop("nonnegative", False)
+    return PostProcess.of(nonnegative or clamp, options.pop("total", None))
 
 
 def _proportions(counts: pd.Series) -> pd.Series:
@@ -73,9 +77,7 @@ def plan_histogram(
     include_lowest: bool = False,
     clip: bool = False,
     ci: float | None = None,
-    nonnegative: bool = False,
-    total: Real | None = None,
-    **options: Unpack[NoiseArgs],
+    **options: Unpack[CountArgs],
 ) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of values in public bins (see ``Series.dp.histogram``).
 
@@ -90,7 +92,7 @@ def plan_histogram(
         list(binning.edges), closed="right" if binning.right else "left", name=col
     )
     grouped = DPGroupBy(target, col, intervals, binning=binning)
-    post = PostProcess.of(nonnegative, total)
+    post = _post(options)
     planned = grouped.plan_counts("histogram", ci=ci, post=post, **options)
     if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
 

@@ -18,11 +18,9 @@ import pandas as pd
 
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.keys import check_key_types, parse_by
+from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import (
-    AnyPart,
-    Part,
-)
+from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run

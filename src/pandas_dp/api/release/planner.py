@@ -11,7 +11,6 @@ grouping. Every decision reads public parameters only.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -19,33 +18,24 @@ from typing import Any
 
 import numpy as np
 
-from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Measurement, Release
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import (
+from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Release
+from pandas_dp.api.measurement.choices import (
     AnyPart,
-    KeyChoicePart,
-    NoiseChoice,
-    Part,
     choice_part,
-    count_part,
     endpoint_part,
     key_choice_part,
     quantile_part,
-    squares_part,
-    sum_part,
 )
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import NoiseChoice, count_part, squares_part, sum_part
 from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.api.release.finish import Shape, finisher
-from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Selection, Target
+from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
+from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Target
 from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.budget import AnyBudget, Budget
+from pandas_dp.budget import AnyBudget
+from pandas_dp.engines.plan import CellCounts
 from pandas_dp.errors import DPValueError
-from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.optimal_selection import first_at_least
-from pandas_dp.mechanisms.selection import selection_threshold
-
-ROWS = MeasurementKey("rows")
-KEYS = MeasurementKey("keys")
 
 
 @dataclass(frozen=True)
@@ -120,7 +110,7 @@ def plan(
             key, request, request.epsilon * share, noise, parts, target.session.total
         )
     parts = {key: parts[key] for key in needs}  # back to the planned order
-    selection, selection_note = _selection(target, request, parts)
+    selection, selection_note = select_keys(target, request, parts)
     outputs = tuple(
         PlannedOutput(
             stat,
@@ -150,7 +140,7 @@ def _calibrate(
     contribution = request.caps.contribution
     column, label = key.column, key.label
     if key.kind == "keys":
-        delta = _selection_delta(request.delta, total, request.epsilon)
+        delta = selection_delta(request.delta, total, request.epsilon)
         return key_choice_part(epsilon, delta, contribution)
     if key.kind in ("rows", "nonnull", "level"):
         counted = column if key.kind == "nonnull" else None
@@ -158,20 +148,17 @@ def _calibrate(
     if key.kind in ("mode", "top_k"):
         return choice_part(column, key.rounds, epsilon, contribution.linf, label)
     bounds = request.bounds[column]
-    if key.kind == "quantile" and key.side != 0:
-        assert key.q is not None
-        assert request.confidence is not None
-        beta = (1.0 - request.confidence) / 2  # each end holds with probability 1 - α/2
-        return endpoint_part(
-            column, bounds, key.q, epsilon, key.side, beta, label=label,
-            contribution=contribution, cells=request.cells,
-        )  # fmt: skip
     if key.kind == "quantile":
         assert key.q is not None
-        return quantile_part(
-            column, bounds, key.q, epsilon, label=label, contribution=contribution,
-            cells=request.cells,
-        )  # fmt: skip
+        if key.side == 0:
+            return quantile_part(
+                column, bounds, key.q, epsilon, label=label, contribution=contribution,
+                cells=request.cells,
+            )  # fmt: skip
+        assert request.confidence is not None
+        beta = (1.0 - request.confidence) / 2  # each end holds with probability 1 - α/2
+        grid = CellCounts(column, bounds[0], bounds[1], request.cells)
+        return endpoint_part(grid, key.q, epsilon, key.side, beta, label, contribution)
     fill = request.fill[column]
     if key.kind == "squares":
         centred = parts[MeasurementKey("centred_sum", column)]
@@ -207,77 +194,6 @@ def _noise(target: Target, request: Request, shares: tuple[Fraction, ...]) -> No
     if delta == 0:
         raise DPValueError("Gaussian noise needs delta > 0")
     return NoiseChoice(gaussian=True, delta=delta / len(shares))
-
-
-def _selection(
-    target: Target, request: Request, parts: dict[MeasurementKey, AnyPart]
-) -> tuple[Selection | None, str]:
-    """Threshold for private key selection (and the δ it spends), or nothing.
-
-    Replaces the row-count part in ``parts`` with one whose measurement carries that δ.
-    """
-    if not request.selecting:
-        if request.delta is not None and not request.gaussian:
-            raise DPValueError(
-                "delta is only used when keys are selected privately (keys=None) or with "
-                "mechanism='gaussian'; this release is pure ε-DP, so leave delta out"
-            )
-        return None, ""
-    delta = _selection_delta(request.delta, target.session.total, request.epsilon)
-    contribution = request.caps.contribution
-    if request.selection == "optimal":
-        table = key_choice(parts)
-        half, most = first_at_least(table, 0.5), first_at_least(table, 0.99)
-        unit = "rows" if contribution.linf == 1 else f"units ({contribution.linf} rows each)"
-        note = (
-            "keys chosen privately by the optimal rule (Desfontaines et al. 2022): a key with "
-            f"n {unit} is kept with probability π(n), 50% from n = {half} and 99% from n = "
-            f"{most} (δ = {float(delta):.3g} for ≤ {contribution.l0} keys per unit)"
-        )
-        return Selection(KEYS, None), note
-    rows = parts[ROWS]
-    assert isinstance(rows, Part)
-    assert isinstance(rows.mechanism, DiscreteLaplace)
-    threshold = selection_threshold(
-        rows.mechanism.effective_scale, delta, contribution.l0, contribution.linf
-    )
-    parts[ROWS] = dataclasses.replace(rows, measurement=_with_delta(rows.measurement, delta))
-    note = (
-        f"keys chosen privately: a key is released when its noisy row count is ≥ {threshold} "
-        f"(δ = {float(delta):.3g} for ≤ {contribution.l0} keys per unit, "
-        f"≤ {contribution.linf} rows each)"
-    )
-    return Selection(ROWS, threshold), note
-
-
-def _selection_delta(given: Fraction | None, total: AnyBudget, epsilon: Fraction) -> Fraction:
-    """The δ a private key selection spends: as given, or the release's share of the total."""
-    if total.delta == 0:
-        raise DPValueError(
-            "no keys were given, and choosing keys from the data privately needs δ > 0, but "
-            "this session has no δ. Either pass the public keys (keys=[...]), or have the "
-            "data owner protect the frame with a delta (e.g. delta=1e-6)."
-        )
-    delta = given
-    if delta is None:  # the same share of the total δ as this release takes of the total ε
-        assert isinstance(total, Budget)
-        delta = total.delta * min(Fraction(1), epsilon / total.epsilon)
-    if delta == 0:
-        raise DPValueError("partition selection needs delta > 0")
-    return delta
-
-
-def key_choice(parts: dict[MeasurementKey, AnyPart]) -> Any:
-    """The optimal rule's table of keep probabilities, from the planned key choice."""
-    part = parts[KEYS]
-    assert isinstance(part, KeyChoicePart)
-    return part.table
-
-
-def _with_delta(measurement: Measurement, delta: Fraction) -> Measurement:
-    return dataclasses.replace(
-        measurement, extra_delta=delta, label=f"{measurement.label}+selection"
-    )
 
 
 def _release(

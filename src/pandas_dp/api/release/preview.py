@@ -7,6 +7,7 @@ reads no value of the data and charges nothing.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,6 +74,14 @@ class Preview:
         )
         with pd.option_context("display.width", 120, "display.max_columns", 20):
             return f"{head}\n{self.table.to_string()}"
+
+    def _repr_html_(self) -> str:
+        """The same in a notebook: the cost as a caption over the table."""
+        head = html.escape(
+            f"Preview of {self.query}: costs ε={self.epsilon:.6g}, δ={self.delta:.3g}; "
+            f"errors at {self.confidence:.0%} confidence (nothing spent)"
+        )
+        return f"<p><strong>{head}</strong></p>{self.table.to_html()}"
 
 
 def mean_error_bound(

@@ -15,14 +15,16 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
+from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.release.types import PlannedRelease
-from pandas_dp.errors import DPValueError, ReleaseFailedError
+from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError
 
 T = TypeVar("T")
 
@@ -49,7 +51,7 @@ def run(planned: PlannedRelease[T]) -> T:
             # Process-wide, like every warnings filter: a warning raised here by pandas or
             # numpy could depend on the data, so none may reach the caller.
             warnings.simplefilter("ignore")
-            release, result = _compute(planned)
+            release, result, dominated = _compute(planned)
     except Exception:  # any failure after the check is charged below
         failed = True
     if failed:  # outside the handler, so the new error has no __context__ to show
@@ -60,10 +62,39 @@ def run(planned: PlannedRelease[T]) -> T:
             "This is a bug in pandas-dp: please report the call, never the data."
         )
     session.charge(release, result)  # on disk first when the session has a ledger file
+    if dominated:  # from the released values only, and after the charge
+        warnings.warn(NoiseDominatedWarning(dominated), stacklevel=3)
     return result
 
 
-def _compute(planned: PlannedRelease[T]) -> tuple[Release, T]:
+def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, Any]) -> str:
+    """How many released counts and sums are below their noise's 95% half-width, in words.
+
+    Post-processing of the noisy values (empty when none is); means and spreads are left
+    out (their error depends on the count, and a near-empty group's is NaN anyway).
+    """
+    small, total, widths = 0, 0, []
+    for out in planned.outputs:
+        if out.stat.how not in ("count", "sum") or not out.stat.per_group:
+            continue
+        inputs = out.inputs(noisy)
+        values = np.abs(np.asarray(out.stat.value(inputs, PostProcess()), dtype=np.float64))
+        width = out.stat.preview_error(inputs, 0.05)
+        small += int(np.count_nonzero(values < width))
+        total += values.size
+        widths.append(width)
+    if not small:
+        return ""
+    return (
+        f"{small} of {total} released counts and sums of {planned.release.query} are smaller "
+        f"than their noise's 95% half-width (up to {max(widths):.3g}): they are mostly noise. "
+        "Read them with their intervals (ci=0.95), release fewer or coarser groups, or spend "
+        "more ε; silence this with warnings.filterwarnings('ignore', "
+        "category=pandas_dp.NoiseDominatedWarning)"
+    )
+
+
+def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
     """Exact aggregates, noise, key selection and post-processing: every data-touching step."""
     target = planned.target
     session = target.session
@@ -85,7 +116,7 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T]:
             keys = keys.remove_unused_levels()
         noisy = {key: values[chosen] for key, values in noisy.items()}
         release = dataclasses.replace(release, groups=len(keys))
-    return release, planned.finish(keys, noisy)
+    return release, planned.finish(keys, noisy), _noise_dominated(planned, noisy)
 
 
 def _sorted_selection(keys: pd.Index, keep: np.ndarray) -> np.ndarray:

@@ -17,10 +17,8 @@ import pandas as pd
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.caps import Caps
+from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import (
-    AnyPart,
-)
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.engines import Engine, Grouping
 from pandas_dp.engines.plan import Aggregate

@@ -17,10 +17,8 @@ from typing import TYPE_CHECKING, ClassVar, Protocol
 
 import numpy as np
 
+from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import (
-    AnyPart,
-)
 from pandas_dp.engines.plan import Aggregate
 
 if TYPE_CHECKING:

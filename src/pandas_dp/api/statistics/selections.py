@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
+from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import Kind, MeasurementKey
-from pandas_dp.api.measurement.parts import SelectPart
 from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
 from pandas_dp.engines.plan import CellCounts
 from pandas_dp.mechanisms.quantile import rank_error
@@ -62,10 +62,7 @@ class Quantile(Statistic):
 
     def notes(self) -> tuple[str, ...]:
         """The mechanism."""
-        return (
-            "quantiles: exponential mechanism over a public grid (Smith 2011); intervals' "
-            "ends by the sparse vector technique",
-        )
+        return ("quantiles: exponential mechanism on a grid; interval ends: sparse vector",)
 
 
 @dataclass(frozen=True)
