@@ -289,3 +289,19 @@ def test_release_on_the_plain_install_writes_a_report_without_charts(
     assert "<img" not in report  # no charts, and nothing failed for lack of them
     assert (out / "a.csv").exists()
     assert len(read_ledger(out / "ledger.jsonl")[1]) == 3
+
+
+def test_plan_and_release_check_column_names_against_the_header(
+    data: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(tmp_path, data)
+    text = spec.read_text().replace('["income", "sum"]', '["incom", "sum"]')
+    text = text.replace("income = [0, 100000]", "incom = [0, 100000]")
+    spec.write_text(text + 'where = "sexx == 1"\n')  # the last query filters on a typo too
+    assert main(["plan", str(spec)]) == 2
+    err = capsys.readouterr().err
+    assert "query 'a': column 'incom' is not in the data's header (did you mean 'income'?)" in err
+    assert "query 'c': column 'sexx' is not in the data's header (did you mean 'sex'?)" in err
+    out = tmp_path / "out"
+    assert main(["release", str(spec), "--out", str(out), "--no-charts", "--quiet"]) == 2
+    assert not out.exists()  # refused before reading the data or charging

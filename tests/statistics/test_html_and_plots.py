@@ -8,6 +8,7 @@ import matplotlib
 import numpy as np
 import pandas as pd
 import pytest
+from matplotlib.figure import Figure
 
 import pandas_dp
 from pandas_dp.errors import DPKeyError
@@ -40,7 +41,9 @@ def test_a_released_table_plots_with_its_error_bars(priv):
     table = priv.dp.groupby("g", keys=["a", "b", "c"]).agg(
         n="count", m=("x", "mean"), bounds={"x": (0, 100)}, epsilon=1, ci=0.9
     )
-    ax = pandas_dp.plot_intervals(table, "m", title="mean x")
+    fresh = Figure().subplots()  # not pyplot's current axes, which other tests may have used
+    ax = pandas_dp.plot_intervals(table, "m", title="mean x", ax=fresh)
+    assert ax is fresh
     (bars,) = [c for c in ax.containers if hasattr(c, "has_yerr")]
     segments = bars.lines[2][0].get_segments()  # one vertical bar per group
     assert len(segments) == 3
@@ -51,7 +54,7 @@ def test_a_released_table_plots_with_its_error_bars(priv):
     ax.figure.savefig(buffer, format="png")
     assert buffer.getvalue().startswith(b"\x89PNG")
     assert len(buffer.getvalue()) > 5_000  # something was drawn
-    default = pandas_dp.plot_intervals(table)  # the first column with intervals: n
+    default = pandas_dp.plot_intervals(table, ax=Figure().subplots())  # the first one: n
     assert default.get_xticklabels()[0].get_text() == "a"
     with pytest.raises(DPKeyError, match=r"ci=0\.95"):
         pandas_dp.plot_intervals(table[["n", "m"]])

@@ -34,7 +34,7 @@ from pandas_dp.api.session import tagged
 from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError
 from pandas_dp.optional import require
-from pandas_dp.publish.checks import check_extras, spec_keys
+from pandas_dp.publish.checks import check_columns, check_extras, header_of, spec_keys
 from pandas_dp.publish.files import as_table, write_outputs
 from pandas_dp.publish.model import QuerySpec, ReleaseSpec
 from pandas_dp.publish.report import write_report
@@ -245,8 +245,10 @@ def _admit(
 def plan_release(spec: ReleaseSpec, ledger: str | os.PathLike[str] | None = None) -> ReleasePlan:
     """Preview every query and check the whole release against the budget; reads no data.
 
-    ``ledger``: an existing ledger whose releases count as spent (and as done).
+    Column names are checked against the data file's header (public metadata) when the file
+    is there. ``ledger``: an existing ledger whose releases count as spent (and as done).
     """
+    check_columns(spec, header_of(spec))
     frame = planning_frame(spec).dp.protect(**_protect_options(spec), validate=False)
     session = frame.dp.session
     entries: tuple[LedgerEntry, ...] = ()
@@ -282,6 +284,7 @@ def run_release(
         Before any query runs, if the pending queries do not all fit.
     """
     charts = check_extras(spec, charts)
+    check_columns(spec, header_of(spec))  # typos fail before anything is read or charged
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     data = as_planned(read_data(spec), spec)
