@@ -305,3 +305,28 @@ def test_plan_and_release_check_column_names_against_the_header(
     out = tmp_path / "out"
     assert main(["release", str(spec), "--out", str(out), "--no-charts", "--quiet"]) == 2
     assert not out.exists()  # refused before reading the data or charging
+
+
+def test_report_and_messages_read_well(data: Path, tmp_path: Path, capsys) -> None:
+    from pandas_dp.publish.report import plural
+
+    assert [plural(n, "row") for n in (0, 1, 2, 1234)] == [
+        "0 rows",
+        "1 row",
+        "2 rows",
+        "1,234 rows",
+    ]
+    assert [plural(n, "query") for n in (1, 3)] == ["1 query", "3 queries"]
+    spec = write_spec(tmp_path, data)
+    out = tmp_path / "out"
+    assert main(["release", str(spec), "--out", str(out), "--no-charts", "--quiet"]) == 0
+    report = (out / "report.html").read_text(encoding="utf-8")
+    assert "<div class='scroll'><table>" in report  # wide tables scroll in their column
+    assert "1 row;" in report
+    assert "1 rows" not in report
+    capsys.readouterr()
+    assert main(["release", str(spec), "--out", str(out), "--no-charts", "--quiet"]) == 0
+    printed = capsys.readouterr().out
+    assert "3 queries into" in printed
+    assert "a: already released (" in printed
+    assert " UTC)" in printed

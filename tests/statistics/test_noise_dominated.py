@@ -113,3 +113,22 @@ def test_a_count_below_its_noise_warns_after_the_charge(groups, protect_seeded, 
         warnings.simplefilter("error", pandas_dp.NoiseDominatedWarning)
         warnings.filterwarnings("ignore", category=pandas_dp.NoiseDominatedWarning)
         grouped.count(epsilon=0.5)
+
+
+def test_relative_error_columns(groups, protect_seeded, noise, charges_nothing):
+    priv = protect_seeded(groups, epsilon=10)
+    grouped = priv.dp.groupby("g", keys=KEYS)
+    with noise(priv, value=0):
+        table = grouped.agg(n="count", m=("x", "mean"), bounds=BOUNDS, epsilon=1.0, ci=0.9,
+                            relative_error=True)  # fmt: skip
+    assert list(table.columns) == [
+        "n", "n_lower", "n_upper", "n_rel_error", "m", "m_lower", "m_upper", "m_rel_error",
+    ]  # fmt: skip
+    half = np.maximum(table["n"] - table["n_lower"], table["n_upper"] - table["n"])
+    expected = np.where(table["n"] == 0, np.inf, half / table["n"].abs())
+    np.testing.assert_array_equal(table["n_rel_error"], expected)
+    assert table.loc["big", "n_rel_error"] < 0.1 < table.loc["small", "n_rel_error"]
+    assert np.isinf(table.loc["empty", "n_rel_error"])
+    assert np.isnan(table.loc["empty", "m_rel_error"])  # a hidden mean stays hidden
+    with charges_nothing(priv), pytest.raises(DPValueError, match="ci="):
+        grouped.agg(n="count", epsilon=1.0, relative_error=True)

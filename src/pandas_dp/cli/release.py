@@ -15,6 +15,7 @@ from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.errors import LedgerError
 from pandas_dp.publish import LEDGER_NAME, load_spec, plan_release, run_release
+from pandas_dp.publish.report import plural
 
 _PLAN_COLUMNS = ["query", "status", "statistic", "how", "mechanism", "scale", "epsilon", "delta",
                  "error", "error_in"]  # fmt: skip
@@ -31,7 +32,7 @@ def run_plan(args: argparse.Namespace) -> int:
     spec = load_spec(args.spec, data=args.data)
     ledger = args.ledger or (Path(args.out) / LEDGER_NAME if args.out else None)
     plan = plan_release(spec, ledger)
-    print(f"{spec.title}: {len(spec.queries)} queries from {spec.data_path}")
+    print(f"{spec.title}: {plural(len(spec.queries), 'query')} from {spec.data_path}")
     print(f"budget {plan.total} ({plan.accounting} accounting); spent so far {plan.spent}\n")
     _show(plan.table()[_PLAN_COLUMNS])
     print(
@@ -78,7 +79,7 @@ def run_release_command(args: argparse.Namespace) -> int:
     spent = Accountant(
         ledger.total, composition_for(ledger.total, ledger.accounting), entries=entries
     ).spent
-    print(f"{spec.title}: {len(outcome.status)} queries into {outcome.out_dir}/")
+    print(f"{spec.title}: {plural(len(outcome.status), 'query')} into {outcome.out_dir}/")
     for name, status in outcome.status.items():
         print(f"  {name}: {status}")
     print(f"spent {spent} of {ledger.total}; files written:")

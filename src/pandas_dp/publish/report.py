@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,6 +46,7 @@ th { background: #f4f6f8; } td.text, th.text { text-align: left; }
 .status { font-size: .8rem; padding: .1rem .5rem; border-radius: 1rem; background: #e6f4ea; }
 .status.pending { background: #fdecea; }
 .charts { display: flex; flex-wrap: wrap; gap: .5rem; } img { max-width: 100%; }
+.scroll { overflow-x: auto; max-width: 100%; }
 code { background: #f4f6f8; padding: 0 .25rem; }
 """
 
@@ -75,11 +77,22 @@ def _html_table(frame: pd.DataFrame, text: tuple[str, ...] = ()) -> str:
             for c, v in zip(frame.columns, values, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    return f"<div class='scroll'>{table}</div>"  # a wide table scrolls inside its column
 
 
 def _labels(table: pd.DataFrame, keys: tuple[str, ...]) -> list[str]:
-    return [" / ".join(str(v) for v in row) for row in table[list(keys)].itertuples(index=False)]
+    """Group labels for a chart's axis: long ones wrapped on two lines and cut short."""
+    labels = [" / ".join(str(v) for v in row) for row in table[list(keys)].itertuples(index=False)]
+    return [textwrap.shorten(label, 36, placeholder="…") for label in labels]
+
+
+def plural(count: int, word: str) -> str:
+    """``1 row``, ``2 rows``, ``1 query``, ``3 queries`` (thousands separated)."""
+    if count == 1:
+        return f"1 {word}"
+    many = word[:-1] + "ies" if word.endswith("y") else word + "s"
+    return f"{count:,} {many}"
 
 
 def bar_chart(
@@ -98,7 +111,11 @@ def bar_chart(
     if lower is not None and upper is not None:
         errors = np.vstack([np.maximum(values - lower, 0), np.maximum(upper - values, 0)])
     axes.bar(positions, values, color="#4c78a8", yerr=errors, capsize=3, ecolor="#1d232b")
-    axes.set_xticks(positions, labels, rotation=30 if len(labels) > 6 else 0, ha="right")
+    wrapped = [textwrap.fill(label, 14, max_lines=2, placeholder="…") for label in labels]
+    crowded = len(labels) > 6 or max(map(len, labels), default=0) > 10
+    axes.set_xticks(
+        positions, wrapped, rotation=35 if crowded else 0, ha="right" if crowded else "center"
+    )
     axes.set_title(title, fontsize=10, loc="left")
     axes.spines[["top", "right"]].set_visible(False)
     axes.axhline(0, color="#8a949e", linewidth=0.8)
@@ -170,7 +187,7 @@ def _query_section(planned: PlannedQuery, outcome: ReleaseOutcome, entry: Any) -
     by = f" by {', '.join(query.groupby)}" if query.groupby else ""
     cost = planned.preview.release.cost if planned.preview.release else None
     parts.append(
-        f"<p class='muted'>{len(table):,} rows{_esc(by)}; ε = {float(query.epsilon):g}"
+        f"<p class='muted'>{plural(len(table), 'row')}{_esc(by)}; ε = {float(query.epsilon):g}"
         + (f", δ = {float(cost.delta):.3g}" if cost is not None and cost.delta else "")
         + (f"; ledger note: {_esc(entry.release.note)}" if entry is not None else "")
         + "</p>"

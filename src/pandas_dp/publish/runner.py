@@ -323,7 +323,8 @@ def _release_one(
     if item.entry is not None and not force:
         table = as_table(output_from_json(item.entry.output))
         missing = [f for f in spec.formats if not (outcome.out_dir / f"{query.name}.{f}").exists()]
-        stage = "recovered from the ledger" if missing else "already released"
+        when = item.entry.time[:16].replace("T", " ")  # the charge's UTC time, from the ledger
+        stage = "recovered from the ledger" if missing else f"already released ({when} UTC)"
         if missing:
             outcome.files += write_outputs(table, outcome.out_dir, query.name, tuple(missing))
     else:

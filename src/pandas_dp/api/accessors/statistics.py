@@ -198,7 +198,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
         mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
         nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
-        min_count: Real | None = None, **named: Any,
+        min_count: Real | None = None, relative_error: bool = False, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics of the whole frame in one call (one row).
 
@@ -226,6 +226,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
             self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
             delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
             post=PostProcess.of(nonnegative), accuracy=accuracy, min_count=min_count,
+            relative_error=relative_error,
         ))  # fmt: skip
 
     @overload

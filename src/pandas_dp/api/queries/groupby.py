@@ -176,7 +176,7 @@ class DPGroupBy:
         self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
         mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
         nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
-        min_count: Real | None = None, **named: Any,
+        min_count: Real | None = None, relative_error: bool = False, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics per group in one call, like pandas' named aggregation.
 
@@ -197,6 +197,9 @@ class DPGroupBy:
         nonnegative : bool, default False
             Clamp count columns at 0.
         {min_count}
+        relative_error : bool, default False
+            With ``ci``: add ``<name>_rel_error`` after each interval, its larger half-width
+            over the value's magnitude (free post-processing; above 1, mostly noise).
         accuracy : dict, optional
             ``{name: weight}``: how much each statistic's error counts when ε is split (1
             by default); ``{"m": 2}`` buys a more accurate ``m`` at the others' expense.
@@ -231,6 +234,7 @@ class DPGroupBy:
             stats, "frame", "groupby.agg", epsilon=epsilon, delta=delta, mechanism=mechanism,
             ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
             accuracy=accuracy, min_count=min_count,
+            relative_error=relative_error,
         )  # fmt: skip
         return result
 

@@ -76,6 +76,7 @@ def validate(
     accuracy: Any = None,
     min_count: Any = None,
     selection: Any = "threshold",
+    relative_error: Any = False,
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
@@ -114,7 +115,17 @@ def validate(
         tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
         parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
         priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
+        relative_error=_relative_error(relative_error, confidence),
     )  # fmt: skip
+
+
+def _relative_error(relative_error: Any, confidence: float | None) -> bool:
+    if not isinstance(relative_error, bool):
+        kind = type(relative_error).__name__
+        raise DPTypeError(f"relative_error must be True or False, got {kind}")
+    if relative_error and confidence is None:
+        raise DPValueError("relative_error=True needs intervals: pass ci=0.95 (or another level)")
+    return relative_error
 
 
 def parse_selection(selection: Any) -> Literal["threshold", "optimal"]:

@@ -72,6 +72,8 @@ class Request:
     #: How keys are chosen when they are not public: a threshold on the noisy row count, or
     #: the optimal rule of Desfontaines et al. (2022).
     selection: Literal["threshold", "optimal"] = "threshold"
+    #: Add ``<name>_rel_error`` (interval half-width over the value) after each interval.
+    relative_error: bool = False
 
     def priority(self, name: Hashable) -> float:
         """The user's weight for statistic ``name`` in the split of ε (1 by default)."""
