@@ -93,6 +93,23 @@ VALUE_RELEASES: dict[str, tuple[str, Release]] = {
     "mean": ("stat", lambda p: p.dp.mean("x", bounds=BOUNDS, epsilon=1.0)),
     "var": ("stat", lambda p: p.dp.var("x", bounds=BOUNDS, epsilon=1.0)),
     "median": ("stat", lambda p: p.dp.median("x", bounds=BOUNDS, epsilon=1.0, cells=64)),
+    "median ci": (
+        "stat",
+        lambda p: p.dp.median("x", bounds=BOUNDS, epsilon=1.0, cells=64, ci=0.9),
+    ),
+    "agg ci": (
+        "stat",
+        lambda p: p.dp.agg(
+            n="count",
+            s=("x", "sum"),
+            m=("x", "mean"),
+            q=("x", "median"),
+            bounds={"x": BOUNDS},
+            epsilon=1.0,
+            ci=0.9,
+            relative_error=True,
+        ),
+    ),
     "agg": (
         "stat",
         lambda p: p.dp.agg(
@@ -119,6 +136,10 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
         lambda p: p.dp.groupby("k", keys=KEY_SET).mean("x", bounds=BOUNDS, epsilon=1.0),
     ),
     "private keys": ("count", lambda p: p.dp.groupby("k").count(epsilon=5.0)),
+    "optimal keys": (
+        "count",
+        lambda p: p.dp.groupby("k", selection="optimal").count(epsilon=5.0),
+    ),
     "value_counts": (
         "count",
         lambda p: p["k"].dp.value_counts(keys=KEY_SET, epsilon=1.0, sort=False),
@@ -262,6 +283,8 @@ def _dtypes(result: pd.Series | pd.DataFrame) -> Any:
 def _numbers(result: Any) -> np.ndarray:
     if isinstance(result, pd.DataFrame | pd.Series):
         return np.asarray(result.to_numpy(dtype=np.float64)).ravel()
+    if isinstance(result, tuple):  # an Estimate: value, lower, upper, confidence
+        return np.asarray([float(v) for v in result[:3]])
     return np.asarray([float(result)])
 
 
