@@ -250,6 +250,14 @@ def observed_codes(frame: pd.DataFrame, by: tuple[Hashable, ...]) -> tuple[pd.In
     return _multi_index(levels, list(by)), codes_out
 
 
+def distinct_codes(column: pd.Series) -> I64:
+    """A code per row that is equal exactly when the canonical values are (-1: missing).
+
+    For counting distinct values: the codes themselves are private and never released.
+    """
+    return _total_factorize(canonical_column(column))[0]
+
+
 def _total_factorize(values: pd.Series) -> tuple[I64, pd.Index]:
     """Codes and uniques of canonical values (canonical values always hash and compare)."""
     codes, uniques = pd.factorize(values, use_na_sentinel=True)

@@ -21,7 +21,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding, keep_mask
-from pandas_dp.engines.codes import observed_codes, public_codes
+from pandas_dp.engines.codes import distinct_codes, observed_codes, public_codes
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
@@ -29,6 +29,7 @@ from pandas_dp.engines.plan import (
     CellCounts,
     ClippedSquares,
     ClippedSum,
+    Distinct,
     Engine,
     Grouping,
     Measure,
@@ -216,11 +217,26 @@ def _count(bins: I64 | None, groups: int, rows: int | npt.NDArray[np.bool_]) -> 
     return np.bincount(bins, minlength=groups + 1)[1:].astype(np.int64)
 
 
+def _distinct(bins: I64 | None, groups: int, values: I64) -> I64:
+    """Distinct value codes per group (code -1, and bin 0, are not counted).
+
+    A pair (group, value) is one number ``bin * width + value``, below ``(rows + 2)**2``:
+    no overflow for any frame that fits in memory.
+    """
+    group = np.ones(values.size, dtype=np.int64) if bins is None else bins
+    keep = (group > 0) & (values >= 0)
+    width = int(values.max(initial=-1)) + 1
+    pairs = np.unique(group[keep] * width + values[keep])
+    return np.bincount(pairs // max(width, 1), minlength=groups + 1)[1:].astype(np.int64)
+
+
 def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: int) -> Aggregate:
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):
         return _count(bins, groups, frame[measure.column].notna().to_numpy())
+    if isinstance(measure, Distinct):
+        return _distinct(bins, groups, distinct_codes(frame[measure.column]))
     values = numeric_values(frame[measure.column])
     if isinstance(measure, CellCounts):
         return _cell_counts(bins, groups, cell_codes(values, measure), measure.cells)

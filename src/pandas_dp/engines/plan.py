@@ -31,6 +31,19 @@ class NonNull:
 
 
 @dataclass(frozen=True)
+class Distinct:
+    """Number of distinct non-missing values of ``column`` (per group).
+
+    Values are compared by their canonical form (:mod:`pandas_dp.engines.codes`): ``1``,
+    ``1.0`` and ``True`` are one value, ``-0.0`` is ``0.0``; values that cannot be processed
+    (unhashable ones, say) count like missing values. One row adds at most one distinct value
+    to one group.
+    """
+
+    column: Hashable
+
+
+@dataclass(frozen=True)
 class ClippedSum:
     """Exact sum of a column's values rounded onto a power-of-two lattice.
 
@@ -83,7 +96,7 @@ class CellCounts:
     cells: int
 
 
-Measure = Rows | NonNull | ClippedSum | ClippedSquares | CellCounts
+Measure = Rows | NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts
 
 
 @dataclass(frozen=True)

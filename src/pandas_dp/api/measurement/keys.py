@@ -14,15 +14,15 @@ from fractions import Fraction
 from typing import Literal
 
 Kind = Literal[
-    "rows", "nonnull", "sum", "centred_sum", "squares", "quantile", "mode", "top_k", "level",
-    "keys",
+    "rows", "nonnull", "distinct", "sum", "centred_sum", "squares", "quantile", "mode",
+    "top_k", "level", "keys",
 ]  # fmt: skip
 
 #: The word a ledger label starts with, per kind.
 _LABELS: dict[Kind, str] = {
-    "rows": "count", "nonnull": "count", "sum": "sum", "centred_sum": "centred_sum",
-    "squares": "squares", "quantile": "quantile", "mode": "mode", "top_k": "top_k",
-    "level": "count", "keys": "keys",
+    "rows": "count", "nonnull": "count", "distinct": "nunique", "sum": "sum",
+    "centred_sum": "centred_sum", "squares": "squares", "quantile": "quantile",
+    "mode": "mode", "top_k": "top_k", "level": "count", "keys": "keys",
 }  # fmt: skip
 
 
@@ -36,7 +36,8 @@ class MeasurementKey:
     Attributes
     ----------
     kind : str
-        ``rows`` (row count), ``nonnull`` (non-missing values of ``column``), ``sum`` and
+        ``rows`` (row count), ``nonnull`` (non-missing values of ``column``), ``distinct``
+        (distinct non-missing values of ``column``), ``sum`` and
         ``centred_sum`` (clipped sums on a lattice), ``squares`` (centred squares),
         ``quantile`` (a choice among grid edges), ``mode`` and ``top_k`` (choices among the
         groups), ``level`` (the row count at one level of a hierarchy).
@@ -82,6 +83,8 @@ class MeasurementKey:
             return "the choice of keys"
         if self.kind == "nonnull":
             return f"the count of non-missing {self.column}"
+        if self.kind == "distinct":
+            return f"the count of distinct {self.column}"
         if self.kind == "quantile":
             what = f"the {float(self.q or 0)!r} quantile of {self.column}"
             return what if self.side == 0 else f"the {_END[self.side]} end of {what}'s interval"

@@ -24,7 +24,7 @@ from pandas_dp.accounting.events import (
     Measurement,
 )
 from pandas_dp.engines import ClippedSum, Measure, NonNull, Rows
-from pandas_dp.engines.plan import Aggregate, ClippedSquares
+from pandas_dp.engines.plan import Aggregate, ClippedSquares, Distinct
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -140,13 +140,19 @@ def count_part(
     label: str = "count",
     contribution: Contribution = ROW,
     noise: NoiseChoice = LAPLACE,
+    *,
+    distinct: bool = False,
 ) -> Part:
-    """Rows (or non-missing values of ``column``) with calibrated noise.
+    """Rows, non-missing values of ``column`` (or its distinct values) with calibrated noise.
 
-    One row changes a count by at most 1; one privacy unit by its contribution bound
-    (``l1`` in total for Laplace noise; ``linf`` in each of ``l0`` groups for Gaussian).
+    One row changes a count by at most 1, and the number of distinct values of its group by
+    at most 1; one privacy unit by its contribution bound (``l1`` in total for Laplace
+    noise; ``linf`` in each of ``l0`` groups for Gaussian).
     """
     measure: Measure = Rows() if column is None else NonNull(column)
+    if distinct:
+        assert column is not None
+        measure = Distinct(column)
     return _noisy(label, measure, 1, contribution, epsilon, noise)
 
 

@@ -15,9 +15,9 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
+from pandas_dp.api.queries.grouped_counts import count_post
 from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.arguments import CountArgs
-from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column
 from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -38,7 +38,7 @@ def plan_value_counts(
         raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
     grouped = DPGroupBy(target, target.column, keys)
-    post = _post(options, clamp=normalize)
+    post = count_post(options, clamp=normalize)
     planned = grouped.plan_counts("value_counts", ci=ci, post=post, **options)
     unnamed = series.name is None
 
@@ -53,12 +53,6 @@ def plan_value_counts(
         return counts
 
     return planned.then(shape)
-
-
-def _post(options: CountArgs, clamp: bool = False) -> PostProcess:
-    """The counts' post-processing, taken out of ``options`` (the rest goes to the plan)."""
-    nonnegative = options.pop("nonnegative", False)
-    return PostProcess.of(nonnegative or clamp, options.pop("total", None))
 
 
 def _proportions(counts: pd.Series) -> pd.Series:
@@ -92,7 +86,7 @@ def plan_histogram(
         list(binning.edges), closed="right" if binning.right else "left", name=col
     )
     grouped = DPGroupBy(target, col, intervals, binning=binning)
-    post = _post(options)
+    post = count_post(options)
     planned = grouped.plan_counts("histogram", ci=ci, post=post, **options)
     if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
 

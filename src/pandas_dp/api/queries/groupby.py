@@ -7,6 +7,7 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Literal, Unpack
 
@@ -15,31 +16,33 @@ import pandas as pd
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
-from pandas_dp.api.release import PlannedRelease, Target, plan, run, validate
+from pandas_dp.api.queries.grouped_counts import GroupedCounts
+from pandas_dp.api.release import PlannedRelease, Target, run
 from pandas_dp.api.release.arguments import (
     Bounds,
     Fill,
     Keys,
     Mechanism,
-    NoiseArgs,
     RatioArgs,
     Real,
     ValueArgs,
 )
-from pandas_dp.api.release.finish import Shape
 from pandas_dp.api.release.options import parse_selection
-from pandas_dp.api.statistics import Count, Mean, Statistic, Sum, parse_named
+from pandas_dp.api.statistics import Mean, Sum, parse_func, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.api.validation import check_column
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Binning
-from pandas_dp.errors import DPKeyError, DPValueError
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 
 
-class DPGroupBy:
+class DPGroupBy(GroupedCounts):
     """A grouping of a protected frame over public (or privately selected) keys.
 
     Created by :meth:`DataFrameDPAccessor.groupby`; it holds only public parameters.
     Every method releases one table and charges its ε once (parallel composition).
+    Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series named ``x``,
+    ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the column instead.
     """
 
     def __init__(
@@ -79,71 +82,27 @@ class DPGroupBy:
 
     def __repr__(self) -> str:
         keys = "private (DP selection)" if self.keys is None else f"{len(self.keys)} public keys"
-        return f"<DPGroupBy by={list(self.by)}, {keys}>"
+        chosen = "" if self._selected is None else f", columns={list(self._selected)}"
+        return f"<DPGroupBy by={list(self.by)}, {keys}{chosen}>"
 
-    def _plan(
-        self, stats: list[Statistic], shape: Shape, query: str, **kw: Any
-    ) -> PlannedRelease[Any]:
-        target = self._target
-        request = validate(
-            target, stats, grouping=self._grouping, caps=self._caps, query=query,
-            keys_from=self.keys_from, selection=self.selection, **kw,
-        )  # fmt: skip
-        return plan(target, request, shape)
-
-    def _release(self, stats: list[Statistic], shape: Shape, query: str, **kw: Any) -> Any:
-        return self._execute(self._plan(stats, shape, query, **kw))
-
-    @shared_doc
-    def count(
-        self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
-        **options: Unpack[NoiseArgs],
-    ) -> pd.Series | pd.DataFrame:  # fmt: skip
-        """Release the noisy number of rows in each group.
-
-        Parameters
-        ----------
-        {epsilon}
-        {delta}
-        {mechanism}
-        {ci_table}
-        {nonnegative}
-        {total}
-
-        Returns
-        -------
-        Series or DataFrame
-            Indexed by the keys, in their order, named ``"count"``.
-
-        Notes
-        -----
-        Rows outside the keys (and rows with a missing key) are dropped silently; keys
-        without rows get a noisy 0. Sensitivity: 1 for the whole vector of counts (one row
-        is in one group), ``k`` under a privacy unit capped at ``k`` rows. Mechanism:
-        discrete Laplace with scale ``sensitivity/ε`` on every group (or discrete Gaussian).
-        Budget cost: ``ε`` (plus ``δ`` when keys are selected privately or noise is
-        Gaussian).
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> df = pd.DataFrame({"region": ["north"] * 600 + ["south"] * 400})
-        >>> priv = df.dp.protect(epsilon=1.0)
-        >>> counts = priv.dp.groupby("region", keys=["north", "south", "east"]).count(epsilon=1.0)
-        >>> list(counts.index), bool(abs(counts["north"] - 600) < 50)  # scale 1
-        (['north', 'south', 'east'], True)
-        """
-        post = PostProcess.of(nonnegative, total)
-        return self._execute(self.plan_counts("groupby.count", ci=ci, post=post, **options))
-
-    def plan_counts(self, query: str, **kw: Any) -> PlannedRelease[Any]:
-        """The planned release of the groups' row counts (for value counts and histograms)."""
-        return self._plan([Count("count")], "series", query, **kw)
+    def __getitem__(self, key: Hashable | list[Hashable]) -> DPGroupBy:
+        """Select a column (``g["x"]``: results are Series) or columns (``g[["x", "y"]]``)."""
+        labels = list(key) if isinstance(key, list) else [key]
+        if not labels:
+            raise DPValueError("select at least one column, e.g. g['income']")
+        for label in labels:
+            check_column(self._target.engine, self._target.data, label, numeric=False)
+        selected = copy.copy(self)
+        selected._selected, selected._series = tuple(labels), not isinstance(key, list)
+        return selected
 
     def sum(
-        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
+        self, column: Any = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
     ) -> pd.Series | pd.DataFrame:
-        """Release the noisy sum of a column, clipped to public bounds, in each group.
+        """Release the noisy sum of a column (or columns), clipped to public bounds, per group.
+
+        A Series named after one column (``g.sum("x")``, ``g["x"].sum()``), a DataFrame for
+        a list (``g[["x", "y"]].sum(bounds={...})``); ε is split among the columns.
 
         Notes
         -----
@@ -154,12 +113,14 @@ class DPGroupBy:
         privately, which also spends part of ε on the row counts that select them, or for
         Gaussian noise).
         """
-        return self._release([Sum(column, column)], "series", "groupby.sum", ci=ci, **options)
+        return self._per_column(Sum, column, "sum", dict(options, ci=ci))
 
     def mean(
-        self, column: Hashable, *, ci: float | None = None, **options: Unpack[RatioArgs]
+        self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
     ) -> pd.Series | pd.DataFrame:
-        """Release the noisy mean of a column, clipped to public bounds, in each group.
+        """Release the noisy mean of a column (or columns), clipped to public bounds, per group.
+
+        Shaped like :meth:`sum`.
 
         Notes
         -----
@@ -169,19 +130,25 @@ class DPGroupBy:
         ``ci``, the interval is conservative: each part gets half of ``1 - ci`` and the
         ratio is bounded over both ranges.
         """
-        return self._release([Mean(column, column)], "series", "groupby.mean", ci=ci, **options)
+        return self._per_column(Mean, column, "mean", dict(options, ci=ci))
 
     @shared_doc
     def agg(
-        self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
-        mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
-        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
+        self, func: Any = None, /, *, epsilon: Real, bounds: Bounds = None,
+        delta: Real | None = None, mechanism: Mechanism = "laplace", ci: float | None = None,
+        fillna: Fill = None, nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
         min_count: Real | None = None, relative_error: bool = False, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
-        """Release several statistics per group in one call, like pandas' named aggregation.
+        """Release several statistics per group in one call, in every form pandas' agg takes.
 
         Parameters
         ----------
+        func : str, list or dict, optional
+            As pandas: ``"mean"`` (every selected column), ``["sum", "mean"]`` (one column
+            per statistic; ``(column, statistic)`` pairs on several columns) or
+            ``{"x": ["sum", "mean"], "y": "median"}`` (pairs as soon as one entry is a list).
+            Without a selection, a name or list applies to every column but the group-by
+            ones. Use either ``func`` or named statistics.
         epsilon : float
             Total privacy cost of the call, charged once for all groups.
         bounds : dict, optional
@@ -204,13 +171,16 @@ class DPGroupBy:
             ``{name: weight}``: how much each statistic's error counts when ε is split (1
             by default); ``{"m": 2}`` buys a more accurate ``m`` at the others' expense.
         **named
-            ``name="count"`` (rows), or ``name=(column, how)`` with ``how`` any statistic of
-            ``agg`` (``"count"``, ``"sum"``, ``"mean"``, ``"var"``, ``"std"``, ...).
+            ``name="count"`` (rows), or ``name=(column, how)`` (or ``pd.NamedAgg``) with
+            ``how`` any statistic of ``agg`` (``"count"``, ``"size"``, ``"sum"``,
+            ``"mean"``, ``"var"``, ``"std"``, ``"sem"``, ``"median"``, ``"nunique"``). On a
+            selected column, ``name="mean"`` is enough.
 
         Returns
         -------
-        DataFrame
-            One row per key, one column per statistic, in the given order.
+        DataFrame or Series
+            One row per key, one column per statistic, in the given order (MultiIndex
+            columns for pairs); a Series for one name on one selected column.
 
         Notes
         -----
@@ -229,9 +199,19 @@ class DPGroupBy:
         δ for Gaussian noise is split equally. Sequential composition inside the call,
         parallel across groups; the ledger's note lists the split.
         """
-        stats = parse_named(dict(named.items()))
+        if func is not None:
+            if named:
+                raise DPTypeError("agg takes a name, list or dict, or named statistics; not both")
+            columns = self._selected if self._selected is not None else self._value_columns()
+            stats, series = parse_func(func, columns, self._series)
+        else:
+            if self._series:  # g["x"].agg(m="mean")
+                column = self._selected[0] if self._selected else None
+                named = {k: (column, v) if isinstance(v, str) else v for k, v in named.items()}
+            stats, series = parse_named(dict(named.items())), False
         result: pd.DataFrame = self._release(
-            stats, "frame", "groupby.agg", epsilon=epsilon, delta=delta, mechanism=mechanism,
+            stats, "series" if series else "frame", "groupby.agg", epsilon=epsilon, delta=delta,
+            mechanism=mechanism,
             ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
             accuracy=accuracy, min_count=min_count,
             relative_error=relative_error,

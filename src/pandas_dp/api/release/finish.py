@@ -46,10 +46,18 @@ def columns_of(
             if value.dtype.kind == "f":  # a value hidden as NaN hides its interval too
                 hidden = np.isnan(value)
                 lower, upper = np.where(hidden, np.nan, lower), np.where(hidden, np.nan, upper)
-            columns[f"{out.stat.name}_lower"], columns[f"{out.stat.name}_upper"] = lower, upper
+            name = out.stat.name
+            columns[suffixed(name, "_lower")], columns[suffixed(name, "_upper")] = lower, upper
             if relative:
-                columns[f"{out.stat.name}_rel_error"] = _relative(value, lower, upper)
+                columns[suffixed(name, "_rel_error")] = _relative(value, lower, upper)
     return columns
+
+
+def suffixed(name: Hashable, suffix: str) -> Hashable:
+    """``name`` + ``suffix``; a ``(column, statistic)`` pair suffixes its statistic."""
+    if isinstance(name, tuple) and name:
+        return (*name[:-1], f"{name[-1]}{suffix}")
+    return f"{name}{suffix}"
 
 
 def _relative(value: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -81,7 +89,8 @@ def finisher(
             value = int(value) if first.integer else float(value)
             if alpha is None:
                 return value
-            lower, upper = columns[f"{first.name}_lower"][0], columns[f"{first.name}_upper"][0]
+            lower = columns[suffixed(first.name, "_lower")][0]
+            upper = columns[suffixed(first.name, "_upper")][0]
             return Estimate(value, float(lower), float(upper), 1.0 - alpha)
         index = keys if keys is not None else pd.RangeIndex(1)
         if shape == "series" and alpha is None:

@@ -92,6 +92,12 @@ def validate(
     for stat in stats:
         if stat.column is not None:
             check_column(target.engine, target.data, stat.column, numeric=stat.reads_values)
+        if stat.in_memory_only and not target.engine.in_memory:
+            raise DPValueError(
+                f"{stat.how} is not available on {target.engine.name} collections yet: each "
+                "partition would count its own distinct values. Compute it on a pandas frame "
+                "protected with the same budget, or release a count instead"
+            )
     bounds_by_col = _per_column(bounds, stats, "bounds", per_column)
     fill_by_col = _per_column(fillna, stats, "fillna", per_column)
     parsed_bounds: dict[Hashable, tuple[float, float]] = {}

@@ -142,9 +142,10 @@ def _calibrate(
     if key.kind == "keys":
         delta = selection_delta(request.delta, total, request.epsilon)
         return key_choice_part(epsilon, delta, contribution)
-    if key.kind in ("rows", "nonnull", "level"):
-        counted = column if key.kind == "nonnull" else None
-        return count_part(epsilon, counted, label, contribution, noise)
+    if key.kind in ("rows", "nonnull", "level", "distinct"):
+        counted = column if key.kind in ("nonnull", "distinct") else None
+        distinct = key.kind == "distinct"
+        return count_part(epsilon, counted, label, contribution, noise, distinct=distinct)
     if key.kind in ("mode", "top_k"):
         return choice_part(column, key.rounds, epsilon, contribution.linf, label)
     bounds = request.bounds[column]

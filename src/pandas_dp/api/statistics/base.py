@@ -100,6 +100,8 @@ class Statistic(ABC):
     error_in: ClassVar[str] = "column"
     #: Whether it has one value per group (a choice among the groups has one in all).
     per_group: ClassVar[bool] = True
+    #: Whether only an in-memory engine can compute it (refused on Dask before any charge).
+    in_memory_only: ClassVar[bool] = False
 
     @abstractmethod
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:

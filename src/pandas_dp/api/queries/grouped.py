@@ -1,0 +1,286 @@
+"""What every group-by release shares: column selection and the one-statistic-per-column path.
+
+A group-by is used as in pandas: ``g.mean("x")``, ``g["x"].mean()`` (a Series named ``x``),
+``g[["x", "y"]].mean()`` (a DataFrame). :class:`GroupedStatistics` resolves which columns a
+method reads and releases one statistic per column in one call, charged once (parallel
+composition across groups, the planner's split of ε across columns).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any, Unpack
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.caps import Caps
+from pandas_dp.api.docstrings import shared_doc
+from pandas_dp.api.queries.ungrouped import DESCRIBE_PERCENTILES, in_level_order, parse_quantiles
+from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release.arguments import GridArgs, NoiseArgs, RatioArgs, Real
+from pandas_dp.api.release.finish import Shape, suffixed
+from pandas_dp.api.statistics import (
+    Count,
+    Mean,
+    Median,
+    NUnique,
+    Quantile,
+    Statistic,
+    Std,
+    Var,
+)
+from pandas_dp.api.statistics.moments import Sem
+from pandas_dp.engines import Grouping
+from pandas_dp.errors import DPTypeError, DPValueError
+
+
+class GroupedStatistics:
+    """Column selection and per-column statistics of a group-by (see :class:`DPGroupBy`)."""
+
+    by: tuple[Hashable, ...]
+    keys_from: str
+    selection: str
+    _target: Target
+    _grouping: Grouping
+    _caps: Caps
+    _execute: Callable[[PlannedRelease[Any]], Any]
+    #: The selected columns (``g["x"]``, ``g[["x", "y"]]``), or None.
+    _selected: tuple[Hashable, ...] | None = None
+    #: Whether one column was selected by its label (results are Series, as in pandas).
+    _series: bool = False
+
+    def _plan(
+        self, stats: list[Statistic], shape: Shape, query: str, **kw: Any
+    ) -> PlannedRelease[Any]:
+        request = validate(
+            self._target, stats, grouping=self._grouping, caps=self._caps, query=query,
+            keys_from=self.keys_from, selection=self.selection, **kw,
+        )  # fmt: skip
+        return plan(self._target, request, shape)
+
+    def _release(self, stats: list[Statistic], shape: Shape, query: str, **kw: Any) -> Any:
+        return self._execute(self._plan(stats, shape, query, **kw))
+
+    def _value_columns(self) -> tuple[Hashable, ...]:
+        """Every column but the group-by columns (what pandas aggregates by default)."""
+        columns = self._target.engine.columns(self._target.data)
+        return tuple(c for c in columns if c not in self.by and c != self._target.unit)
+
+    def _columns(self, column: Any, what: str) -> tuple[tuple[Hashable, ...], bool]:
+        """The columns a method reads, and whether the result is one Series."""
+        if column is None:
+            if self._selected is None:
+                raise DPTypeError(
+                    f"{what} needs a column: g.{what}('income', ...), g['income'].{what}(...) "
+                    f"or g[['income', 'age']].{what}(...)"
+                )
+            return self._selected, self._series
+        if isinstance(column, list):
+            if not column:
+                raise DPValueError(f"{what}: the list of columns is empty")
+            return tuple(column), False
+        return (column,), True
+
+    def _per_column(
+        self, kind: Callable[..., Statistic], column: Any, what: str, options: Any, **fields: Any
+    ) -> Any:
+        """One ``kind`` statistic per column: a Series for one column, else a DataFrame."""
+        columns, series = self._columns(column, what)
+        stats = [kind(c, c, **fields) for c in columns]
+        return self._release(stats, "series" if series else "frame", f"groupby.{what}", **options)
+
+    @shared_doc
+    def median(
+        self, column: Any = None, *, ci: float | None = None, **options: Unpack[GridArgs]
+    ) -> Any:
+        """Release the noisy median of a column (or the selected columns) in each group.
+
+        Parameters
+        ----------
+        column : label or list of labels, optional
+            The column(s); by default the selected ones (``g["x"].median(...)``).
+        bounds : (float, float) or dict
+            Public bounds; a dict ``{column: (lower, upper)}`` for several columns.
+        {epsilon}
+        {cells}
+        {ci_table}
+
+        Returns
+        -------
+        Series or DataFrame
+            A Series named after one column, a DataFrame for several (as pandas).
+
+        Notes
+        -----
+        The exponential mechanism on a public grid of ``cells`` steps per group (see
+        ``Series.dp.quantile``): rank sensitivity 1/2 for the median; parallel composition
+        across groups, ε split among the columns. Budget cost: ``epsilon``.
+        """
+        return self._per_column(Median, column, "median", dict(options, ci=ci))
+
+    @shared_doc
+    def quantile(
+        self, q: Any = 0.5, column: Any = None, *, ci: float | None = None,
+        **options: Unpack[GridArgs],
+    ) -> Any:  # fmt: skip
+        """Release noisy quantiles of a column (or the selected columns) in each group.
+
+        Parameters
+        ----------
+        q : float or list of float, default 0.5
+            Level(s) in ``[0, 1]``; ε is split equally among levels and columns.
+        column : label or list of labels, optional
+            The column(s); by default the selected ones.
+        bounds, epsilon, cells, ci
+            As for :meth:`median`.
+
+        Returns
+        -------
+        Series or DataFrame
+            For one level, shaped like :meth:`median`. For a list, as pandas: the levels
+            become an inner index level (unnamed), and each group's quantiles never decrease
+            with the level (sorted: free post-processing).
+
+        Notes
+        -----
+        See :meth:`median`; each level is one exponential-mechanism choice per group.
+        """
+        levels, scalar = parse_quantiles(q)
+        if scalar:
+            return self._per_column(Quantile, column, "quantile", dict(options, ci=ci), q=levels[0])
+        columns, series = self._columns(column, "quantile")
+        stats: list[Statistic] = [
+            Quantile((c, i), c, level) for c in columns for i, level in enumerate(levels)
+        ]
+        planned = self._plan(stats, "frame", "groupby.quantile", ci=ci, **options)
+        return self._execute(planned.then(lambda table: _stacked(table, columns, levels, series)))
+
+    def var(
+        self, column: Any = None, *, ddof: int = 1, ci: float | None = None,
+        **options: Unpack[RatioArgs],
+    ) -> Any:  # fmt: skip
+        """Release the noisy variance per group; see ``Series.dp.var`` (same cost rules)."""
+        return self._per_column(Var, column, "var", dict(options, ci=ci), ddof=_ddof(ddof))
+
+    def std(
+        self, column: Any = None, *, ddof: int = 1, ci: float | None = None,
+        **options: Unpack[RatioArgs],
+    ) -> Any:  # fmt: skip
+        """Release the noisy standard deviation per group; see ``Series.dp.std``."""
+        return self._per_column(Std, column, "std", dict(options, ci=ci), ddof=_ddof(ddof))
+
+    def sem(
+        self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> Any:
+        """Release the noisy standard error of the mean per group (``GroupBy.sem``, ddof 1)."""
+        return self._per_column(Sem, column, "sem", dict(options, ci=ci))
+
+    def nunique(
+        self, column: Any = None, *, dropna: bool = True, ci: float | None = None,
+        **options: Unpack[NoiseArgs],
+    ) -> Any:  # fmt: skip
+        """Release the noisy number of distinct values of a column in each group.
+
+        Parameters
+        ----------
+        column : label or list of labels, optional
+            By default the selected columns, or every column but the group-by ones.
+        dropna : bool, default True
+            Missing values are not counted (``False`` is not offered).
+        epsilon, delta, mechanism, ci
+            As for :meth:`count`.
+
+        Returns
+        -------
+        Series or DataFrame
+            Integer counts, shaped as pandas' ``nunique``.
+
+        Notes
+        -----
+        Values are compared in canonical form (``1``, ``1.0`` and ``True`` are one value).
+        One row adds at most one distinct value to one group: sensitivity 1 for the whole
+        vector (a privacy unit's contribution bound under a unit), as for counts; discrete
+        Laplace noise of scale ``1/ε``. Budget cost: ``epsilon``. Not available on Dask.
+        """
+        if dropna is not True:
+            raise DPValueError("nunique counts non-missing values only: leave dropna=True")
+        if column is None and self._selected is None:
+            column = list(self._value_columns())
+        return self._per_column(NUnique, column, "nunique", dict(options, ci=ci))
+
+    def describe(
+        self, column: Any = None, *, epsilon: Real, bounds: Any = None,
+        percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
+    ) -> pd.DataFrame:  # fmt: skip
+        """Release ``count``, ``mean``, ``std`` and percentiles per group, like pandas.
+
+        Returns
+        -------
+        DataFrame
+            One row per key; columns ``count``, ``mean``, ``std``, ``25%``, ... for one
+            column, ``(column, statistic)`` pairs for several. ``min`` and ``max`` are left
+            out, as in ``DataFrame.dp.describe`` (a DP extreme mostly reflects the bounds).
+
+        Notes
+        -----
+        ε is split among all measurements (per column a count of non-missing values, a
+        centred sum, a sum of squares and one quantile per percentile) for the least relative
+        error; percentiles are sorted per group (free). Budget cost: ``epsilon``.
+        """
+        columns, series = self._columns(column, "describe")
+        levels, _ = parse_quantiles(list(percentiles))
+        labels = ["count", "mean", "std"] + [f"{100 * float(p):.10g}%" for p in levels]
+        stats: list[Statistic] = []
+        for c in columns:
+            stats += [Count((c, "count"), c), Mean((c, "mean"), c), Std((c, "std"), c)]
+            stats += [Quantile((c, lab), c, p) for lab, p in zip(labels[3:], levels, strict=True)]
+        planned = self._plan(
+            stats, "frame", "groupby.describe", epsilon=epsilon, bounds=bounds, cells=cells
+        )
+
+        def table(result: pd.DataFrame) -> pd.DataFrame:
+            for c in columns:
+                names: Any = [(c, label) for label in labels[3:]]
+                result[names] = np.apply_along_axis(
+                    lambda row: in_level_order(levels, row), 1, result[names].to_numpy(float)
+                )
+            if series:
+                result.columns = pd.Index(labels)
+            return result
+
+        return self._execute(planned.then(table))
+
+
+def _ddof(ddof: Any) -> int:
+    if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer) or ddof < 0:
+        raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
+    return int(ddof)
+
+
+def _stacked(
+    table: pd.DataFrame, columns: tuple[Hashable, ...], levels: list[Any], series: bool
+) -> Any:
+    """Quantiles released as ``(column, i)`` columns, with the levels as an inner index."""
+    keys = table.index
+    count = len(levels)
+    outer = keys.repeat(count)
+    arrays = [outer.get_level_values(i) for i in range(keys.nlevels)]
+    index = pd.MultiIndex.from_arrays(
+        [*arrays, np.tile([float(level) for level in levels], len(keys))],
+        names=[*keys.names, None],
+    )
+    out: dict[Hashable, np.ndarray] = {}
+    with_intervals = suffixed((columns[0], 0), "_lower") in table.columns
+    for c in columns:
+        values = table[[(c, i) for i in range(count)]].to_numpy(dtype=np.float64)
+        if not with_intervals:  # sorted (free); with intervals each value stays in its own
+            values = np.apply_along_axis(lambda row: in_level_order(levels, row), 1, values)
+        out[c] = values.ravel()
+        for suffix in ("_lower", "_upper"):
+            names = [suffixed((c, i), suffix) for i in range(count)]
+            if names[0] in table.columns:
+                out[f"{c}{suffix}"] = table[names].to_numpy(dtype=np.float64).ravel()
+    if series and len(out) == 1:
+        return pd.Series(out[columns[0]], index=index, name=columns[0])
+    return pd.DataFrame(out, index=index)

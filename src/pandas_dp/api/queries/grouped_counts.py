@@ -1,0 +1,185 @@
+"""Counts of a group-by: rows (``count``, ``size``) and values within groups (``value_counts``).
+
+Counts over disjoint groups have sensitivity 1 for the whole vector (a privacy unit's
+contribution bound under a unit), so each call charges its ε once.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any, Unpack
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.docstrings import shared_doc
+from pandas_dp.api.keys import check_key_types, parse_keys
+from pandas_dp.api.queries.grouped import GroupedStatistics
+from pandas_dp.api.release import PlannedRelease
+from pandas_dp.api.release.arguments import CountArgs, NoiseArgs, Real
+from pandas_dp.api.statistics import Count, Size
+from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.engines import Grouping
+from pandas_dp.errors import DPTypeError
+
+__all__ = ["GroupedCounts", "count_post"]
+
+
+def count_post(options: CountArgs, clamp: bool = False) -> PostProcess:
+    """The counts' post-processing, taken out of ``options`` (the rest goes to the plan)."""
+    nonnegative = options.pop("nonnegative", False)
+    return PostProcess.of(nonnegative or clamp, options.pop("total", None))
+
+
+class GroupedCounts(GroupedStatistics):
+    """``count``, ``size`` and ``value_counts`` of :class:`~.groupby.DPGroupBy`."""
+
+    keys: pd.Index | None
+
+    @shared_doc
+    def count(
+        self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
+        **options: Unpack[NoiseArgs],
+    ) -> pd.Series | pd.DataFrame:  # fmt: skip
+        """Release the noisy number of rows in each group (non-missing values once selected).
+
+        Parameters
+        ----------
+        {epsilon}
+        {delta}
+        {mechanism}
+        {ci_table}
+        {nonnegative}
+        {total}
+
+        Returns
+        -------
+        Series or DataFrame
+            Indexed by the keys, in their order, named ``"count"``. After a selection, as
+            pandas: the non-missing values of each selected column (``g["x"].count()`` is a
+            Series named ``x``). Unlike pandas, ``g.count()`` without a selection counts rows
+            (``g.size()``): a DP release of every column's count would split ε needlessly.
+
+        Notes
+        -----
+        Rows outside the keys (and rows with a missing key) are dropped silently; keys
+        without rows get a noisy 0. Sensitivity: 1 for the whole vector of counts (one row
+        is in one group), ``k`` under a privacy unit capped at ``k`` rows. Mechanism:
+        discrete Laplace with scale ``sensitivity/ε`` on every group (or discrete Gaussian).
+        Budget cost: ``ε`` (plus ``δ`` when keys are selected privately or noise is
+        Gaussian).
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"region": ["north"] * 600 + ["south"] * 400})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> counts = priv.dp.groupby("region", keys=["north", "south", "east"]).count(epsilon=1.0)
+        >>> list(counts.index), bool(abs(counts["north"] - 600) < 50)  # scale 1
+        (['north', 'south', 'east'], True)
+        """
+        post = PostProcess.of(nonnegative, total)
+        if self._selected is not None:
+            return self._per_column(Count, None, "count", dict(options, ci=ci, post=post))
+        return self._execute(self.plan_counts("groupby.count", ci=ci, post=post, **options))
+
+    def size(
+        self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
+        **options: Unpack[NoiseArgs],
+    ) -> pd.Series | pd.DataFrame:  # fmt: skip
+        """Release the noisy number of rows in each group, like ``GroupBy.size``.
+
+        An unnamed Series (a DataFrame named ``size``, ``size_lower``, ``size_upper`` with
+        ``ci``); see :meth:`count` for the noise and the cost (``epsilon``).
+        """
+        post = PostProcess.of(nonnegative, total)
+        planned = self._plan([Size("size")], "series", "groupby.size", ci=ci, post=post, **options)
+        return self._execute(planned if ci is not None else planned.then(lambda s: s.rename(None)))
+
+    def plan_counts(self, query: str, **kw: Any) -> PlannedRelease[Any]:
+        """The planned release of the groups' row counts (for value counts and histograms)."""
+        return self._plan([Count("count")], "series", query, **kw)
+
+    @shared_doc
+    def value_counts(
+        self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
+        ascending: bool = False, ci: float | None = None, **options: Unpack[CountArgs],
+    ) -> pd.Series | pd.DataFrame:  # fmt: skip
+        """Release noisy counts of each value within each group: ``g["x"].value_counts()``.
+
+        Parameters
+        ----------
+        keys : list-like, optional
+            The selected column's public values; every group gets every value. Without
+            them (or without the group-by's keys), the pairs are chosen by DP partition
+            selection (needs δ > 0).
+        normalize : bool, default False
+            Proportions within each group (of the counts clamped at 0; NaN for a group whose
+            clamped counts are all 0), named ``"proportion"``.
+        sort : bool, default True
+            Within each group, by noisy count (groups stay in key order), as pandas.
+        ascending : bool, default False
+            Sort order.
+        {epsilon}
+        {delta}
+        {nonnegative}
+        {mechanism}
+        {ci_table}
+
+        Returns
+        -------
+        Series or DataFrame
+            Indexed by (group keys..., value), named ``"count"``.
+
+        Notes
+        -----
+        The group-by's counts over the pairs (group, value): sensitivity 1 for the whole
+        vector, discrete Laplace noise of scale ``1/ε`` per pair; cost ``ε``.
+        """
+        if not self._series or self._selected is None:
+            raise DPTypeError("value_counts counts one selected column: g['x'].value_counts(...)")
+        if normalize and ci is not None:
+            raise DPTypeError("ci is for counts; it cannot be combined with normalize=True")
+        column = self._selected[0]
+        inner = parse_keys((column,), keys)
+        if inner is not None:
+            dtypes = dict(self._target.engine.dtypes(self._target.data).items())
+            check_key_types(inner, [dtypes[column]])
+        pairs = copy.copy(self)
+        pairs.by, pairs._selected, pairs._series = (*self.by, column), None, False
+        pairs.keys = None if inner is None or self.keys is None else _product(self.keys, inner)
+        pairs._grouping = Grouping(pairs.by, pairs.keys)
+        post = count_post(options, clamp=normalize)
+        planned = pairs.plan_counts("groupby.value_counts", ci=ci, post=post, **options)
+        outer = list(range(len(self.by)))
+        return self._execute(planned.then(lambda c: _within(c, outer, normalize, sort, ascending)))
+
+
+def _product(outer: pd.Index, inner: pd.Index) -> pd.MultiIndex:
+    """Every outer key with every inner value, outer keys first (in their order)."""
+    repeated = outer.repeat(len(inner))
+    arrays = [repeated.get_level_values(i) for i in range(outer.nlevels)]
+    return pd.MultiIndex.from_arrays(
+        [*arrays, np.tile(inner.to_numpy(dtype=object), len(outer))],
+        names=[*outer.names, inner.name],
+    )
+
+
+def _within(
+    counts: pd.Series | pd.DataFrame, outer: list[int], normalize: bool, sort: bool,
+    ascending: bool,
+) -> pd.Series | pd.DataFrame:  # fmt: skip
+    """Proportions and order within each group (free post-processing)."""
+    index: Any = counts.index
+    groups = pd.factorize(index.droplevel(-1))[0]
+    values = (counts["count"] if isinstance(counts, pd.DataFrame) else counts).to_numpy(float)
+    if normalize:
+        clamped = np.maximum(values, 0.0)
+        totals = np.bincount(groups, weights=clamped)[groups]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.where(totals > 0, clamped / totals, np.nan)
+        counts = pd.Series(values, index=counts.index, name="proportion")
+    if sort:
+        order = np.lexsort((values if ascending else -values, groups))
+        counts = counts.iloc[order]
+    return counts

@@ -1,0 +1,38 @@
+"""Counts that are not of rows: group sizes and numbers of distinct values."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.statistics.base import Context
+from pandas_dp.api.statistics.moments import Count
+
+
+@dataclass(frozen=True)
+class Size(Count):
+    """Rows per group, whatever ``column`` is (``GroupBy.size``; ``("x", "size")`` in agg)."""
+
+    how: ClassVar[str] = "size"
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The row count."""
+        return (MeasurementKey("rows"),)
+
+
+@dataclass(frozen=True)
+class NUnique(Count):
+    """The number of distinct non-missing values of ``column`` (``Series.nunique``).
+
+    One row adds at most one distinct value to its group, so the noise is a count's
+    (sensitivity 1, or the unit's contribution bound). Values are compared in canonical form
+    (``1``, ``1.0`` and ``True`` are one value); unprocessable values count as missing.
+    """
+
+    how: ClassVar[str] = "nunique"
+    in_memory_only: ClassVar[bool] = True  # a Dask partition cannot see the others' values
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """One count of distinct values."""
+        return (MeasurementKey("distinct", self.column),)

@@ -1,0 +1,21 @@
+"""The statistics ``agg``, the group-by and release files accept, by the name users type."""
+
+from __future__ import annotations
+
+from pandas_dp.api.statistics.base import Statistic
+from pandas_dp.api.statistics.counting import NUnique, Size
+from pandas_dp.api.statistics.moments import Count, Mean, Sem, Std, Sum, Var
+from pandas_dp.api.statistics.selections import Median
+
+#: Adding a statistic: one class, one line here.
+STATISTICS: dict[str, type[Statistic]] = {
+    "count": Count,
+    "size": Size,
+    "sum": Sum,
+    "mean": Mean,
+    "var": Var,
+    "std": Std,
+    "median": Median,
+    "sem": Sem,
+    "nunique": NUnique,
+}
