@@ -13,8 +13,8 @@ from typing import Any, Literal, Unpack, overload
 
 import pandas as pd
 
+from pandas_dp.api.accessors.frame_statistics import FrameStatistics
 from pandas_dp.api.accessors.protection import FrameProtection
-from pandas_dp.api.accessors.statistics import FrameStatistics
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
@@ -169,20 +169,25 @@ class FrameReleases(FrameStatistics[NumberT, EstimateT]):
 
     @overload
     def sum(
+        self, column: list[Hashable], *, ci: float | None = None, **options: Unpack[ValueArgs]
+    ) -> Any: ...
+    @overload
+    def sum(
         self, column: Hashable, *, ci: None = None, **options: Unpack[ValueArgs]
     ) -> NumberT: ...
     @overload
     def sum(self, column: Hashable, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
     @shared_doc
-    def sum(
-        self, column: Hashable, *, ci: float | None = None, **options: Unpack[ValueArgs]
-    ) -> Any:
+    def sum(self, column: Any, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
         """Release the noisy sum of a column clipped to public bounds.
 
         Parameters
         ----------
-        column : label
-            A numeric or bool column.
+        column : label or list of labels
+            A numeric or bool column; for a list, one sum per column in one release (ε
+            split among them), returned as a Series indexed by the columns like
+            ``df[columns].sum()`` (a DataFrame with ``sum``, ``sum_lower``, ``sum_upper``
+            with ``ci``); ``bounds`` is then a ``{column: (lower, upper)}`` dict.
         {bounds}
         {epsilon}
         {fillna}
@@ -219,20 +224,23 @@ class FrameReleases(FrameStatistics[NumberT, EstimateT]):
 
     @overload
     def mean(
+        self, column: list[Hashable], *, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> Any: ...
+    @overload
+    def mean(
         self, column: Hashable, *, ci: None = None, **options: Unpack[RatioArgs]
     ) -> NumberT: ...
     @overload
     def mean(self, column: Hashable, *, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
     @shared_doc
-    def mean(
-        self, column: Hashable, *, ci: float | None = None, **options: Unpack[RatioArgs]
-    ) -> Any:
+    def mean(self, column: Any, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
         """Release the noisy mean of a column clipped to public bounds.
 
         Parameters
         ----------
-        column : label
-            A numeric or bool column.
+        column : label or list of labels
+            A numeric or bool column; a list gives a Series indexed by the columns, as
+            ``df[columns].mean()`` (see :meth:`sum`).
         {bounds}
         {epsilon}
         {fillna}

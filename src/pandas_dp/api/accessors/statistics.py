@@ -6,7 +6,7 @@ forward to :mod:`pandas_dp.api.statistics`.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Unpack, overload
 
 import pandas as pd
@@ -16,23 +16,15 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.local import randomized_response
 from pandas_dp.api.queries.choice import plan_top_k
 from pandas_dp.api.queries.ungrouped import (
-    DESCRIBE_PERCENTILES,
-    plan_describe,
-    plan_many,
     plan_quantile,
 )
 from pandas_dp.api.release.arguments import (
-    Bounds,
     EstimateT,
-    Fill,
     GridArgs,
-    Mechanism,
     NumberT,
     RatioArgs,
     Real,
 )
-from pandas_dp.api.statistics import parse_named
-from pandas_dp.api.statistics.postprocess import PostProcess
 
 
 class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
@@ -189,153 +181,3 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     ) -> pd.Series:
         """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
         return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)
-
-
-class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
-    """``DataFrame.dp`` named aggregation, spreads, quantiles, mode, top-k and ``describe``."""
-
-    def agg(
-        self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
-        mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
-        nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
-        min_count: Real | None = None, relative_error: bool = False, **named: Any,
-    ) -> pd.DataFrame:  # fmt: skip
-        """Release several statistics of the whole frame in one call (one row).
-
-        The ungrouped form of ``priv.dp.groupby(...).agg``: ``n="count"``,
-        ``avg=("income", "mean")``, ``med=("age", "median")`` ...; same parameters.
-
-        Notes
-        -----
-        The fewest noisy measurements behind all statistics (a mean reuses the row count; a
-        sum next to a mean of its column is derived from the mean's measurements); ε is
-        split among them for the least relative error, weighted by ``accuracy``
-        (``{"avg": 2}`` counts the error of ``avg`` twice), and δ for Gaussian noise
-        equally (sequential composition). Values are clipped to ``bounds``. Budget cost:
-        ``epsilon``.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> df = pd.DataFrame({"age": [20, 40, 60] * 300}).dp.protect(epsilon=1.0)
-        >>> row = df.dp.agg(n="count", avg=("age", "mean"), bounds={"age": (0, 100)}, epsilon=1.0)
-        >>> list(row.columns), bool(abs(row.loc[0, "avg"] - 40) < 5)
-        (['n', 'avg'], True)
-        """
-        return self._execute(plan_many(
-            self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
-            delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
-            post=PostProcess.of(nonnegative), accuracy=accuracy, min_count=min_count,
-            relative_error=relative_error,
-        ))  # fmt: skip
-
-    @overload
-    def var(
-        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]
-    ) -> NumberT: ...
-    @overload
-    def var(
-        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]
-    ) -> EstimateT: ...
-    def var(
-        self, column: Hashable, *, ddof: int = 1, ci: float | None = None,
-        **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
-        """Release the noisy variance of ``column``; see ``Series.dp.var``."""
-        return self._spread(column, "var", ddof, ci, options)
-
-    @overload
-    def std(
-        self, column: Hashable, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]
-    ) -> NumberT: ...
-    @overload
-    def std(
-        self, column: Hashable, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]
-    ) -> EstimateT: ...
-    def std(
-        self, column: Hashable, *, ddof: int = 1, ci: float | None = None,
-        **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
-        """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
-        return self._spread(column, "std", ddof, ci, options)
-
-    def quantile(
-        self, column: Hashable, q: Any = 0.5, *, ci: float | None = None,
-        **options: Unpack[GridArgs],
-    ) -> Any:  # fmt: skip
-        """Release noisy quantiles of ``column``; see ``Series.dp.quantile``."""
-        return self._execute(plan_quantile(self._obj, column, q, ci=ci, **options))
-
-    @overload
-    def median(
-        self, column: Hashable, *, ci: None = None, **options: Unpack[GridArgs]
-    ) -> NumberT: ...
-    @overload
-    def median(self, column: Hashable, *, ci: float, **options: Unpack[GridArgs]) -> EstimateT: ...
-    def median(
-        self, column: Hashable, *, ci: float | None = None, **options: Unpack[GridArgs]
-    ) -> Any:
-        """Release the noisy median of ``column``; see ``Series.dp.quantile``."""
-        return self._execute(plan_quantile(self._obj, column, 0.5, ci=ci, **options))
-
-    def mode(
-        self, column: Hashable, *, candidates: Sequence[object] | None = None, epsilon: Real
-    ) -> Any:
-        """Release the most frequent public candidate of ``column``; see ``Series.dp.mode``."""
-        return self._execute(
-            plan_top_k(self._obj, column, 1, candidates=candidates, epsilon=epsilon, mode=True)
-        )
-
-    def top_k(
-        self, column: Hashable, k: int, *, candidates: Sequence[object] | None = None, epsilon: Real
-    ) -> list[Any]:
-        """Release the ``k`` most frequent candidates of ``column``; see ``Series.dp.top_k``."""
-        return self._execute(
-            plan_top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon)
-        )
-
-    def describe(
-        self, *, epsilon: Real, bounds: Bounds = None, percentiles: Any = DESCRIBE_PERCENTILES,
-        cells: int | None = None,
-    ) -> pd.DataFrame:  # fmt: skip
-        """Release a table like ``DataFrame.describe`` for the columns with public bounds.
-
-        Parameters
-        ----------
-        bounds : dict, optional
-            ``{column: (lower, upper)}`` for every column to describe (in that order). By
-            default, every column with bounds in the session's schema.
-        epsilon : float
-            Total privacy cost of the table.
-        percentiles : list of float, default (0.25, 0.5, 0.75)
-            Quantile levels to include.
-        cells : int, optional
-            Quantile grid resolution.
-
-        Returns
-        -------
-        DataFrame
-            Rows ``count``, ``mean``, ``std`` and the percentiles; one column per column.
-
-        Notes
-        -----
-        ε is split among every measurement behind the table (per column: a count of
-        non-missing values, a centred sum, a sum of squares, and one quantile per percentile;
-        the mean and std share the count and the sum) for the least relative error of the
-        table's statistics, each weighing alike. The ledger row lists the split.
-        ``min`` and ``max`` are omitted on purpose: a DP minimum or maximum would be a
-        quantile at 0 or 1, which reflects the public bounds more than the data.
-
-        Examples
-        --------
-        >>> import pandas as pd, pandas_dp
-        >>> df = pd.DataFrame({"age": [20.0, 40.0, 60.0] * 400}).dp.protect(epsilon=2.0)
-        >>> table = df.dp.describe(bounds={"age": (0, 100)}, epsilon=2.0)
-        >>> list(table.index)
-        ['count', 'mean', 'std', '25%', '50%', '75%']
-        """
-        return self._execute(
-            plan_describe(
-                self._obj, bounds=bounds, epsilon=epsilon, percentiles=percentiles, cells=cells
-            )
-        )

@@ -19,7 +19,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.release import PlannedRelease, plan, resolve, validate
 from pandas_dp.api.release.arguments import Real
-from pandas_dp.api.release.finish import Shape
+from pandas_dp.api.release.finish import Shape, suffixed
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
 from pandas_dp.budget import exact
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -47,14 +47,71 @@ def plan_many(
 
 
 def plan_one(
-    obj: pd.DataFrame | pd.Series, how: str, column: Hashable | None, **kwargs: Any
+    obj: pd.DataFrame | pd.Series, how: str, column: Any, **kwargs: Any
 ) -> PlannedRelease[Any]:
-    """One ungrouped statistic ``how`` of ``column`` (rows when None), as a scalar."""
+    """One ungrouped statistic ``how`` of ``column`` (rows when None), as a scalar.
+
+    A list of columns gives a Series indexed by them, as ``df[columns].mean()`` does.
+    """
+    if isinstance(column, list):
+        return plan_columns(obj, how, column, **kwargs)
     target = resolve(obj)
     stat = STATISTICS[how](how, target.column if target.column is not None else column)
     if not isinstance(stat, Count) and stat.column is None:
         raise DPKeyError(f"column None not found: {how} needs a column of this frame")
     return plan_many(obj, [stat], query=how, shape="scalar", per_column=False, **kwargs)
+
+
+def plan_columns(
+    obj: pd.DataFrame | pd.Series, how: str, columns: list[Hashable], *, ci: float | None = None,
+    q: Any = None, **kwargs: Any,
+) -> PlannedRelease[Any]:  # fmt: skip
+    """``how`` of every column in one release, shaped as pandas' ``df[columns].<how>()``.
+
+    A Series indexed by the columns (named ``q`` for one quantile level); a DataFrame indexed
+    by the levels for several; with ``ci``, a DataFrame indexed by the columns with
+    ``<how>``, ``<how>_lower`` and ``<how>_upper``. ε is split among the columns by the
+    planner (the ledger lists the split).
+    """
+    if not columns:
+        raise DPValueError(f"{how}: the list of columns is empty")
+    levels, scalar = parse_quantiles(0.5 if q is None else q)
+    if not scalar and ci is not None:
+        raise DPValueError(
+            "ci with several levels and several columns: release each column's quantiles "
+            "apart (priv.dp.quantile(column, q, ci=...))"
+        )
+    ddof = kwargs.pop("ddof", 1)
+    stats: list[Statistic] = []
+    for column in columns:  # named by column (by (column, i) for several levels)
+        if how in ("median", "quantile"):
+            stats += [
+                Quantile(column if scalar else (column, i), column, level)
+                for i, level in enumerate(levels)
+            ]
+        else:
+            extra = {"ddof": ddof} if how in ("var", "std") else {}
+            stats.append(STATISTICS[how](column, column, **extra))
+    planned = plan_many(obj, stats, query=how, ci=ci, **kwargs)
+    index = pd.Index(columns)
+    name = float(levels[0]) if how == "quantile" else None
+
+    def shaped(table: pd.DataFrame) -> Any:
+        row: Any = table.iloc[0]
+        if ci is not None:
+            parts = {
+                f"{how}{suffix}": [float(row[suffixed(c, suffix)]) for c in columns]
+                for suffix in ("", "_lower", "_upper")
+            }
+            return pd.DataFrame(parts, index=index)
+        if scalar:
+            return pd.Series([float(row[c]) for c in columns], index=index, name=name)
+        values = {
+            c: in_level_order(levels, [row[(c, i)] for i in range(len(levels))]) for c in columns
+        }
+        return pd.DataFrame(values, index=[float(level) for level in levels])
+
+    return planned.then(shaped)
 
 
 def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
@@ -92,7 +149,7 @@ def in_level_order(levels: Sequence[Fraction], values: Any) -> np.ndarray:
 
 def plan_quantile(
     obj: pd.DataFrame | pd.Series,
-    column: Hashable | None,
+    column: Any,
     q: Any,
     *,
     bounds: Any = None,
@@ -104,6 +161,10 @@ def plan_quantile(
 
     With ``ci``, each level's interval ends are measured too (see ``Quantile.interval``).
     """
+    if isinstance(column, list):
+        return plan_columns(
+            obj, "quantile", column, q=q, bounds=bounds, epsilon=epsilon, cells=cells, ci=ci,
+        )  # fmt: skip
     levels, scalar = parse_quantiles(q)
     stats = [Quantile(float(level), column, level) for level in levels]
     planned = plan_many(
@@ -138,7 +199,7 @@ def plan_quantile(
 
 def plan_spread(
     obj: pd.DataFrame | pd.Series,
-    column: Hashable | None,
+    column: Any,
     how: str,
     *,
     ddof: Any = 1,
@@ -147,6 +208,8 @@ def plan_spread(
     """Variance or standard deviation (``how``) of one column, clipped to public bounds."""
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
         raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
+    if isinstance(column, list):
+        return plan_columns(obj, how, column, ddof=int(ddof), **kwargs)
     kind = Var if how == "var" else Std
     planned = plan_many(
         obj, [kind(how, column, ddof=int(ddof))], query=how, per_column=False, **kwargs

@@ -55,6 +55,8 @@ def columns_of(
 
 def suffixed(name: Hashable, suffix: str) -> Hashable:
     """``name`` + ``suffix``; a ``(column, statistic)`` pair suffixes its statistic."""
+    if not suffix:
+        return name
     if isinstance(name, tuple) and name:
         return (*name[:-1], f"{name[-1]}{suffix}")
     return f"{name}{suffix}"
