@@ -13,7 +13,7 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, Protocol
+from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 import numpy as np
 
@@ -102,6 +102,10 @@ class Statistic(ABC):
     per_group: ClassVar[bool] = True
     #: Whether only an in-memory engine can compute it (refused on Dask before any charge).
     in_memory_only: ClassVar[bool] = False
+    #: How a margin (a crosstab's "All") follows from the cells: the sum of the released
+    #: cells (counts, sums), the statistic of the pooled measurements (means, spreads), or
+    #: not at all (quantiles, distinct counts).
+    margin: ClassVar[Literal["sum", "pooled", "none"]] = "none"
 
     @abstractmethod
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.statistics.base import Context
@@ -31,6 +31,7 @@ class NUnique(Count):
     """
 
     how: ClassVar[str] = "nunique"
+    margin: ClassVar[Literal["sum", "pooled", "none"]] = "none"  # values repeat across cells
     in_memory_only: ClassVar[bool] = True  # a Dask partition cannot see the others' values
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:

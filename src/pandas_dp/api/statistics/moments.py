@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
@@ -42,6 +42,7 @@ class Count(Statistic):
     how: ClassVar[str] = "count"
     reads_values: ClassVar[bool] = False
     integer: ClassVar[bool] = True
+    margin: ClassVar[Literal["sum", "pooled", "none"]] = "sum"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One count: of rows, or of the column's values when it may hold missing ones."""
@@ -72,6 +73,7 @@ class Sum(Statistic):
     """
 
     how: ClassVar[str] = "sum"
+    margin: ClassVar[Literal["sum", "pooled", "none"]] = "sum"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The plain lattice sum, or the centred sum and the count already measured."""
@@ -178,6 +180,7 @@ class Mean(Statistic):
     """``centre + noisy centred sum / max(noisy count, 1)``, clipped to the bounds."""
 
     how: ClassVar[str] = "mean"
+    margin: ClassVar[Literal["sum", "pooled", "none"]] = "pooled"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The centred sum, then the count (of rows when missing values are imputed)."""
@@ -231,6 +234,7 @@ class Var(Statistic):
     ddof: int = 1
 
     how: ClassVar[str] = "var"
+    margin: ClassVar[Literal["sum", "pooled", "none"]] = "pooled"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """Centred squares, centred sum, count."""
