@@ -73,7 +73,7 @@ def _series_mean(column: Any, **kwargs: Any) -> Callable[[pd.DataFrame], Any]:
 MISSING_COLUMNS = {
     "sum": _sum("salary"),
     "mean": _mean("salary"),
-    "sum of a list of columns": _sum(["age"]),
+    "sum of a list with a missing column": _sum(["age", "salary"]),
     "sum of None": _sum(None),
     "mean of a case variant": _mean("Age"),
 }

@@ -33,6 +33,27 @@ def parse_by(by: Any) -> tuple[Hashable, ...]:
     return tuple(labels)
 
 
+def categories_as_keys(
+    keys: Any, by: Sequence[Hashable], dtypes: Mapping[Hashable, Any]
+) -> tuple[Any, str]:
+    """``keys="categories"``: the categorical columns' categories, declared public by the user.
+
+    Categories usually come from the data (``astype("category")`` lists the values present),
+    so they are never used unless asked for; the ledger notes where the keys came from.
+    """
+    if not (isinstance(keys, str) and keys == "categories"):
+        return keys, ""
+    for column in by:
+        if not isinstance(dtypes[column], pd.CategoricalDtype):
+            raise DPTypeError(
+                f'keys="categories" reads the categories of a categorical column, but '
+                f"{column!r} has dtype {dtypes[column]}; pass its public values as keys"
+            )
+    categories = {column: list(dtypes[column].categories) for column in by}
+    names = ", ".join(map(str, by))
+    return categories, f"keys of {names}: the categorical dtype's categories (keys='categories')"
+
+
 def parse_keys(by: tuple[Hashable, ...], keys: Any) -> pd.Index | None:
     """Turn the user's ``keys`` into an Index (one level per ``by`` column), or None.
 

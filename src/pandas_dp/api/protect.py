@@ -17,7 +17,7 @@ from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
 from pandas_dp.api.unit_ids import UnitIds
 from pandas_dp.budget import AnyBudget, Budget
-from pandas_dp.engines import engine_for
+from pandas_dp.engines import Engine, engine_for
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.optional import require
 from pandas_dp.schema import read_schema, validate_sanitised
@@ -103,12 +103,19 @@ def protect(
     guard = RowGuard(engine.index(obj), labels=unit.is_rows)
     session = Session(
         total, source=source, guard=guard, unit=unit, accounting=accounting, schema=rules,
-        ledger=store, entries=entries, unit_ids=pinned,
+        ledger=store, entries=entries, unit_ids=pinned, columns=_labels(engine, obj),
     )  # fmt: skip
     protected: PandasObj = attach(obj, session)
     if not engine.in_memory:  # the layer the Dask lineage check traces releases back to
         session.origin = protected.expr._name
     return protected
+
+
+def _labels(engine: Engine, obj: Any) -> tuple[Hashable, ...]:
+    """The frame's column labels (a Series': its name), as protected."""
+    if engine.is_series(obj):
+        return (obj.name,)
+    return tuple(engine.columns(obj))
 
 
 def open_ledger(

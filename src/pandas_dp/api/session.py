@@ -7,7 +7,7 @@ import dataclasses
 import html
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
 from typing import Any
 
@@ -94,6 +94,7 @@ class Session:
         ledger: LedgerFile | None = None,
         entries: tuple[LedgerEntry, ...] = (),
         unit_ids: UnitIds | None = None,
+        columns: tuple[Hashable, ...] = (),
     ) -> None:
         self.id = uuid.uuid4().hex
         self.accountant = Accountant(
@@ -105,6 +106,8 @@ class Session:
         #: The expression name of a Dask ``protect`` layer, where lineage checks stop.
         self.origin = ""
         self.schema = schema
+        #: The protected frame's column labels (public structure: for "did you mean").
+        self.columns = columns
         self._source = source
         self._noise = NoiseSource.from_random(source)
         self.handle = SessionHandle(self)

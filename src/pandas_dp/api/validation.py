@@ -6,9 +6,10 @@ value read from the data.
 
 from __future__ import annotations
 
+import difflib
 import math
 import numbers
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,12 +81,23 @@ def parse_fill(fillna: Any, lower: float, upper: float) -> float | None:
     return min(max(value, lower), upper)
 
 
-def check_column(engine: Engine, data: object, column: Hashable, numeric: bool = True) -> Hashable:
+def check_column(
+    engine: Engine, data: object, column: Any, numeric: bool = True,
+    known: Sequence[Hashable] = (),
+) -> Hashable:  # fmt: skip
     """Check that ``column`` exists once in ``data`` and (if ``numeric``) holds numbers or bools.
 
     Only the dtype is inspected, never the values: an ``object`` column is refused even if
-    every value in it happens to be a number.
+    every value in it happens to be a number. ``known`` are the column labels of the frame
+    when it was protected (the owner's public structure), from which a misspelt name gets
+    the closest suggestion; labels made later (by ``pivot``, say) may be data and are never
+    shown.
     """
+    if isinstance(column, list):
+        raise DPTypeError(
+            f"one column is expected here, got a list {column!r}: sum, mean, median, var, std "
+            "and quantile take a list of columns, and agg takes several statistics at once"
+        )
     columns = engine.columns(data)
     # Column labels are not listed in the message: after pivot_table or T they can be values.
     if isinstance(columns, pd.MultiIndex) and not isinstance(column, tuple):
@@ -95,7 +107,7 @@ def check_column(engine: Engine, data: object, column: Hashable, numeric: bool =
         )
     matches = [label for label in columns if _same_label(label, column)]
     if not matches:
-        raise DPKeyError(f"column {column!r} not found in this frame")
+        raise DPKeyError(f"column {column!r} not found in this frame{did_you_mean(column, known)}")
     if len(matches) > 1:
         raise DPValueError(f"column label {column!r} appears more than once; rename the copies")
     dtype = dict(engine.dtypes(data).items())[column]
@@ -106,6 +118,13 @@ def check_column(engine: Engine, data: object, column: Hashable, numeric: bool =
             "pd.to_numeric on a copy) if the values are numbers stored as text."
         )
     return column
+
+
+def did_you_mean(name: Hashable, known: Sequence[Hashable]) -> str:
+    """``" (did you mean 'income'?)"`` when a public label is close to ``name``, else ``""``."""
+    labels = [label for label in known if isinstance(label, str)]
+    close = difflib.get_close_matches(str(name), labels, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def _same_label(label: Any, column: Any) -> bool:

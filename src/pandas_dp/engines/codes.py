@@ -250,6 +250,31 @@ def observed_codes(frame: pd.DataFrame, by: tuple[Hashable, ...]) -> tuple[pd.In
     return _multi_index(levels, list(by)), codes_out
 
 
+def missing_mask(column: pd.Series) -> npt.NDArray[np.bool_]:
+    """Which rows hold a missing value, computed so that no value can make it fail.
+
+    ``isna`` compares values, and some comparisons raise (``Decimal("sNaN")``); where the
+    vectorised test raises, rows are tested one by one and a value whose test raises is not
+    missing (it is then an unprocessable value, which matches no key and no bin).
+    """
+
+    def fast() -> Any:
+        return np.asarray(column.isna().to_numpy(), dtype=bool)
+
+    def slow() -> Any:
+        values = column.to_numpy(dtype=object)
+        return np.fromiter((_is_missing(v) for v in values), dtype=bool, count=len(values))
+
+    return cast(npt.NDArray[np.bool_], _total(fast, slow))
+
+
+def _is_missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value) is True)
+    except Exception:  # a comparison that raises: not a missing value
+        return False
+
+
 def distinct_codes(column: pd.Series) -> I64:
     """A code per row that is equal exactly when the canonical values are (-1: missing).
 

@@ -21,7 +21,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding, keep_mask
-from pandas_dp.engines.codes import distinct_codes, observed_codes, public_codes
+from pandas_dp.engines.codes import distinct_codes, missing_mask, observed_codes, public_codes
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
@@ -174,6 +174,8 @@ def _binned_codes(column: pd.Series, binning: Binning) -> I64:
     codes = np.searchsorted(edges, x, side=side).astype(np.int64) - 1
     if binning.include_lowest and binning.right:
         codes[x == edges[0]] = 0
+    if binning.include_highest and not binning.right:
+        codes[x == edges[-1]] = bins - 1
     if binning.clip:
         codes = np.clip(codes, 0, bins - 1)
     else:
@@ -188,7 +190,12 @@ def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, 
         return grouping.keys, _binned_codes(frame[grouping.by[0]], grouping.binning)
     if grouping.keys is None:
         return observed_codes(frame, grouping.by)
-    return grouping.keys, public_codes(frame, grouping.by, grouping.keys)
+    codes = public_codes(frame, grouping.by, grouping.keys)
+    if not grouping.missing:
+        return grouping.keys, codes
+    (column,) = grouping.by
+    codes[missing_mask(frame[column])] = len(grouping.keys)
+    return grouping.keys.append(pd.Index([np.nan], name=column)), codes
 
 
 def _kept_keys(keys: pd.Index, codes: I64) -> tuple[pd.Index, I64]:
@@ -234,7 +241,7 @@ def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: in
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):
-        return _count(bins, groups, frame[measure.column].notna().to_numpy())
+        return _count(bins, groups, ~missing_mask(frame[measure.column]))
     if isinstance(measure, Distinct):
         return _distinct(bins, groups, distinct_codes(frame[measure.column]))
     values = numeric_values(frame[measure.column])

@@ -105,14 +105,16 @@ class Binning:
 
     ``right=True`` makes bins ``(e0, e1], (e1, e2], ...`` like :func:`pandas.cut`;
     ``right=False`` makes them ``[e0, e1), ...``. ``include_lowest`` closes the outer end of
-    the first bin. With ``clip``, values outside the edges fall into the first or last bin
-    instead of being dropped. Missing values are always dropped.
+    the first bin; ``include_highest`` that of the last one (``numpy.histogram``'s rule).
+    With ``clip``, values outside the edges fall into the first or last bin instead of being
+    dropped. Missing values are always dropped.
     """
 
     edges: tuple[float, ...]
     right: bool = True
     include_lowest: bool = False
     clip: bool = False
+    include_highest: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,9 @@ class Grouping:
     by: tuple[Hashable, ...]
     keys: pd.Index | None
     binning: Binning | None = None
+    #: Rows whose (one) key is missing form one more group, after the keys (whose index
+    #: then ends with NaN): ``value_counts(dropna=False)``.
+    missing: bool = False
 
 
 #: One exact integer per group: int64 when it fits, else an object array of Python ints.

@@ -55,6 +55,7 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] = "threshold",
+        dropna: bool = True,
     ) -> DPGroupBy:
         """Group the protected frame by public keys, for grouped releases.
 
@@ -79,6 +80,9 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
             optimal rule of Desfontaines, Voss, Gipson & Mandayam (2022), which keeps small
             keys more often but spends a share of ε on the choice alone. See the group-by
             guide's comparison of the two.
+        dropna : bool, default True
+            As pandas: ``False`` makes the rows whose key is missing one more group (its key
+            NaN, after the public keys); one group-by column only.
 
         Returns
         -------
@@ -99,7 +103,7 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
         return DPGroupBy(
             resolve(self._obj), by, keys,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
-            selection=selection, execute=self._execute,
+            selection=selection, execute=self._execute, dropna=dropna,
         )  # fmt: skip
 
     def hierarchy(
@@ -160,13 +164,16 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
         )  # fmt: skip
 
     def histogram(
-        self, column: Hashable, bins: Any, *, ci: float | None = None, **options: Unpack[CountArgs]
-    ) -> Any:
+        self, column: Hashable, bins: Any, *, range: tuple[float, float] | None = None,
+        ci: float | None = None, **options: Unpack[CountArgs],
+    ) -> Any:  # fmt: skip
         """Release noisy counts of ``column`` in public bins; see ``Series.dp.histogram``.
 
         The DataFrame form works under a privacy unit, whose column a Series cannot carry.
         """
-        return self._execute(plan_histogram(self._obj, bins, column=column, ci=ci, **options))
+        return self._execute(
+            plan_histogram(self._obj, bins, column=column, range=range, ci=ci, **options)
+        )
 
     @overload
     def sum(

@@ -31,15 +31,18 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT]):
     @shared_doc
     def value_counts(
         self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
-        ascending: bool = False, ci: float | None = None, **options: Unpack[CountArgs],
+        ascending: bool = False, dropna: bool = True, ci: float | None = None,
+        **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
         """Release noisy counts of each public key, like ``Series.value_counts``.
 
         Parameters
         ----------
-        keys : list-like, optional
-            The public values to count. Without keys, values are chosen by DP partition
-            selection (needs a session with δ > 0).
+        keys : list-like or "categories", optional
+            The public values to count. ``"categories"`` takes a categorical column's
+            categories as the keys (they often come from the data: say so only when they
+            are public). Without keys, values are chosen by DP partition selection (needs a
+            session with δ > 0).
         {epsilon}
         {delta}
         normalize : bool, default False
@@ -48,6 +51,8 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT]):
             Sort by noisy count (post-processing, free).
         ascending : bool, default False
             Sort order.
+        dropna : bool, default True
+            ``False`` also counts the missing values, under a NaN key (public keys only).
         {nonnegative}
         {total}
         {mechanism}
@@ -73,20 +78,24 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT]):
         """
         return self._execute(plan_value_counts(
             self._obj, keys, normalize=normalize, sort=sort, ascending=ascending, ci=ci,
-            **options,
+            dropna=dropna, **options,
         ))  # fmt: skip
 
     @shared_doc
     def histogram(
-        self, bins: Any, *, right: bool = True, include_lowest: bool = False, clip: bool = False,
+        self, bins: Any, *, range: tuple[float, float] | None = None,
+        right: bool = True, include_lowest: bool = False, clip: bool = False,
         ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
         """Release noisy counts of the values falling in public bins.
 
         Parameters
         ----------
-        bins : sequence of float
-            Public, strictly increasing bin edges.
+        bins : sequence of float, or int
+            Public, strictly increasing bin edges; or a number of equal bins over ``range``.
+        range : (float, float), optional
+            With ``bins=int``: the public limits, as in :func:`numpy.histogram` (bins are
+            then ``[a, b)``, the last one ``[a, b]``, and the index is left-closed).
         {epsilon}
         right : bool, default True
             Bins are ``(a, b]`` like :func:`pandas.cut`; ``False`` makes them ``[a, b)``.
@@ -120,8 +129,8 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT]):
         ['(0.0, 18.0]', '(18.0, 65.0]', '(65.0, 120.0]']
         """
         return self._execute(plan_histogram(
-            self._obj, bins, right=right, include_lowest=include_lowest, clip=clip, ci=ci,
-            **options,
+            self._obj, bins, range=range, right=right, include_lowest=include_lowest, clip=clip,
+            ci=ci, **options,
         ))  # fmt: skip
 
     @overload

@@ -40,7 +40,7 @@ def plan_top_k(
     """
     target = resolve(obj)
     col = target.column if target.column is not None else column
-    check_column(target.engine, target.data, col, numeric=False)
+    check_column(target.engine, target.data, col, numeric=False, known=target.session.columns)
     source = ""
     if candidates is None:
         candidates, source = schema_keys(target, (col,))

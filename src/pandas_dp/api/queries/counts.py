@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable
 from typing import Any, Unpack
 
 import numpy as np
@@ -18,7 +18,7 @@ from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouped_counts import count_post
 from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.arguments import CountArgs
-from pandas_dp.api.validation import check_column
+from pandas_dp.api.validation import check_column, parse_bounds
 from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPTypeError, DPValueError
 
@@ -31,13 +31,14 @@ def plan_value_counts(
     sort: bool = True,
     ascending: bool = False,
     ci: float | None = None,
+    dropna: bool = True,
     **options: Unpack[CountArgs],
 ) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
     if normalize and ci is not None:
         raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
-    grouped = DPGroupBy(target, target.column, keys)
+    grouped = DPGroupBy(target, target.column, keys, dropna=dropna)
     post = count_post(options, clamp=normalize)
     planned = grouped.plan_counts("value_counts", ci=ci, post=post, **options)
     unnamed = series.name is None
@@ -64,9 +65,10 @@ def _proportions(counts: pd.Series) -> pd.Series:
 
 def plan_histogram(
     obj: pd.Series | pd.DataFrame,
-    bins: Sequence[float],
+    bins: Any,
     *,
     column: Hashable | None = None,
+    range: tuple[float, float] | None = None,
     right: bool = True,
     include_lowest: bool = False,
     clip: bool = False,
@@ -76,12 +78,19 @@ def plan_histogram(
     """Noisy counts of values in public bins (see ``Series.dp.histogram``).
 
     ``obj`` is the Series, or a DataFrame with ``column`` (the only route under a privacy
-    unit, whose column a Series does not carry).
+    unit, whose column a Series does not carry). ``bins`` may be a number of equal bins
+    over ``range``, as in :func:`numpy.histogram`: left-closed, the last one closed on both
+    sides.
     """
-    binning = Binning(_parse_edges(bins), bool(right), bool(include_lowest), bool(clip))
+    if _is_count(bins):
+        binning = Binning(_equal_edges(bins, range), right=False, include_highest=True)
+    else:
+        if range is not None:
+            raise DPValueError("range= goes with a number of bins (bins=10); these are edges")
+        binning = Binning(_parse_edges(bins), bool(right), bool(include_lowest), bool(clip))
     target = resolve(obj)
     col = target.column if target.column is not None else column
-    check_column(target.engine, target.data, col)
+    check_column(target.engine, target.data, col, known=target.session.columns)
     intervals = pd.IntervalIndex.from_breaks(
         list(binning.edges), closed="right" if binning.right else "left", name=col
     )
@@ -96,6 +105,23 @@ def plan_histogram(
 
         return planned.then(unnamed)
     return planned
+
+
+def _is_count(bins: Any) -> bool:
+    return isinstance(bins, int | np.integer) and not isinstance(bins, bool)
+
+
+def _equal_edges(bins: Any, span: Any) -> tuple[float, ...]:
+    """``bins`` equal bins over the public ``span``, as ``numpy.histogram`` cuts them."""
+    if bins < 1:
+        raise DPValueError(f"bins must be at least 1, got {bins}")
+    if span is None:
+        raise DPTypeError(
+            f"bins={bins} needs range=(lower, upper): public limits (pandas-dp never reads "
+            "them off the data, as numpy.histogram would)"
+        )
+    lower, upper = parse_bounds(span, "range")
+    return tuple(float(edge) for edge in np.linspace(lower, upper, int(bins) + 1))
 
 
 def _parse_edges(bins: Any) -> tuple[float, ...]:

@@ -15,7 +15,7 @@ import pandas as pd
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.docstrings import shared_doc
-from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
+from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, parse_keys
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
 from pandas_dp.api.release import PlannedRelease, Target, run
 from pandas_dp.api.release.arguments import (
@@ -30,7 +30,7 @@ from pandas_dp.api.release.arguments import (
 from pandas_dp.api.release.options import parse_selection
 from pandas_dp.api.statistics import Mean, Sum, parse_func, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.api.validation import check_column
+from pandas_dp.api.validation import check_column, did_you_mean
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -56,6 +56,7 @@ class DPGroupBy(GroupedCounts):
         selection: Literal["threshold", "optimal"] = "threshold",
         binning: Binning | None = None,
         execute: Callable[[PlannedRelease[Any]], Any] = run,
+        dropna: bool = True,
     ) -> None:
         self._target = target
         self._execute = execute
@@ -64,10 +65,13 @@ class DPGroupBy(GroupedCounts):
         dtypes = dict(self._target.engine.dtypes(self._target.data).items())
         for label in self.by:
             if label not in columns:
-                raise DPKeyError(f"group-by column {label!r} not found in this frame")
+                hint = did_you_mean(label, target.session.columns)
+                raise DPKeyError(f"group-by column {label!r} not found in this frame{hint}")
         self.keys_from = ""
         if keys is None and binning is None:
             keys, self.keys_from = schema_keys(target, self.by)
+        keys, declared = categories_as_keys(keys, self.by, dtypes)
+        self.keys_from = declared or self.keys_from
         self.keys = parse_keys(self.by, keys)
         self.selection = parse_selection(selection)
         if self.keys is not None and self.selection != "threshold":
@@ -77,7 +81,7 @@ class DPGroupBy(GroupedCounts):
             )
         if self.keys is not None and binning is None:
             check_key_types(self.keys, [dtypes[label] for label in self.by])
-        self._grouping = Grouping(self.by, self.keys, binning)
+        self._grouping = Grouping(self.by, self.keys, binning, missing=_missing_group(self, dropna))
         self._caps = caps_for(self._target, True, max_groups_per_unit, max_rows_per_group)
 
     def __repr__(self) -> str:
@@ -91,7 +95,10 @@ class DPGroupBy(GroupedCounts):
         if not labels:
             raise DPValueError("select at least one column, e.g. g['income']")
         for label in labels:
-            check_column(self._target.engine, self._target.data, label, numeric=False)
+            check_column(
+                self._target.engine, self._target.data, label, numeric=False,
+                known=self._target.session.columns,
+            )  # fmt: skip
         selected = copy.copy(self)
         selected._selected, selected._series = tuple(labels), not isinstance(key, list)
         return selected
@@ -217,6 +224,20 @@ class DPGroupBy(GroupedCounts):
             relative_error=relative_error,
         )  # fmt: skip
         return result
+
+
+def _missing_group(grouped: DPGroupBy, dropna: Any) -> bool:
+    """``dropna=False``: rows with a missing key form a group of their own (key NaN)."""
+    if not isinstance(dropna, bool):
+        raise DPTypeError(f"dropna must be True or False, got {type(dropna).__name__}")
+    if dropna:
+        return False
+    if grouped.keys is None or len(grouped.by) != 1:
+        raise DPValueError(
+            "dropna=False needs public keys and one group-by column (the missing values form "
+            "one more group, NaN, after the keys)"
+        )
+    return True
 
 
 def schema_keys(target: Target, by: tuple[Hashable, ...], suffix: str = "") -> tuple[Any, str]:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.docstrings import shared_doc
-from pandas_dp.api.keys import check_key_types, parse_keys
+from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
 from pandas_dp.api.queries.grouped import GroupedStatistics
 from pandas_dp.api.release import PlannedRelease
 from pandas_dp.api.release.arguments import CountArgs, NoiseArgs, Real
@@ -141,12 +141,14 @@ class GroupedCounts(GroupedStatistics):
         if normalize and ci is not None:
             raise DPTypeError("ci is for counts; it cannot be combined with normalize=True")
         column = self._selected[0]
+        dtypes = dict(self._target.engine.dtypes(self._target.data).items())
+        keys, declared = categories_as_keys(keys, (column,), dtypes)
         inner = parse_keys((column,), keys)
         if inner is not None:
-            dtypes = dict(self._target.engine.dtypes(self._target.data).items())
             check_key_types(inner, [dtypes[column]])
         pairs = copy.copy(self)
         pairs.by, pairs._selected, pairs._series = (*self.by, column), None, False
+        pairs.keys_from = "; ".join(note for note in (self.keys_from, declared) if note)
         pairs.keys = None if inner is None or self.keys is None else _product(self.keys, inner)
         pairs._grouping = Grouping(pairs.by, pairs.keys)
         post = count_post(options, clamp=normalize)

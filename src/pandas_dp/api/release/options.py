@@ -91,7 +91,10 @@ def validate(
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
     for stat in stats:
         if stat.column is not None:
-            check_column(target.engine, target.data, stat.column, numeric=stat.reads_values)
+            check_column(
+                target.engine, target.data, stat.column, numeric=stat.reads_values,
+                known=target.session.columns,
+            )  # fmt: skip
         if stat.in_memory_only and not target.engine.in_memory:
             raise DPValueError(
                 f"{stat.how} is not available on {target.engine.name} collections yet: each "
