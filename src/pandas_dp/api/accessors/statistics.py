@@ -1,7 +1,6 @@
-"""Accessor methods for spreads, quantiles, mode, top-k and ``describe`` (mixins).
+"""``Series.dp`` spreads, quantiles, distinct counts, mode and top-k (a mixin).
 
-The DataFrame forms name a column first; the Series forms release the Series itself. Both
-forward to :mod:`pandas_dp.api.statistics`.
+The DataFrame forms, which name a column first, are in :mod:`.frame_statistics`.
 """
 
 from __future__ import annotations
@@ -15,16 +14,16 @@ from pandas_dp.api.accessors.base import BaseDPAccessor
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.local import randomized_response
 from pandas_dp.api.queries.choice import plan_top_k
-from pandas_dp.api.queries.ungrouped import (
-    plan_quantile,
-)
+from pandas_dp.api.queries.ungrouped import plan_quantile
 from pandas_dp.api.release.arguments import (
     EstimateT,
     GridArgs,
+    NoiseArgs,
     NumberT,
     RatioArgs,
     Real,
 )
+from pandas_dp.errors import DPValueError
 
 
 class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
@@ -142,6 +141,29 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def median(self, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
         """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
         return self._execute(plan_quantile(self._obj, None, 0.5, ci=ci, **options))
+
+    def nunique(
+        self, *, dropna: bool = True, ci: float | None = None, **options: Unpack[NoiseArgs]
+    ) -> Any:
+        """Release the noisy number of distinct non-missing values, like ``Series.nunique``.
+
+        Notes
+        -----
+        Values are compared in canonical form (``1``, ``1.0`` and ``True`` are one value;
+        unhashable values do not count). One row adds at most one distinct value:
+        sensitivity 1, discrete Laplace noise of scale ``1/ε``. Budget cost: ``epsilon``.
+        Not available on Dask (a partition cannot see the others' values).
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> s = pd.Series(["a", "b", "a"] * 300, name="code").dp.protect(epsilon=1.0)
+        >>> abs(s.dp.nunique(epsilon=1.0) - 2) < 30  # scale 1: P(|noise| >= 30) < 2e-13
+        True
+        """
+        if dropna is not True:
+            raise DPValueError("nunique counts non-missing values only: leave dropna=True")
+        return self._scalar("nunique", None, ci, options)
 
     def mode(self, *, candidates: Sequence[object] | None = None, epsilon: Real) -> Any:
         """Release the most frequent of the public ``candidates`` (exponential mechanism).
