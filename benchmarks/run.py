@@ -25,6 +25,7 @@ import bench_accuracy
 import bench_dask
 import bench_groupby
 import bench_hierarchy
+import bench_idioms
 import bench_mean
 import bench_queries
 import bench_sampler
@@ -49,6 +50,7 @@ def main() -> None:
         bench_queries.run(bench_queries.ROWS // scale),
         bench_groupby.run(bench_groupby.ROWS // scale),
         bench_hierarchy.run(bench_hierarchy.ROWS // scale),
+        bench_idioms.run(bench_idioms.ROWS // scale),
         bench_mean.run(bench_mean.TRIALS // scale)[0],
         bench_accounting.run(),
         bench_statistics.run([n // scale for n in bench_statistics.SIZES]),

@@ -39,7 +39,8 @@ def test_counts_are_charged_once_with_scale_one_over_epsilon(protect_seeded, noi
     pd.testing.assert_frame_equal(table, expected)
     assert [(c.size, c.mechanism.scale) for c in calls] == [(6, 2)]  # six cells, 1/ε
     (release,) = priv.dp.session.releases
-    assert release.composition == "parallel" and release.groups == 6
+    assert release.composition == "parallel"
+    assert release.groups == 6
     assert priv.dp.session.spent.epsilon == Fraction(1, 2)
 
 
@@ -50,7 +51,8 @@ def test_margins_add_up_exactly_whatever_the_noise(protect_seeded):
     assert (table.iloc[:-1, -1] == cells.sum(axis=1)).all()
     assert (table.iloc[-1, :-1] == cells.sum(axis=0)).all()
     assert table.iloc[-1, -1] == cells.to_numpy().sum()
-    assert table.index[-1] == ("All", "") and table.columns[-1] == "All"
+    assert table.index[-1] == ("All", "")
+    assert table.columns[-1] == "All"
     nonnegative = priv.dp.crosstab(
         "sex", "region", keys=KEYS, margins=True, nonnegative=True, epsilon=0.1
     )  # clamped cells, and margins that are their sums
@@ -95,9 +97,11 @@ def test_refused_before_any_charge(call, charges_nothing):
 def test_normalized_tables_are_proportions_of_the_clamped_counts(protect_seeded):
     priv = protect_seeded(frame(), epsilon=3)
     rows = priv.dp.crosstab("sex", "region", keys=KEYS, normalize="index", margins=True, epsilon=1)
-    assert np.allclose(rows.sum(axis=1), 1.0) and list(rows.index) == [0, 1, "All"]
+    assert np.allclose(rows.sum(axis=1), 1.0)
+    assert list(rows.index) == [0, 1, "All"]
     cols = priv.dp.crosstab("sex", "region", keys=KEYS, normalize="columns", epsilon=1)
-    assert np.allclose(cols.sum(axis=0), 1.0) and (cols >= 0).all().all()
+    assert np.allclose(cols.sum(axis=0), 1.0)
+    assert (cols >= 0).all().all()
     whole = priv.dp.crosstab("sex", "region", keys=KEYS, normalize=True, margins=True, epsilon=1)
     assert whole.loc["All", "All"] == pytest.approx(1.0)
 
@@ -106,4 +110,5 @@ def test_preview_of_a_crosstab_reads_nothing():
     priv = frame().dp.protect(epsilon=1)
     preview = priv.dp.preview.crosstab("sex", "region", keys=KEYS, epsilon=0.5)
     assert priv.dp.session.spent.epsilon == 0
-    assert preview.epsilon == 0.5 and preview.table["scale"].tolist() == [2.0]
+    assert preview.epsilon == 0.5
+    assert preview.table["scale"].tolist() == [2.0]

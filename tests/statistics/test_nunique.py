@@ -46,13 +46,16 @@ def test_exact_values_match_pandas_with_scale_one_over_epsilon(protect_seeded, n
     pd.testing.assert_frame_equal(
         frame_wise, df.groupby("g").nunique().reindex(KEYS, fill_value=0), check_names=True
     )
-    assert calls[0].size == 3 and calls[0].mechanism.scale == 2  # one draw per key, 1/ε
+    assert calls[0].size == 3
+    assert calls[0].mechanism.scale == 2
     assert ungrouped == df["s"].nunique()
     releases = priv.dp.session.releases
     (measurement,) = releases[0].measurements
-    assert measurement.sensitivity == 1 and measurement.epsilon == Fraction(1, 2)
+    assert measurement.sensitivity == 1
+    assert measurement.epsilon == Fraction(1, 2)
     assert measurement.label == "nunique(x)"
-    assert releases[0].composition == "parallel" and releases[0].groups == 3
+    assert releases[0].composition == "parallel"
+    assert releases[0].groups == 3
     # The frame-wise release splits its ε between the two columns' distinct counts.
     assert [m.epsilon for m in releases[-1].measurements] == [Fraction(1, 2)] * 2
 
@@ -123,6 +126,7 @@ def test_privacy_loss_audit_and_a_half_noise_mutant(protect_seeded, noise):
 def test_registered_for_agg_and_preview():
     priv = frame().dp.protect(epsilon=1)
     table = priv.dp.groupby("g", keys=KEYS).agg(n=("x", "nunique"), epsilon=0.5)
-    assert list(table.columns) == ["n"] and table["n"].dtype == np.int64
+    assert list(table.columns) == ["n"]
+    assert table["n"].dtype == np.int64
     preview = priv.dp.preview.groupby("g", keys=KEYS)["x"].nunique(epsilon=0.5)
     assert isinstance(preview, pandas_dp.Preview)

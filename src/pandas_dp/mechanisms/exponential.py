@@ -26,6 +26,7 @@ from pandas_dp.mechanisms.random import I64, RandomSource, uniform_below
 from pandas_dp.mechanisms.samplers import bernoulli_exp_neg_parts
 
 _BATCH = 64
+_MAX_DRAWS = 1 << 22  # proposals per round, all groups together (memory)
 
 
 def sample_exponential(
@@ -58,17 +59,24 @@ def sample_exponential(
     den = rate.denominator * denominator
     chosen = np.full(groups, -1, dtype=np.int64)
     pending = np.arange(groups)
+    batch = _BATCH
     while pending.size:
-        proposals = uniform_below(source, candidates, pending.size * _BATCH).reshape(-1, _BATCH)
+        proposals = uniform_below(source, candidates, pending.size * batch).reshape(-1, batch)
         whole, fraction = split_rate(
             excess[pending[:, None], proposals].ravel(), rate.numerator, den
         )
-        accepted = bernoulli_exp_neg_parts(source, whole, fraction, den).reshape(-1, _BATCH)
+        accepted = bernoulli_exp_neg_parts(source, whole, fraction, den).reshape(-1, batch)
         hit = accepted.any(axis=1)
         first = accepted.argmax(axis=1)
         rows = np.flatnonzero(hit)
         chosen[pending[rows]] = proposals[rows, first[rows]]
         pending = pending[~hit]
+        # Groups still waiting have peaked weights (few acceptable candidates): larger
+        # batches mean fewer rounds. Each group still takes its first accepted proposal of
+        # an i.i.d. sequence, so the batch size never changes the law of the choice.
+        batch = min(
+            2 * batch, max(_BATCH, 4 * candidates), max(_BATCH, _MAX_DRAWS // max(pending.size, 1))
+        )
     return chosen
 
 

@@ -156,6 +156,7 @@ def plan_quantile(
     epsilon: Real,
     cells: Any = None,
     ci: float | None = None,
+    min_count: Any = None,
 ) -> PlannedRelease[Any]:
     """Quantiles by the exponential mechanism; ε split equally among the levels.
 
@@ -164,12 +165,13 @@ def plan_quantile(
     if isinstance(column, list):
         return plan_columns(
             obj, "quantile", column, q=q, bounds=bounds, epsilon=epsilon, cells=cells, ci=ci,
+            min_count=min_count,
         )  # fmt: skip
     levels, scalar = parse_quantiles(q)
     stats = [Quantile(float(level), column, level) for level in levels]
     planned = plan_many(
         obj, stats, query="quantile", bounds=bounds, epsilon=epsilon, cells=cells,
-        per_column=False, ci=ci,
+        per_column=False, ci=ci, min_count=min_count,
     )  # fmt: skip
     name = column if column is not None else getattr(obj, "name", None)
     index = [float(x) for x in levels]

@@ -71,6 +71,8 @@ class GridArgs(TypedDict, total=False):
     epsilon: Required[Real]
     bounds: Bounds
     cells: int | None
+    #: Grouped: spend a share of ε on each group's count and give NaN below it.
+    min_count: Real | None
 
 
 class ProtectArgs(TypedDict, total=False):

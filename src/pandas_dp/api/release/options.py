@@ -125,6 +125,7 @@ def validate(
         parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
         priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
         relative_error=_relative_error(relative_error, confidence),
+        count_quantiles=min_count is not None and grouping is not None and post.min_count > 0,
     )  # fmt: skip
 
 

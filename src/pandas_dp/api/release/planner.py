@@ -59,6 +59,10 @@ class _Context:
     def confidence(self) -> float | None:
         return self.request.confidence
 
+    @property
+    def count_quantiles(self) -> bool:
+        return self.request.count_quantiles
+
     def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
         if column is None or imputed or not self._nullable(column):
             return ROWS
@@ -241,7 +245,11 @@ def _derivation_notes(
         for out in outputs
         if out.stat.how == "sum" and len(out.keys) == 2
     ]
-    hidden = [out for out in outputs if out.stat.how in ("mean", "var", "std", "sem")]
+    hidden = [
+        out for out in outputs
+        if out.stat.how in ("mean", "var", "std", "sem")
+        or (out.stat.error_in == "ranks" and len(out.keys) in (2, 4))  # a quantile with a count
+    ]  # fmt: skip
     if hidden and post is not None and post.min_count != 0:
         names = ", ".join(str(out.stat.name) for out in hidden)
         notes.append(f"{names}: NaN where the noisy count is below {post.min_count:g} (min_count)")

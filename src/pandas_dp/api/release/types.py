@@ -74,6 +74,8 @@ class Request:
     selection: Literal["threshold", "optimal"] = "threshold"
     #: Add ``<name>_rel_error`` (interval half-width over the value) after each interval.
     relative_error: bool = False
+    #: Grouped quantiles measure their groups' counts (``min_count`` given): NaN where empty.
+    count_quantiles: bool = False
 
     def priority(self, name: Hashable) -> float:
         """The user's weight for statistic ``name`` in the split of ε (1 by default)."""

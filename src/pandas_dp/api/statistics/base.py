@@ -46,6 +46,10 @@ class Context(Protocol):
     def confidence(self) -> float | None:
         """The confidence level of the release's intervals (``ci``), if it has them."""
 
+    @property
+    def count_quantiles(self) -> bool:
+        """Whether grouped quantiles measure their groups' counts (``min_count`` given)."""
+
 
 @dataclass(frozen=True)
 class Inputs:

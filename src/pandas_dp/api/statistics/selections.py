@@ -28,16 +28,41 @@ class Quantile(Statistic):
     error_in: ClassVar[str] = "ranks"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
-        """One choice among the grid's edges; with ``ci``, also its interval's two ends."""
-        point = MeasurementKey("quantile", self.column, self.q)
-        if context.confidence is None:
-            return (point,)
-        lower = MeasurementKey("quantile", self.column, self.q, side=-1)
-        return point, lower, MeasurementKey("quantile", self.column, self.q, side=1)
+        """One choice among the grid's edges; with ``ci``, also its interval's two ends.
+
+        Then the column's count, when the release measures it anyway (a mean of the same
+        column) or ``min_count`` asks for it in a group-by: a group whose noisy count is
+        below ``min_count`` gets NaN, as pandas gives for an empty group.
+        """
+        keys: tuple[MeasurementKey, ...] = (MeasurementKey("quantile", self.column, self.q),)
+        if context.confidence is not None:
+            keys += (
+                MeasurementKey("quantile", self.column, self.q, side=-1),
+                MeasurementKey("quantile", self.column, self.q, side=1),
+            )
+        count = context.count_for(self.column, imputed=False)
+        if context.count_quantiles or context.measured(count):
+            keys += (count,)
+        return keys
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
-        """The chosen grid edge."""
+        """The chosen grid edge (NaN where a measured count is below ``min_count``)."""
+        if len(inputs.parts) in (2, 4):  # the last measurement is the group's count
+            return post.hide_small(inputs.real(0), inputs.counts(len(inputs.parts) - 1))
         return inputs.real(0)
+
+    def error_weights(
+        self, keys: tuple[MeasurementKey, ...], context: Context
+    ) -> dict[MeasurementKey, float]:
+        """Equal for the estimate and its interval's ends; 1/8 for a count asked for.
+
+        The count only decides which groups look empty, so it needs far less ε than the
+        choice itself: with ``ε_i ∝ c_i^(2/3)``, a weight of 1/8 gives it a quarter of the
+        median's share (20% of ε alone). A count another statistic measures anyway weighs 0
+        here: reusing it must not change the split.
+        """
+        count = 0.125 if context.count_quantiles else 0.0
+        return {key: count if key.kind in ("rows", "nonnull") else 1.0 for key in keys}
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
         """The two ends (each holds with probability ``1 - α/2``), widened to the estimate.
