@@ -127,7 +127,33 @@ VALUE_RELEASES: dict[str, tuple[str, Release]] = {
         "stat",
         lambda p: p.dp.groupby("g", keys=["a", "b"]).mean("x", bounds=BOUNDS, epsilon=1.0),
     ),
-}
+    # Issue 15's idioms.
+    "nunique": ("count", lambda p: p["x"].dp.nunique(epsilon=1.0)),
+    "group nunique": (
+        "count", lambda p: p.dp.groupby("g", keys=["a", "b"])["x"].nunique(epsilon=1.0)
+    ),
+    "histogram bins=3": ("count", lambda p: p["x"].dp.histogram(3, range=BOUNDS, epsilon=1.0)),
+    "mean of a list": (
+        "stat", lambda p: p.dp.mean(["x", "x2"], bounds={"x": BOUNDS, "x2": BOUNDS}, epsilon=1.0)
+    ),
+    "group median min_count": (
+        "stat",
+        lambda p: p.dp.groupby("g", keys=["a", "b"])["x"].median(
+            bounds=BOUNDS, epsilon=1.0, cells=64, min_count=1
+        ),
+    ),
+    "group agg dict": (
+        "stat",
+        lambda p: p.dp.groupby("g", keys=["a", "b"]).agg(
+            {"x": ["sum", "mean", "std"]}, bounds=BOUNDS, epsilon=1.0
+        ),
+    ),
+    "pivot mean margins": (
+        "stat",
+        lambda p: p.dp.pivot_table("x", "g", keys={"g": ["a", "b"]}, margins=True,
+                                   bounds=BOUNDS, epsilon=1.0),
+    ),
+}  # fmt: skip
 
 KEY_RELEASES: dict[str, tuple[str, Release]] = {
     "group count": ("count", lambda p: p.dp.groupby("k", keys=KEY_SET).count(epsilon=1.0)),
@@ -150,6 +176,27 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
         "count",
         lambda p: p.dp.groupby(["k", "g"], keys={"k": KEY_SET, "g": ["a", "b"]}).count(epsilon=1.0),
     ),
+    "crosstab": (
+        "count",
+        lambda p: p.dp.crosstab("k", "g", keys={"k": KEY_SET, "g": ["a", "b"]}, epsilon=1.0),
+    ),
+    "crosstab margins": (  # a row is in a cell and three margins: compared as statistics
+        "stat",
+        lambda p: p.dp.crosstab(
+            "k", "g", keys={"k": KEY_SET, "g": ["a", "b"]}, margins=True, epsilon=1.0
+        ),
+    ),
+    "value_counts dropna=False": (
+        "count",
+        lambda p: p["k"].dp.value_counts(keys=KEY_SET, dropna=False, epsilon=1.0, sort=False),
+    ),
+    "group value_counts": (
+        "count",
+        lambda p: p.dp.groupby("g", keys=["a", "b"])["k"].value_counts(
+            keys=KEY_SET, epsilon=1.0, sort=False
+        ),
+    ),
+    "nunique of keys": ("count", lambda p: p["k"].dp.nunique(epsilon=1.0)),
     "hierarchy": (  # consistent counts are post-processed: compared as statistics
         "stat",
         lambda p: p.dp.hierarchy(["g", "k"], keys={"a": KEY_SET, "b": KEY_SET}).count(epsilon=1.0),
@@ -201,8 +248,8 @@ def _value_cases() -> list[Case]:
             if before_x is None or after_x is None or str(before_x.dtype) != str(after_x.dtype):
                 continue
             groups = ["a", "b"] * (BASE // 2)
-            before = pd.DataFrame({"x": before_x, "g": groups})
-            after = pd.DataFrame({"x": after_x, "g": [*groups, "a"]})
+            before = pd.DataFrame({"x": before_x, "g": groups, "x2": 5.0})
+            after = pd.DataFrame({"x": after_x, "g": [*groups, "a"], "x2": 5.0})
             for release_name, (kind, release) in VALUE_RELEASES.items():
                 name = f"{release_name}-{value_name}-{dtype}"
                 cases.append(Case(name, kind, release, before, after))
