@@ -61,8 +61,9 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
 
         Parameters
         ----------
-        by : label or list of labels
-            The column(s) to group by.
+        by : label, Series or list of them
+            The column(s) to group by, or a Series derived from this protected frame (such
+            as ``priv["t"].dt.to_period("M")``), aligned on the index as in pandas.
         keys : list-like, dict, list of tuples or MultiIndex, optional
             The public keys: for one column a list of values; for several, a dict
             ``{column: values}`` (their cross product), a list of tuples or a MultiIndex.

@@ -16,6 +16,7 @@ import pandas as pd
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, parse_keys
+from pandas_dp.api.queries.by_series import series_by
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
 from pandas_dp.api.release import PlannedRelease, Target, run
 from pandas_dp.api.release.arguments import (
@@ -58,6 +59,7 @@ class DPGroupBy(GroupedCounts):
         execute: Callable[[PlannedRelease[Any]], Any] = run,
         dropna: bool = True,
     ) -> None:
+        target, by, keys, self._renames = series_by(target, by, keys)
         self._target = target
         self._execute = execute
         self.by = parse_by(by)

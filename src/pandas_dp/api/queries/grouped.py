@@ -16,6 +16,7 @@ import pandas as pd
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.docstrings import shared_doc
+from pandas_dp.api.queries.by_series import renamed
 from pandas_dp.api.queries.ungrouped import DESCRIBE_PERCENTILES, in_level_order, parse_quantiles
 from pandas_dp.api.release import PlannedRelease, Target, plan, validate
 from pandas_dp.api.release.arguments import GridArgs, NoiseArgs, RatioArgs, Real
@@ -49,6 +50,8 @@ class GroupedStatistics:
     _selected: tuple[Hashable, ...] | None = None
     #: Whether one column was selected by its label (results are Series, as in pandas).
     _series: bool = False
+    #: Private column names of grouping Series, and the Series' names (for the results).
+    _renames: dict[Hashable, Hashable]
 
     def _plan(
         self, stats: list[Statistic], shape: Shape, query: str, **kw: Any
@@ -57,7 +60,11 @@ class GroupedStatistics:
             self._target, stats, grouping=self._grouping, caps=self._caps, query=query,
             keys_from=self.keys_from, selection=self.selection, **kw,
         )  # fmt: skip
-        return plan(self._target, request, shape)
+        planned = plan(self._target, request, shape)
+        if not self._renames:
+            return planned
+        renames = self._renames
+        return planned.then(lambda result: renamed(result, renames))
 
     def _release(self, stats: list[Statistic], shape: Shape, query: str, **kw: Any) -> Any:
         return self._execute(self._plan(stats, shape, query, **kw))
