@@ -5,12 +5,11 @@ McSherry & Talwar (2007): choose candidate ``k`` with probability proportional t
 *monotone* scores (adding a row can only lower every score, or only raise every score, e.g.
 counts) ``exp(-ε s_k / Δ)`` suffices (Dwork & Roth 2014, Thm. 3.10 remark).
 
-Exact sampling by rejection (no floating point): propose a candidate uniformly, accept it
-with probability ``exp(-a (s_k - s_min))`` using CKS20's exact Bernoulli(exp(-γ)) for the
-rational ``γ``. The best candidate is accepted with probability 1, so at most ``K`` proposals
-are needed on average. Scores are rationals ``numerators / denominator``; ``a`` is a
-rational. The sampler is vectorised over groups (rows of the score matrix), each group
-drawing proposals in batches.
+Exact sampling by rejection (no floating point): a proposal shaped like the weights (an exact
+geometric draw of the weight's whole part, then a candidate of that part), accepted by CKS20's
+exact Bernoulli(exp(-γ)) trials for rational ``γ``; see :func:`sample_exponential`. Scores are
+rationals ``numerators / denominator``; ``a`` is a rational. The sampler is vectorised over
+groups (rows of the score matrix), each group drawing proposals in batches.
 """
 
 from __future__ import annotations
@@ -22,11 +21,19 @@ from fractions import Fraction
 import numpy as np
 import numpy.typing as npt
 
-from pandas_dp.mechanisms.random import I64, RandomSource, uniform_below
-from pandas_dp.mechanisms.samplers import bernoulli_exp_neg_parts
+from pandas_dp.mechanisms.random import I64, RandomSource, uniform_words
+from pandas_dp.mechanisms.samplers import (
+    bernoulli_exp_neg_fraction,
+    bernoulli_exp_neg_one,
+    bernoulli_exp_neg_parts,
+    geometric_exp_neg_one,
+)
 
-_BATCH = 64
+_BATCH = 16
 _MAX_DRAWS = 1 << 22  # proposals per round, all groups together (memory)
+#: Whole parts at or above this share one bucket (a geometric draw reaches it with
+#: probability e^-(2**40); fewer with over 2**22 groups, to keep keys in int64).
+_TAIL = 1 << 40
 
 
 def sample_exponential(
@@ -48,6 +55,22 @@ def sample_exponential(
     Returns
     -------
     ndarray of int64, shape (groups,)
+
+    Notes
+    -----
+    Rejection from a proposal shaped like the target. Write each candidate's weight as
+    ``exp(-(w + f))`` with ``w`` the whole part of ``a (s - s_min)`` and ``f`` its fraction.
+    A proposal draws a bucket ``j`` with probability ``(1 - e^-1) e^-j`` (an exact geometric
+    draw; ``j >= 2**40`` is one tail bucket, of probability ``e^-(2**40)``), then a uniform slot
+    ``r < W`` with ``W`` a power of two at least the group's largest bucket: the slot names a
+    candidate of bucket ``j`` when ``r`` is below the bucket's size ``n_j`` (probability
+    ``n_j / W``, each member alike). The candidate is accepted with probability ``e^-f``
+    (times ``(1 - e^-1) e^-(w - 2**40)`` in the tail bucket), by CKS20's exact Bernoulli
+    trials.
+    So every candidate ``k`` is chosen in one round with probability
+    ``(1 - e^-1) e^-(w_k + f_k) / W``: proportional to its weight, exactly. The expected
+    number of proposals is ``W / ((1 - e^-1) Σ_k e^-(w_k + f_k))``, a few when weights are
+    concentrated, where proposing candidates uniformly needs about ``K`` of them.
     """
     groups, candidates = scores.shape
     if candidates == 0:
@@ -57,27 +80,80 @@ def sample_exponential(
         excess = excess.astype(np.int64)  # exact scores that fit: the fast path
     rate = coarser_rate(rate, denominator)
     den = rate.denominator * denominator
+    whole, fraction = split_rate(excess.ravel(), rate.numerator, den)
+    buckets = _Buckets.of(whole.reshape(groups, candidates))
     chosen = np.full(groups, -1, dtype=np.int64)
     pending = np.arange(groups)
     batch = _BATCH
     while pending.size:
-        proposals = uniform_below(source, candidates, pending.size * batch).reshape(-1, batch)
-        whole, fraction = split_rate(
-            excess[pending[:, None], proposals].ravel(), rate.numerator, den
-        )
-        accepted = bernoulli_exp_neg_parts(source, whole, fraction, den).reshape(-1, batch)
-        hit = accepted.any(axis=1)
-        first = accepted.argmax(axis=1)
+        group = np.repeat(pending, batch)
+        slot, flat = buckets.propose(source, group)
+        accepted = np.zeros(group.size, dtype=np.bool_)
+        named = np.flatnonzero(flat >= 0)
+        keep = bernoulli_exp_neg_fraction(source, fraction[flat[named]], den)
+        tail = np.flatnonzero(keep & (slot[named] == buckets.tail))
+        if tail.size:  # (1 - e^-1) e^-(w - tail) more for the tail bucket
+            beyond = whole[flat[named[tail]]] - buckets.tail
+            extra = ~bernoulli_exp_neg_one(source, tail.size)
+            extra &= bernoulli_exp_neg_parts(source, beyond, np.zeros_like(beyond), 1)
+            keep[tail] = extra
+        accepted[named[keep]] = True
+        by_group = accepted.reshape(-1, batch)
+        hit = by_group.any(axis=1)
+        first = by_group.argmax(axis=1)
         rows = np.flatnonzero(hit)
-        chosen[pending[rows]] = proposals[rows, first[rows]]
+        picks = flat.reshape(-1, batch)[rows, first[rows]]
+        chosen[pending[rows]] = picks - pending[rows] * candidates
         pending = pending[~hit]
-        # Groups still waiting have peaked weights (few acceptable candidates): larger
-        # batches mean fewer rounds. Each group still takes its first accepted proposal of
-        # an i.i.d. sequence, so the batch size never changes the law of the choice.
-        batch = min(
-            2 * batch, max(_BATCH, 4 * candidates), max(_BATCH, _MAX_DRAWS // max(pending.size, 1))
-        )
+        # Groups still waiting get larger batches (fewer rounds). Each group takes the first
+        # accepted proposal of an i.i.d. sequence, so the batch size never changes the law.
+        batch = min(2 * batch, max(_BATCH, _MAX_DRAWS // max(pending.size, 1)))
     return chosen
+
+
+@dataclass(frozen=True)
+class _Buckets:
+    """Candidates grouped by (group, whole part): the buckets' keys, sizes and members.
+
+    A bucket's key is ``group * (tail + 1) + min(whole, tail)``, which fits int64 for any
+    number of groups; only buckets that hold a candidate are stored (sorted), so there are
+    at most as many as candidates.
+    """
+
+    keys: I64  # sorted keys of the non-empty buckets
+    sizes: I64  # their sizes
+    starts: I64  # where each bucket's members begin in ``order``
+    order: I64  # flat candidate positions, sorted by key
+    masks: I64  # per group: W - 1, W the smallest power of two >= its largest bucket
+    tail: int  # whole parts at or above it share the last bucket
+
+    @classmethod
+    def of(cls, whole: I64) -> _Buckets:
+        groups = whole.shape[0]
+        tail = min(_TAIL, (1 << 62) // max(groups, 1) - 1)
+        key = np.arange(groups, dtype=np.int64)[:, None] * (tail + 1) + np.minimum(whole, tail)
+        order = np.argsort(key.ravel(), kind="stable")
+        keys, sizes = np.unique(key.ravel()[order], return_counts=True)
+        starts = np.cumsum(sizes) - sizes
+        largest = np.zeros(groups, dtype=np.int64)
+        np.maximum.at(largest, keys // (tail + 1), sizes)
+        width = np.ones(groups, dtype=np.int64)
+        while (short := width < largest).any():
+            width[short] *= 2
+        sizes, starts = sizes.astype(np.int64), starts.astype(np.int64)
+        return cls(keys, sizes, starts, order, width - 1, tail)
+
+    def propose(self, source: RandomSource, group: I64) -> tuple[I64, I64]:
+        """Each proposal's bucket, and its candidate's flat position (-1: no candidate)."""
+        slot = np.minimum(geometric_exp_neg_one(source, group.size), self.tail)
+        r = uniform_words(source, 62, group.size) & self.masks[group]
+        wanted = group * (self.tail + 1) + slot
+        found = np.minimum(np.searchsorted(self.keys, wanted), self.keys.size - 1)
+        size = np.where(self.keys[found] == wanted, self.sizes[found], 0)
+        named = r < size
+        flat = np.full(group.size, -1, dtype=np.int64)
+        flat[named] = self.order[self.starts[found[named]] + r[named]]
+        return slot, flat
 
 
 def coarser_rate(rate: Fraction, denominator: int) -> Fraction:
