@@ -59,6 +59,14 @@ min_count : float, default 1
     empty group (a noisy count below 1 is the best guess that the group is empty). Raise it
     to hide values that are mostly noise (the count's half-width at 95% is a natural
     choice; see ``preview``); ``0`` keeps every value.""",
+    "weights": """\
+weights : label, optional
+    DataFrame forms only: a numeric column of non-negative row weights (survey weights).
+    Each row counts with its weight clipped to ``weight_bounds``; a missing weight counts 0.
+    Sensitivities are multiplied by the largest weight (see the weights how-to).
+weight_bounds : (float, float), optional
+    Public ``(lower, upper)`` limits of one row's weight, ``0 <= lower < upper``; required
+    with ``weights`` unless the session's schema bounds the weight column.""",
     "cells": """\
 cells : int, optional
     Quantile grid resolution (default 4,096, at most 65,536).""",

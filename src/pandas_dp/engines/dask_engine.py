@@ -40,6 +40,7 @@ from pandas_dp.engines.plan import (
     Grouping,
     Measure,
     NonNull,
+    WeightedSum,
 )
 
 #: int64 additions below this magnitude cannot overflow.
@@ -63,7 +64,11 @@ def _columns(
     if grouping is not None:
         needed.extend(grouping.by)
     for measure in measures:
-        if isinstance(measure, NonNull | ClippedSum | ClippedSquares | CellCounts):
+        if isinstance(measure, WeightedSum):
+            needed.append(measure.weights)
+            if measure.column is not None:
+                needed.append(measure.column)
+        elif isinstance(measure, NonNull | ClippedSum | ClippedSquares | CellCounts):
             needed.append(measure.column)
     return list(dict.fromkeys(needed))
 

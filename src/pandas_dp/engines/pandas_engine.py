@@ -22,6 +22,7 @@ import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding, keep_mask
 from pandas_dp.engines.codes import distinct_codes, missing_mask, observed_codes, public_codes
+from pandas_dp.engines.columns import F64, numeric_values
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
@@ -35,9 +36,10 @@ from pandas_dp.engines.plan import (
     Measure,
     NonNull,
     Rows,
+    WeightedSum,
 )
+from pandas_dp.engines.weighted import weighted_units
 
-F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
 
 #: A sum's lattice keeps one row within this many units (``MAX_ROW_UNITS`` of
@@ -46,13 +48,6 @@ MAX_ROW_UNITS = 1 << 37
 #: Rows per int64 partial sum when rows are within ``MAX_ROW_UNITS``.
 INT64_EXACT_ROWS = 1 << 26
 INT64_MAX = (1 << 63) - 1
-
-
-def numeric_values(column: pd.Series) -> F64:
-    """The column as float64 with NaN for missing values (bool becomes 0/1)."""
-    if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f":
-        return np.asarray(column.to_numpy(), dtype=np.float64)
-    return np.asarray(column.to_numpy(dtype=np.float64, na_value=np.nan))
 
 
 def lattice_values(values: F64, measure: ClippedSum) -> I64:
@@ -137,11 +132,12 @@ def _cell_counts(bins: I64 | None, groups: int, cells: I64, count: int) -> Aggre
     return counts.astype(np.int64)
 
 
-def row_bound(measure: ClippedSum | ClippedSquares) -> int:
+def row_bound(measure: ClippedSum | ClippedSquares | WeightedSum) -> int:
     """The largest magnitude one row contributes, in lattice units (public: from the measure)."""
     if isinstance(measure, ClippedSquares):
         return max(measure.units - measure.offset, measure.offset)
-    return max(abs(measure.lower - measure.offset), abs(measure.upper - measure.offset))
+    offset = measure.offset if isinstance(measure, ClippedSum) else 0
+    return max(abs(measure.lower - offset), abs(measure.upper - offset))
 
 
 def rows_per_sum(bound: int) -> int:
@@ -261,13 +257,16 @@ def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: in
         return _count(bins, groups, ~missing_mask(frame[measure.column]))
     if isinstance(measure, Distinct):
         return _distinct(bins, groups, distinct_codes(frame[measure.column]))
-    values = numeric_values(frame[measure.column])
-    if isinstance(measure, CellCounts):
-        return _cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
-    if isinstance(measure, ClippedSquares):
-        units = square_values(values, measure)
+    if isinstance(measure, WeightedSum):
+        units = weighted_units(frame, measure)
     else:
-        units = lattice_values(values, measure)
+        values = numeric_values(frame[measure.column])
+        if isinstance(measure, CellCounts):
+            return _cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
+        if isinstance(measure, ClippedSquares):
+            units = square_values(values, measure)
+        else:
+            units = lattice_values(values, measure)
     bound = row_bound(measure)
     if bins is None:
         return np.array([_exact_total(units, bound)], dtype=object)

@@ -96,7 +96,32 @@ class CellCounts:
     cells: int
 
 
-Measure = Rows | NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts
+@dataclass(frozen=True)
+class WeightedSum:
+    """Exact sum of clipped row weights times a per-row factor, rounded onto a lattice.
+
+    Each row contributes ``clip(rint(clip(w, *weight_bounds) * f * 2**-exponent), lower,
+    upper)`` (an integer): a function of the row alone whose magnitude is at most
+    ``max(|lower|, |upper|)`` units whatever float rounding does. The factor ``f`` is 1
+    (``column`` None: the weighted row count), 1 where ``column`` is present and 0 where it
+    is missing (``value_bounds`` None: the weighted count of present values), or
+    ``clip(x, *value_bounds) - centre`` (a weighted, possibly centred, sum; a missing ``x``
+    gives 0, or ``fill - centre`` when a public ``fill`` is given). A missing weight makes
+    the row contribute 0.
+    """
+
+    weights: Hashable
+    weight_bounds: tuple[float, float]
+    exponent: int
+    lower: int
+    upper: int
+    column: Hashable | None = None
+    value_bounds: tuple[float, float] | None = None
+    centre: float = 0.0
+    fill: float | None = None
+
+
+Measure = Rows | NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts | WeightedSum
 
 
 @dataclass(frozen=True)

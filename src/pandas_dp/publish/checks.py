@@ -195,7 +195,7 @@ def check_columns(spec: ReleaseSpec, header: list[str] | None) -> None:
     named = [("privacy.privacy_unit", unit)] if unit is not None else []
     for query in spec.queries:
         used = [*query.groupby, *(c for c, _ in query.aggs.values() if c is not None)]
-        used += [*query.bounds, *query.fillna]
+        used += [*query.bounds, *query.fillna, *([query.weights] if query.weights else [])]
         if query.where is not None:
             used += list(parse_where(query.where).columns)
         named += [(f"query {query.name!r}", column) for column in dict.fromkeys(used)]

@@ -16,7 +16,7 @@ from typing import Any
 
 from pandas_dp.accounting.composition import ACCOUNTANTS
 from pandas_dp.api.keys import parse_by, parse_keys
-from pandas_dp.api.release.options import MECHANISMS
+from pandas_dp.api.release.options import MECHANISMS, parse_weight_bounds
 from pandas_dp.budget import parse_delta, parse_epsilon
 from pandas_dp.errors import SpecError
 from pandas_dp.publish.checks import (
@@ -40,7 +40,7 @@ _RELEASE = {"name", "title", "confidence", "formats"}
 _QUERY = {
     "name", "description", "groupby", "keys", "aggs", "bounds", "epsilon", "delta",
     "mechanism", "ci", "where", "fillna", "nonnegative", "max_groups_per_unit",
-    "max_rows_per_group", "expected_rows",
+    "max_rows_per_group", "expected_rows", "weights", "weight_bounds",
 }  # fmt: skip
 
 
@@ -63,6 +63,8 @@ class QuerySpec:
     max_groups_per_unit: int | None = None
     max_rows_per_group: int | None = None
     expected_rows: float | None = None
+    weights: str | None = None
+    weight_bounds: tuple[float, float] | None = None
     description: str = ""
     digest: str = ""
 
@@ -75,7 +77,7 @@ class QuerySpec:
     def columns(self) -> tuple[str, ...]:
         """Every column the query reads."""
         used = list(self.groupby) + [c for c, _ in self.aggs.values() if c is not None]
-        return tuple(dict.fromkeys(used))
+        return tuple(dict.fromkeys(used + ([self.weights] if self.weights else [])))
 
 
 @dataclass(frozen=True)
@@ -135,6 +137,7 @@ def _query(
     if "delta" in raw:
         with_api(problems, f"{at}.delta", parse_delta, raw["delta"])
         optional["delta"] = raw["delta"]
+    optional.update(_weights(problems, at, raw, has_schema))
     if "expected_rows" in raw:
         optional["expected_rows"] = problems.number(f"{at}.expected_rows", raw["expected_rows"])
     where = raw.get("where")
@@ -172,6 +175,20 @@ def _query(
         digest=_digest(raw, shared),
         **optional,
     )
+
+
+def _weights(problems: Problems, at: str, raw: dict[str, Any], has_schema: bool) -> dict:
+    """``weights = "w"`` and ``weight_bounds = [lower, upper]``, as the API validates them."""
+    weights, bounds = raw.get("weights"), raw.get("weight_bounds")
+    if weights is not None and not (isinstance(weights, str) and weights):
+        problems.add(f"{at}.weights", f"must be a column name, got {weights!r}")
+    if (weights is None) != (bounds is None) and (bounds is not None or not has_schema):
+        missing = "weight_bounds = [0, W]" if bounds is None else 'weights = "<column>"'
+        problems.add(at, f"weights and weight_bounds go together: add {missing}")
+    parsed = None if bounds is None else with_api(
+        problems, f"{at}.weight_bounds", parse_weight_bounds, bounds
+    )  # fmt: skip
+    return {"weights": weights, "weight_bounds": parsed} if weights is not None else {}
 
 
 def _privacy(problems: Problems, raw: dict[str, Any]) -> dict[str, Any]:

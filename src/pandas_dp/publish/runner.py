@@ -131,7 +131,7 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
     numeric = {
         column
         for query in spec.queries
-        for column, how in query.aggs.values()
+        for column, how in [*query.aggs.values(), (query.weights, "weights")]
         if column is not None and how != "count" and column not in declared
     }
     converted = {
@@ -164,6 +164,8 @@ def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
         "mechanism": query.mechanism,
         "fillna": query.fillna or None,
         "ci": query.ci,  # every statistic has an interval, medians included
+        "weights": query.weights,
+        "weight_bounds": query.weight_bounds,
     }
     if query.delta is not None:
         options["delta"] = query.delta
@@ -214,7 +216,7 @@ def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
             else:
                 values = list(keys or [])
             dtypes.setdefault(column, pd.Index(values).dtype if values else object)
-        for value_column, how in query.aggs.values():
+        for value_column, how in [*query.aggs.values(), (query.weights, "weights")]:
             if value_column is not None:
                 dtypes.setdefault(value_column, object if how == "count" else np.float64)
     if "privacy_unit" in spec.privacy:

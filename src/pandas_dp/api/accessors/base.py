@@ -65,16 +65,20 @@ class BaseDPAccessor(Generic[NumberT, EstimateT]):
         {delta}
         {mechanism}
         {ci}
+        {weights}
 
         Returns
         -------
         int or Estimate
-            True count plus exact integer noise; may be negative.
+            True count plus exact integer noise; may be negative. With ``weights``, a float:
+            the noisy sum of the clipped weights (pandas: ``df["w"].clip(lower, upper).sum()``).
 
         Notes
         -----
         Nothing is clipped. Sensitivity 1 (one row more or less changes the count by one).
         Mechanism: discrete Laplace with scale ``1/epsilon``. Budget cost: ``epsilon``.
+        With ``weights``: sensitivity ``W``, the upper weight bound, on a public lattice as
+        for sums.
 
         Examples
         --------

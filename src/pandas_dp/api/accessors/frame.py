@@ -170,7 +170,10 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
     ) -> Any:  # fmt: skip
         """Release noisy counts of ``column`` in public bins; see ``Series.dp.histogram``.
 
-        The DataFrame form works under a privacy unit, whose column a Series cannot carry.
+        The DataFrame form works under a privacy unit, whose column a Series cannot carry,
+        and with ``weights="w", weight_bounds=(lower, upper)``: each bin's noisy sum of
+        clipped weights, a float (pandas: ``np.histogram(x, bins, weights=w)``), with
+        sensitivity ``W = upper`` for the whole vector (one row is in one bin).
         """
         return self._execute(
             plan_histogram(self._obj, bins, column=column, range=range, ci=ci, **options)
@@ -203,6 +206,7 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
         {delta}
         {mechanism}
         {ci}
+        {weights}
 
         Returns
         -------
@@ -220,6 +224,9 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
         Sensitivity: ``max(|lower|, |upper|)`` rounded to the lattice. Mechanism: discrete
         Laplace on the lattice with scale ``Δ/ε``. Budget cost: ``epsilon``. Missing
         values contribute nothing (or ``fillna``), which does not change the sensitivity.
+        With ``weights`` (weight bounds ``(wl, W)``): ``Σ clip(w)·clip(x)`` (pandas:
+        ``(x.clip(lower, upper) * w.clip(wl, W)).sum()``), each row's product rounded to a
+        lattice; sensitivity ``W·max(|lower|, |upper|)``.
 
         Examples
         --------
@@ -259,6 +266,7 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
             The mean's interval is conservative: each of its two measurements gets half of
             ``1 - ci``, and the ratio is bounded over both ranges.
         {min_count}
+        {weights}
 
         Returns
         -------
@@ -272,7 +280,10 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
         centred sum (sensitivity ``(upper - lower) / 2``), half a noisy count of non-missing
         values (sensitivity 1), both with discrete Laplace noise. The release is
         ``c + noisy centred sum / max(noisy count, 1)``, clipped to the bounds (free
-        post-processing). Budget cost: ``epsilon``.
+        post-processing). Budget cost: ``epsilon``. With ``weights`` (weight bounds
+        ``(wl, W)``): ``c + noisy Σ w·(x - c) / max(noisy Σ w, 1)`` over rows where ``x`` is
+        present, ``c`` the midpoint of the bounds (pandas: ``np.average(x, weights=w)``);
+        sensitivities ``W·(upper - lower)/2`` and ``W``.
 
         Examples
         --------

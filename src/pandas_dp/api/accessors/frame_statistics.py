@@ -41,7 +41,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
         mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
         nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
-        min_count: Real | None = None, relative_error: bool = False, **named: Any,
+        min_count: Real | None = None, relative_error: bool = False, weights: Hashable = None,
+        weight_bounds: tuple[Real, Real] | None = None, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics of the whole frame in one call (one row).
 
@@ -69,7 +70,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
             self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
             delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
             post=PostProcess.of(nonnegative), accuracy=accuracy, min_count=min_count,
-            relative_error=relative_error,
+            relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,
         ))  # fmt: skip
 
     @overload

@@ -51,6 +51,9 @@ class MeasurementKey:
         Depth in a hierarchy (``level``).
     side : {0, -1, 1}
         For a quantile: the estimate (0), or the lower (-1) or upper (1) end of its interval.
+    weights : label, optional
+        For ``rows``, ``nonnull``, ``sum`` and ``centred_sum``: the column of row weights;
+        each row then counts (or its value is summed) with its clipped weight.
     """
 
     kind: Kind
@@ -59,11 +62,15 @@ class MeasurementKey:
     rounds: int = 1
     level: int | None = None
     side: Literal[0, -1, 1] = 0
+    weights: Hashable | None = None
 
     @property
     def label(self) -> str:
         """Ledger label: ``count``, ``count(income)``, ``quantile(income, 0.5)``, ..."""
         word = _LABELS[self.kind]
+        if self.weights is not None:  # count(weights=w), sum(income, weights=w)
+            what = "" if self.kind == "rows" else f"{self.column}, "
+            return f"{word}({what}weights={self.weights})"
         if self.kind in ("rows", "keys"):
             return word
         if self.kind == "quantile":  # shortest exact text: close levels keep distinct labels
@@ -77,6 +84,9 @@ class MeasurementKey:
 
     def describe(self) -> str:
         """What it measures, in words: ``the row count``, ``the centred sum of income``."""
+        if self.weights is not None:
+            unweighted = MeasurementKey(self.kind, self.column).describe()
+            return f"{unweighted.replace('the ', 'the weighted ', 1)} (weights {self.weights})"
         if self.kind == "rows":
             return "the row count"
         if self.kind == "keys":

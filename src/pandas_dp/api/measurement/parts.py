@@ -61,6 +61,9 @@ class Part:
     measurement: Measurement
     lattice: Lattice | None = None
     shift: int = 0
+    #: The public centre subtracted from each value when it is not the lattice's offset
+    #: (a weighted centred sum subtracts it before multiplying by the weight).
+    centre: float | None = None
 
     @property
     def exponent(self) -> int:
@@ -107,7 +110,7 @@ ROW = Contribution()
 LAPLACE = NoiseChoice()
 
 
-def _noisy(
+def noisy_part(
     label: str,
     measure: Measure,
     units: int,
@@ -153,7 +156,7 @@ def count_part(
     if distinct:
         assert column is not None
         measure = Distinct(column)
-    return _noisy(label, measure, 1, contribution, epsilon, noise)
+    return noisy_part(label, measure, 1, contribution, epsilon, noise)
 
 
 def sum_part(
@@ -185,7 +188,7 @@ def sum_part(
     measure = ClippedSum(
         column, lattice.exponent, lattice.lower, lattice.upper, lattice.offset, fill
     )
-    return _noisy(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
+    return noisy_part(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
 
 
 def squares_part(
@@ -208,7 +211,7 @@ def squares_part(
     exponent, units = square_units(bounds[0], bounds[1], centre)
     lattice = Lattice(exponent, 0, units)
     measure = ClippedSquares(column, exponent, centre, bounds[0], bounds[1], units, 0, fill)
-    return _noisy(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
+    return noisy_part(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
 
 
 def add_noise(exact: Aggregate, noise: np.ndarray) -> Aggregate:

@@ -20,6 +20,7 @@ from pandas_dp.api.queries.by_series import series_by
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
 from pandas_dp.api.release import PlannedRelease, Target, run
 from pandas_dp.api.release.arguments import (
+    Bound,
     Bounds,
     Fill,
     Keys,
@@ -120,7 +121,8 @@ class DPGroupBy(GroupedCounts):
         (times ``L1 = min(k, g·r)`` under a privacy unit). Mechanism: discrete Laplace (or
         Gaussian) on the lattice. Budget cost: ``ε`` once (plus ``δ`` when keys are selected
         privately, which also spends part of ε on the row counts that select them, or for
-        Gaussian noise).
+        Gaussian noise). With ``weights="w", weight_bounds=(wl, W)``, ``Σ clip(w)·clip(x)``
+        per group, sensitivity ``W·max(|lower|, |upper|)``.
         """
         return self._per_column(Sum, column, "sum", dict(options, ci=ci))
 
@@ -137,7 +139,9 @@ class DPGroupBy(GroupedCounts):
         bounds; ε is split equally between the centred sum (sensitivity
         ``(upper - lower)/2``) and the count (sensitivity 1). Budget cost: ``ε`` once. With
         ``ci``, the interval is conservative: each part gets half of ``1 - ci`` and the
-        ratio is bounded over both ranges.
+        ratio is bounded over both ranges. With ``weights="w", weight_bounds=(wl, W)``, the
+        weighted mean ``c + noisy Σ w·(x - c) / max(noisy Σ w, 1)`` (``c`` the midpoint;
+        sensitivities ``W·(upper - lower)/2`` and ``W``).
         """
         return self._per_column(Mean, column, "mean", dict(options, ci=ci))
 
@@ -146,7 +150,8 @@ class DPGroupBy(GroupedCounts):
         self, func: Any = None, /, *, epsilon: Real, bounds: Bounds = None,
         delta: Real | None = None, mechanism: Mechanism = "laplace", ci: float | None = None,
         fillna: Fill = None, nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
-        min_count: Real | None = None, relative_error: bool = False, **named: Any,
+        min_count: Real | None = None, relative_error: bool = False,
+        weights: Hashable | None = None, weight_bounds: Bound | None = None, **named: Any,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics per group in one call, in every form pandas' agg takes.
 
@@ -179,6 +184,11 @@ class DPGroupBy(GroupedCounts):
         accuracy : dict, optional
             ``{name: weight}``: how much each statistic's error counts when ε is split (1
             by default); ``{"m": 2}`` buys a more accurate ``m`` at the others' expense.
+        weights : label, optional
+            A column of non-negative row weights: every count, sum and mean of the call is
+            weighted (other statistics are refused before anything is read).
+        weight_bounds : (float, float), optional
+            Public ``(lower, upper)`` weight limits, ``0 <= lower``; see :meth:`count`.
         **named
             ``name="count"`` (rows), or ``name=(column, how)`` (or ``pd.NamedAgg``) with
             ``how`` any statistic of ``agg`` (``"count"``, ``"size"``, ``"sum"``,
@@ -223,7 +233,7 @@ class DPGroupBy(GroupedCounts):
             mechanism=mechanism,
             ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
             accuracy=accuracy, min_count=min_count,
-            relative_error=relative_error,
+            relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,
         )  # fmt: skip
         return result
 

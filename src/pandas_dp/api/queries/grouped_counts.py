@@ -51,6 +51,7 @@ class GroupedCounts(GroupedStatistics):
         {ci_table}
         {nonnegative}
         {total}
+        {weights}
 
         Returns
         -------
@@ -59,6 +60,8 @@ class GroupedCounts(GroupedStatistics):
             pandas: the non-missing values of each selected column (``g["x"].count()`` is a
             Series named ``x``). Unlike pandas, ``g.count()`` without a selection counts rows
             (``g.size()``): a DP release of every column's count would split ε needlessly.
+            With ``weights``, each group's noisy sum of clipped weights (floats; sensitivity
+            ``W`` for the whole vector).
 
         Notes
         -----

@@ -38,11 +38,13 @@ EstimateT = TypeVar("EstimateT")
 
 
 class NoiseArgs(TypedDict, total=False):
-    """The privacy arguments of every release."""
+    """The privacy arguments of every release, and its row weights (DataFrame forms)."""
 
     epsilon: Required[Real]
     delta: Real | None
     mechanism: Mechanism
+    weights: Hashable | None
+    weight_bounds: Bound | None
 
 
 class ValueArgs(NoiseArgs, total=False):

@@ -15,9 +15,11 @@ from fractions import Fraction
 from typing import Any, Literal
 
 from pandas_dp.api.caps import Caps
+from pandas_dp.api.measurement.weighted import Weights
 from pandas_dp.api.release.types import Request, Target
 from pandas_dp.api.statistics import Statistic
 from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.api.statistics.weighted import weighted
 from pandas_dp.api.validation import check_column, parse_bounds, parse_fill
 from pandas_dp.budget import parse_delta, parse_epsilon
 from pandas_dp.engines import Grouping
@@ -77,6 +79,8 @@ def validate(
     min_count: Any = None,
     selection: Any = "threshold",
     relative_error: Any = False,
+    weights: Any = None,
+    weight_bounds: Any = None,
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
@@ -101,6 +105,14 @@ def validate(
                 "partition would count its own distinct values. Compute it on a pandas frame "
                 "protected with the same budget, or release a count instead"
             )
+    parsed_weights = parse_weights(target, weights, weight_bounds)
+    if parsed_weights is not None:
+        stats = weighted(stats, parsed_weights.column)
+        if post.total is not None:
+            raise DPValueError(
+                "total= fits counts to an integer total; weighted counts (sums of weights) "
+                "cannot take it: leave total out"
+            )
     bounds_by_col = _per_column(bounds, stats, "bounds", per_column)
     fill_by_col = _per_column(fillna, stats, "fillna", per_column)
     parsed_bounds: dict[Hashable, tuple[float, float]] = {}
@@ -124,9 +136,57 @@ def validate(
         tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
         parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
         priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
-        relative_error=_relative_error(relative_error, confidence),
+        relative_error=_relative_error(relative_error, confidence), weights=parsed_weights,
         count_quantiles=min_count is not None and grouping is not None and post.min_count > 0,
     )  # fmt: skip
+
+
+def parse_weights(target: Target, weights: Any, weight_bounds: Any) -> Weights | None:
+    """The weight column and its public bounds ``0 <= lower < upper`` (or None: unweighted).
+
+    Bounds come from ``weight_bounds``, else from the session's schema; the column must be
+    numeric like any summed column.
+    """
+    if weights is None:
+        if weight_bounds is not None:
+            raise DPValueError("weight_bounds needs weights='<weight column>'")
+        return None
+    try:
+        hash(weights)
+    except TypeError:  # a Series or array of weights: never echoed (it holds data values)
+        raise DPTypeError(
+            f"weights must name a column of the frame, e.g. weights='w', got a "
+            f"{type(weights).__name__}: add the weights as a column before protect()"
+        ) from None
+    if target.column is not None:
+        raise DPValueError(
+            "weights need the DataFrame form, which holds the weight column: "
+            "priv.dp.sum('x', weights='w', weight_bounds=(0, W), ...)"
+        )
+    check_column(target.engine, target.data, weights, known=target.session.columns)
+    source = ""
+    schema = target.session.schema
+    if weight_bounds is None and schema is not None and schema.rules(weights).bounds:
+        weight_bounds, source = schema.rules(weights).bounds, schema.rules(weights).bounds_from
+    if weight_bounds is None:
+        raise DPValueError(
+            f"weights={weights!r} needs weight_bounds=(lower, upper): public limits of one "
+            "row's weight, e.g. (0, 50) for survey weights of at most 50 (or schema bounds "
+            "for the weight column); pandas-dp never reads them off the data"
+        )
+    return Weights(weights, *parse_weight_bounds(weight_bounds), source)
+
+
+def parse_weight_bounds(weight_bounds: Any) -> tuple[float, float]:
+    """Public bounds ``0 <= lower < upper`` of one row's weight (release files use it too)."""
+    lower, upper = parse_bounds(weight_bounds, "weight_bounds")
+    if lower < 0:
+        raise DPValueError(
+            f"weight_bounds must have lower >= 0, got ({lower:g}, {upper:g}): a negative "
+            "weight would turn a row's value around, and survey weights are non-negative; "
+            "shift or drop negative weights on a copy first if they are errors"
+        )
+    return lower, upper
 
 
 def _relative_error(relative_error: Any, confidence: float | None) -> bool:

@@ -29,6 +29,7 @@ from pandas_dp.api.measurement.choices import (
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import NoiseChoice, count_part, squares_part, sum_part
 from pandas_dp.api.measurement.split import optimal_shares
+from pandas_dp.api.measurement.weighted import weighted_part
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Target
@@ -143,6 +144,10 @@ def _calibrate(
     """The calibrated noise of one measurement (the one dispatch on measurement kinds)."""
     contribution = request.caps.contribution
     column, label = key.column, key.label
+    if key.weights is not None:
+        assert request.weights is not None
+        bounds, fill = request.bounds.get(column), request.fill.get(column)
+        return weighted_part(key, request.weights, bounds, fill, epsilon, contribution, noise)
     if key.kind == "keys":
         delta = selection_delta(request.delta, total, request.epsilon)
         return key_choice_part(epsilon, delta, contribution)
@@ -212,6 +217,8 @@ def _release(
     grouping = request.grouping
     columns = [str(c) for c in (grouping.by if grouping else ())]
     columns += [str(s.column) for s in request.stats if s.column is not None]
+    weights = request.weights
+    columns += [str(weights.column)] if weights is not None else []
     if not all(s.per_group for s in request.stats):  # a choice among the groups
         grouping = None
     groups = 1 if grouping is None or grouping.keys is None else len(grouping.keys)
@@ -219,6 +226,13 @@ def _release(
     notes.extend(dict.fromkeys(note for out in outputs for note in out.stat.notes()))
     notes.extend(_derivation_notes(outputs, parts, request.post or PostProcess()))
     notes.extend(request.sources)
+    if weights is not None:
+        notes.append(weights.describe())
+        notes.extend(
+            f"{key.label}: sensitivity {part.measurement.sensitivity * 2.0**part.exponent:.6g}"
+            for key, part in parts.items()
+            if key.weights is not None
+        )
     if any(f is not None for f in request.fill.values()):
         notes.append("missing values imputed with the public fillna value")
     elif request.fill:
@@ -229,7 +243,8 @@ def _release(
         tuple(p.measurement for p in parts.values()),
         composition=PARALLEL if grouping is not None else SEQUENTIAL,
         groups=groups,
-        bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items()),
+        bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items())
+        + tuple((f"{w.column} (weights)", w.lower, w.upper) for w in [weights] if w),
         note="; ".join(notes),
     )
 
@@ -254,7 +269,7 @@ def _derivation_notes(
         names = ", ".join(str(out.stat.name) for out in hidden)
         notes.append(f"{names}: NaN where the noisy count is below {post.min_count:g} (min_count)")
     if ROWS in parts:
-        apart = [str(key.column) for key in parts if key.kind == "nonnull"]
+        apart = [str(k.column) for k in parts if k.kind == "nonnull" and k.weights is None]
         if apart:
             notes.append(
                 f"non-missing counts of {', '.join(apart)} measured apart from the row count: "

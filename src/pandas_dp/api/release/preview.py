@@ -15,8 +15,10 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
+from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
 from pandas_dp.api.statistics import Mean
+from pandas_dp.api.statistics.moments import centre_of
 from pandas_dp.mechanisms.accuracy import ratio_interval
 
 #: Confidence of previews unless asked otherwise.
@@ -100,7 +102,7 @@ def mean_error_bound(
     """
     total, count = out.parts
     assert out.bounds is not None
-    assert total.lattice is not None
+    assert isinstance(total, Part)
     reach = (out.bounds[1] - out.bounds[0]) / 2
     a, b = total.halfwidth(alpha / 2), count.halfwidth(alpha / 2)
     if mean is None:
@@ -113,7 +115,7 @@ def mean_error_bound(
         candidates = np.asarray([-reach, 0.0, reach, -a / n, a / n, *kinks], dtype=np.float64)
         positions = candidates[np.abs(candidates) <= reach]
     else:
-        centre = total.lattice.to_real(total.lattice.offset)
+        centre = centre_of(total)
         positions = np.full(1, min(max(float(mean) - centre, -reach), reach))
     lower, upper = ratio_interval(
         positions * n, a, np.full(len(positions), float(n)), b, (-reach, reach)

@@ -19,6 +19,7 @@ from pandas_dp.accounting.events import Release
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.weighted import Weights
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.engines import Engine, Grouping
 from pandas_dp.engines.plan import Aggregate
@@ -76,6 +77,8 @@ class Request:
     relative_error: bool = False
     #: Grouped quantiles measure their groups' counts (``min_count`` given): NaN where empty.
     count_quantiles: bool = False
+    #: Row weights (``weights=``): every count, sum and mean of the release is weighted.
+    weights: Weights | None = None
 
     def priority(self, name: Hashable) -> float:
         """The user's weight for statistic ``name`` in the split of ε (1 by default)."""

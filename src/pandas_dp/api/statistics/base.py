@@ -68,8 +68,8 @@ class Inputs:
         return np.asarray(part.to_real(self.noisy[position]), dtype=np.float64)
 
     def counts(self, position: int) -> F64:
-        """The noisy count of measurement ``position`` as float64."""
-        return np.asarray(self.noisy[position], dtype=np.float64)
+        """The noisy count of measurement ``position`` as float64 (weighted: in weight units)."""
+        return self.real(position)
 
     def halfwidth(self, position: int, alpha: float) -> float:
         """Error bound of measurement ``position`` at level ``alpha`` (column units)."""
@@ -142,3 +142,7 @@ class Statistic(ABC):
     def notes(self) -> tuple[str, ...]:
         """Lines for the ledger note that explain the post-processing."""
         return ()
+
+    def weigh(self, key: MeasurementKey) -> MeasurementKey:
+        """The measurement as this statistic reads it: unweighted here (see ``weighted``)."""
+        return key

@@ -46,7 +46,7 @@ class Count(Statistic):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One count: of rows, or of the column's values when it may hold missing ones."""
-        return (context.count_for(self.column, imputed=False),)
+        return (self.weigh(context.count_for(self.column, imputed=False)),)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The noisy count, post-processed as asked (clamped, fitted to a total)."""
@@ -77,11 +77,11 @@ class Sum(Statistic):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The plain lattice sum, or the centred sum and the count already measured."""
-        centred = MeasurementKey("centred_sum", self.column)
+        centred = self.weigh(MeasurementKey("centred_sum", self.column))
         if not context.measured(centred):
-            return (MeasurementKey("sum", self.column),)
+            return (self.weigh(MeasurementKey("sum", self.column)),)
         count = context.count_for(self.column, imputed=context.imputed(self.column))
-        return centred, count
+        return centred, self.weigh(count)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The noisy sum in the column's units."""
@@ -158,13 +158,18 @@ def _derived_halfwidth(inputs: Inputs, alpha: float) -> float:
 
 
 def centre_of(part: Part) -> float:
-    """The public centre of a centred sum: the lattice point nearest the bounds' midpoint."""
+    """The public centre of a centred sum: the lattice point nearest the bounds' midpoint.
+
+    A weighted centred sum has its own centre, the midpoint itself.
+    """
+    if part.centre is not None:
+        return part.centre
     assert part.lattice is not None
     return part.lattice.to_real(part.lattice.offset)
 
 
 def mean_from(
-    centred: Part, sums: Aggregate, counts: Aggregate, bounds: tuple[float, float]
+    centred: Part, sums: Aggregate, counts: Aggregate | F64, bounds: tuple[float, float]
 ) -> F64:
     """Post-process noisy centred sums and counts into means: never 0/0, always in bounds.
 
@@ -185,16 +190,15 @@ class Mean(Statistic):
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The centred sum, then the count (of rows when missing values are imputed)."""
         imputed = context.imputed(self.column)
-        return MeasurementKey("centred_sum", self.column), context.count_for(
-            self.column, imputed=imputed
-        )
+        count = context.count_for(self.column, imputed=imputed)
+        return self.weigh(MeasurementKey("centred_sum", self.column)), self.weigh(count)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """See :func:`mean_from`; NaN where the noisy count is below ``min_count``."""
         assert inputs.bounds is not None
         centred = inputs.parts[0]
         assert isinstance(centred, Part)
-        means = mean_from(centred, inputs.noisy[0], inputs.noisy[1], inputs.bounds)
+        means = mean_from(centred, inputs.noisy[0], inputs.counts(1), inputs.bounds)
         return post.hide_small(means, inputs.counts(1))
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:

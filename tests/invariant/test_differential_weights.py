@@ -1,0 +1,126 @@
+"""The release invariant for weighted releases: a frame and its neighbour (issue 15).
+
+As in ``test_differential.py``, whose runner and comparison this reuses: ``D`` and ``D'``
+(``D`` plus one adversarial row; same columns, dtypes and arguments) must raise alike, warn
+alike, and give pre-noise results that differ by at most the charged sensitivity (L1 over
+the released vector; weighted counts are compared like sums, since one row moves them by
+its clipped weight, up to ``W``). The adversarial row carries a hostile *weight* (NaN, ±inf,
+negative, 0, huge, beyond the int64 range, the bound and just above it, missing) in every
+dtype a weight column may take (every release in float64, three in the others), or a
+hostile *value* with an ordinary weight.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from .test_differential import NUMBER_DTYPES, NUMBERS, Case, Release, _column, _compare, _run
+
+BOUNDS = (0.0, 100.0)
+W = {"weights": "w", "weight_bounds": (0.0, 5.0)}
+BASE = 24
+NAMED: dict[str, Any] = {"n": "count", "s": ("x", "sum"), "m": ("x", "mean")}
+
+#: Hostile weights (tried in every dtype that can hold them).
+WEIGHTS: dict[str, Any] = {
+    "NaN": np.nan,
+    "missing": None,
+    "+inf": np.inf,
+    "-inf": -np.inf,
+    "negative": -5.0,
+    "-0": -0.0,
+    "zero": 0.0,
+    "bound": 5.0,
+    "just above bound": float(np.nextafter(5.0, np.inf)),
+    "huge": 1e308,
+    "-huge": -1e308,
+    "2**62": 2**62,
+    "-2**63": -(2**63),
+}
+
+RELEASES: dict[str, tuple[str, Release]] = {
+    "count": ("sum", lambda p: p.dp.count(epsilon=1.0, **W)),
+    "sum": ("sum", lambda p: p.dp.sum("x", bounds=BOUNDS, epsilon=1.0, **W)),
+    "mean": ("stat", lambda p: p.dp.mean("x", bounds=BOUNDS, epsilon=1.0, **W)),
+    "mean ci": ("stat", lambda p: p.dp.mean("x", bounds=BOUNDS, epsilon=1.0, ci=0.9, **W)),
+    "histogram": ("sum", lambda p: p.dp.histogram("x", [0, 10, 50, 100], epsilon=1.0, **W)),
+    "group count": (
+        "sum",
+        lambda p: p.dp.groupby("g", keys=["a", "b"]).count(epsilon=1.0, **W),
+    ),
+    "group sum": (
+        "sum",
+        lambda p: p.dp.groupby("g", keys=["a", "b"]).sum("x", bounds=BOUNDS, epsilon=1.0, **W),
+    ),
+    "group agg ci": (
+        "stat",
+        lambda p: p.dp.groupby("g", keys=["a", "b"]).agg(
+            **NAMED, bounds={"x": BOUNDS}, epsilon=1.0, ci=0.9, relative_error=True, **W
+        ),
+    ),
+    "gaussian sum": (
+        "sum",
+        lambda p: p.dp.sum("x", bounds=BOUNDS, epsilon=1.0, mechanism="gaussian", **W),
+    ),
+}
+
+#: What runs on the other dtypes of the weight column (every release runs on float64).
+CORE = ("count", "histogram", "group agg ci")
+
+
+def _frames(x: list[Any], w: list[Any], dtype_x: str, dtype_w: str) -> Any:
+    """D (the first BASE rows) and D' (one row more), or None when a dtype cannot hold them."""
+    columns = [
+        _column(values, dtype)
+        for values, dtype in ((x[:BASE], dtype_x), (w[:BASE], dtype_w), (x, dtype_x), (w, dtype_w))
+    ]
+    if any(column is None for column in columns):
+        return None
+    before_x, before_w, after_x, after_w = columns
+    if (str(before_x.dtype), str(before_w.dtype)) != (str(after_x.dtype), str(after_w.dtype)):
+        return None
+    groups = ["a", "b"] * (BASE // 2)
+    before = pd.DataFrame({"x": before_x, "w": before_w, "g": groups})
+    return before, pd.DataFrame({"x": after_x, "w": after_w, "g": [*groups, "a"]})
+
+
+def _cases() -> list[Case]:
+    xs = [float(i * 4 % 101) for i in range(BASE)]
+    ws = [float(1 + i % 5) for i in range(BASE)]
+    hostile = [
+        (f"w {name}-{dtype}", [*xs, 50.0], [*ws, value], "float64", dtype)
+        for name, value in WEIGHTS.items()
+        for dtype in NUMBER_DTYPES
+    ]
+    hostile += [
+        (f"x {name}-{dtype}", [*xs, value], [*ws, 5.0], dtype, "float64")
+        for name, value in NUMBERS.items()
+        for dtype in ("float64", "Float64")
+    ]
+    cases = []
+    for label, x, w, dtype_x, dtype_w in hostile:
+        frames = _frames(x, w, dtype_x, dtype_w)
+        if frames is None:
+            continue
+        names = RELEASES if "float64" == dtype_x == dtype_w else CORE
+        for name in names:
+            kind, release = RELEASES[name]
+            cases.append(Case(f"{name}-{label}", kind, release, *frames))
+    return cases
+
+
+ALL = _cases()
+
+
+@pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
+def test_a_weighted_frame_and_its_neighbour_look_alike(case: Case) -> None:
+    _compare(case, _run(case.before, case.release), _run(case.after, case.release))
+
+
+def test_the_weighted_catalogue_is_wide() -> None:
+    assert len(ALL) >= 300, len(ALL)
+    assert {c.name.split("-", 1)[0] for c in ALL} == set(RELEASES)
