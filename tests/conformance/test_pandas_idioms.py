@@ -15,10 +15,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from .idioms import IDIOMS, KEYS, Idiom
+from .idioms import IDIOMS, KEYS, QUANTILE, Idiom
 
-KEY_DTYPES = ["object", "string", "category"]
-VALUE_DTYPES = ["float64", "Float64", "float32"]
+KEY_DTYPES = ["object", "string[pyarrow]", "category"]
+VALUE_DTYPES = ["float64", "Float64", "float32", "Int64"]
 
 
 def frame(key_dtype: str, value_dtype: str, rows: int = 1_800) -> pd.DataFrame:
@@ -31,6 +31,8 @@ def frame(key_dtype: str, value_dtype: str, rows: int = 1_800) -> pd.DataFrame:
             "y": np.where(gen.random(rows) < 0.05, np.nan, gen.uniform(0, 100, rows)),
         }
     )
+    if pd.api.types.is_integer_dtype(pd.api.types.pandas_dtype(value_dtype)):
+        df["x"] = df["x"].round()
     if key_dtype == "category":
         return df.astype({"g": pd.CategoricalDtype(KEYS), "x": value_dtype})
     return df.astype({"g": key_dtype, "k": key_dtype, "x": value_dtype})
@@ -82,7 +84,12 @@ def test_idiom_conforms_to_pandas(name: str, key_dtype: str, value_dtype: str) -
     idiom: Idiom = IDIOMS[name]
     df = frame(key_dtype, value_dtype)
     priv = df.dp.protect(epsilon=1e6)
-    assert_conforms(idiom.dp(priv), idiom.pandas(df), idiom.tolerance)
+    tolerance = idiom.tolerance
+    if tolerance == QUANTILE and value_dtype == "Int64":
+        # Integer data: ranks are flat between two integers, so the chosen grid edge may lie
+        # anywhere in a unit-wide run where pandas interpolates; one unit more.
+        tolerance += 1.0
+    assert_conforms(idiom.dp(priv), idiom.pandas(df), tolerance)
 
 
 DASK_IDIOMS = [name for name, idiom in IDIOMS.items() if idiom.dask]
@@ -102,5 +109,5 @@ def test_idiom_conforms_on_dask(name: str) -> None:
 
 def test_the_suite_covers_what_it_says() -> None:
     # Reported in the closing note; a change here is a change in coverage.
-    assert len(IDIOMS) * len(KEY_DTYPES) * len(VALUE_DTYPES) >= 300
+    assert len(IDIOMS) * len(KEY_DTYPES) * len(VALUE_DTYPES) >= 440
     assert len(DASK_IDIOMS) >= 20

@@ -21,6 +21,7 @@ from pandas_dp.api.keys import parse_by
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, Target, plan, resolve, validate
+from pandas_dp.api.release.finish import released
 from pandas_dp.api.release.types import PlannedOutput, Request
 from pandas_dp.api.statistics import Count, Statistic, statistic_class
 from pandas_dp.api.statistics.postprocess import PostProcess
@@ -88,7 +89,7 @@ def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layo
         blocks: list[np.ndarray] = []
         margin_row = margin_col = layout.margins
         for out in outputs:
-            cells = out.stat.value(out.inputs(noisy), post).reshape(shape)
+            cells = released(out, noisy, post, request.integral_columns).reshape(shape)
             if layout.normalize is not None:
                 cells, margin_row, margin_col = _normalized(cells, layout)
             elif layout.margins:

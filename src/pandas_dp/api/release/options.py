@@ -14,6 +14,9 @@ from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import Any, Literal
 
+import pandas as pd
+from pandas.api import types as ptypes
+
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.weighted import Weights
 from pandas_dp.api.release.types import Request, Target
@@ -138,6 +141,7 @@ def validate(
         priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
         relative_error=_relative_error(relative_error, confidence), weights=parsed_weights,
         count_quantiles=min_count is not None and grouping is not None and post.min_count > 0,
+        integral_columns=_integral_columns(target, parsed_bounds, fills),
     )  # fmt: skip
 
 
@@ -187,6 +191,31 @@ def parse_weight_bounds(weight_bounds: Any) -> tuple[float, float]:
             "shift or drop negative weights on a copy first if they are errors"
         )
     return lower, upper
+
+
+def _integral_columns(
+    target: Target,
+    bounds: Mapping[Hashable, tuple[float, float]],
+    fills: Mapping[Hashable, float | None],
+) -> frozenset[Hashable]:
+    """Columns of an integer or boolean dtype whose bounds (and fill value) are integers.
+
+    Their sums are whole numbers before the noise, so they are released as integers, as
+    pandas sums them (public: dtypes and arguments only).
+    """
+    dtypes: dict[Hashable, Any] = dict(target.engine.dtypes(target.data).items())
+    whole = []
+    for column, (lower, upper) in bounds.items():
+        dtype = dtypes[column]
+        fill = fills.get(column)
+        numbers = [lower, upper] + ([] if fill is None else [fill])
+        if (
+            (ptypes.is_integer_dtype(dtype) or ptypes.is_bool_dtype(dtype))
+            and not isinstance(dtype, pd.CategoricalDtype)
+            and all(float(n).is_integer() for n in numbers)
+        ):
+            whole.append(column)
+    return frozenset(whole)
 
 
 def _relative_error(relative_error: Any, confidence: float | None) -> bool:

@@ -77,6 +77,8 @@ class Request:
     relative_error: bool = False
     #: Grouped quantiles measure their groups' counts (``min_count`` given): NaN where empty.
     count_quantiles: bool = False
+    #: Integer columns with integer bounds (and fill): their sums are released as integers.
+    integral_columns: frozenset[Hashable] = frozenset()
     #: Row weights (``weights=``): every count, sum and mean of the release is weighted.
     weights: Weights | None = None
 
