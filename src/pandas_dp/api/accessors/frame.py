@@ -210,9 +210,10 @@ class FrameReleases(FrameTables[NumberT, EstimateT], FrameStatistics[NumberT, Es
 
         Returns
         -------
-        float or Estimate
+        float, int or Estimate
             A multiple of the lattice step ``g`` (a power of two chosen from the bounds and
-            ε only).
+            ε only); an ``int`` for an integer or boolean column with integer bounds, as
+            pandas sums it (the noisy sum rounded: free post-processing).
 
         Notes
         -----
