@@ -13,6 +13,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import pandas_dp
 from pandas_dp.errors import DPValueError
@@ -130,3 +131,16 @@ def test_registered_for_agg_and_preview():
     assert table["n"].dtype == np.int64
     preview = priv.dp.preview.groupby("g", keys=KEYS)["x"].nunique(epsilon=0.5)
     assert isinstance(preview, pandas_dp.Preview)
+
+
+@pytest.mark.statistical
+def test_released_noise_is_discrete_laplace_through_the_public_api(protect_seeded):
+    # 1,000 real releases at ε = 1 on a frame with 5 distinct values: the noise has the exact
+    # discrete Laplace law of scale 1 (χ², p > 1e-6; bins -3..3 and the tails |z| >= 4).
+    priv = protect_seeded(pd.DataFrame({"v": list("abcde") * 20}), seed=21, epsilon=1_001)
+    released = np.array([priv["v"].dp.nunique(epsilon=1.0) for _ in range(1_000)]) - 5
+    q = np.exp(-1.0)
+    pmf = [(1 - q) / (1 + q) * q ** abs(z) for z in range(-3, 4)]
+    tail = q**4 / (1 + q)
+    counts = np.bincount(np.clip(released, -4, 4) + 4, minlength=9)
+    assert stats.chisquare(counts, 1_000 * np.array([tail, *pmf, tail])).pvalue > 1e-6
