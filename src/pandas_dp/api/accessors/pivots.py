@@ -14,7 +14,7 @@ from pandas_dp.api.release.arguments import EstimateT, Keys, NumberT, RatioArgs
 from pandas_dp.api.statistics.postprocess import PostProcess
 
 
-class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
+class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
     """Cross tabulations and pivot tables over public row and column keys."""
 
     _obj: pd.DataFrame
