@@ -14,8 +14,8 @@ from typing import Any, Literal, Unpack, overload
 import pandas as pd
 
 from pandas_dp.api.accessors.frame_statistics import FrameStatistics
-from pandas_dp.api.accessors.protection import FrameProtection
 from pandas_dp.api.accessors.pivots import FramePivots
+from pandas_dp.api.accessors.protection import FrameProtection
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
