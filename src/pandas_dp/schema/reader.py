@@ -56,14 +56,15 @@ class SchemaRules:
 def _as_schema(schema: Any) -> Any:
     pandera = require("pandera.pandas", "pandera")
     if isinstance(schema, str) and "\n" in schema:  # YAML text, e.g. from schema.to_yaml()
-        return pandera.DataFrameSchema.from_yaml(schema)
+        return pandera.DataFrameSchema.from_yaml(_only_builtin_checks(schema))
     if isinstance(schema, str | Path):
         if not Path(schema).is_file():
             raise DPValueError(
                 f"schema file {str(schema)!r} not found; pass the path of a pandera YAML "
                 "schema, its YAML text, a DataFrameSchema or a DataFrameModel class"
             )
-        return pandera.DataFrameSchema.from_yaml(Path(schema))
+        text = Path(schema).read_text(encoding="utf-8")
+        return pandera.DataFrameSchema.from_yaml(_only_builtin_checks(text))
     if isinstance(schema, type) and hasattr(schema, "to_schema"):
         return schema.to_schema()
     if isinstance(schema, pandera.DataFrameSchema):
@@ -72,6 +73,65 @@ def _as_schema(schema: Any) -> Any:
         "schema must be a pandera DataFrameModel class, a DataFrameSchema, or the path of a "
         f"schema YAML file; got {type(schema).__name__}"
     )
+
+
+#: The checks a schema YAML may name. pandera turns a check's name into a method of its
+#: ``Check`` class with ``getattr``, so a hostile file (a release spec's schema is written by
+#: someone else) could otherwise call any classmethod; these are the documented built-ins.
+BUILTIN_CHECKS = frozenset(
+    [
+        "eq", "equal_to", "ne", "not_equal_to", "gt",
+        "greater_than", "ge", "greater_than_or_equal_to", "lt", "less_than",
+        "le", "less_than_or_equal_to", "in_range", "between", "isin",
+        "notin", "str_matches", "str_contains", "str_startswith", "str_endswith",
+        "str_length", "unique_values_eq",
+    ]
+)  # fmt: skip
+#: The keys of a column (or index) entry that are not checks.
+_FIELDS = frozenset(
+    [
+        "dtype", "nullable", "unique", "coerce", "required", "regex",
+        "description", "title", "default", "report_duplicates", "drop_invalid_rows", "name",
+        "checks", "metadata", "parsers",
+    ]
+)  # fmt: skip
+
+
+def _only_builtin_checks(text: str) -> str:
+    """``text`` unchanged, after checking that every check it names is a built-in one."""
+    yaml = require("yaml", "yaml")
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise DPValueError(f"the schema is not valid YAML: {error}") from None
+    names: list[Any] = []
+    if isinstance(loaded, dict):
+        names += _check_names(loaded.get("checks"))
+        entries = list((loaded.get("columns") or {}).values())
+        index = loaded.get("index") or []
+        entries += index if isinstance(index, list) else [index]
+        for entry in entries:
+            if isinstance(entry, dict):
+                names += [key for key in entry if key not in _FIELDS]
+                names += _check_names(entry.get("checks"))
+    unknown = sorted({str(name) for name in names if name not in BUILTIN_CHECKS})
+    if unknown:
+        raise DPValueError(
+            f"the schema names checks that are not pandera built-ins: {unknown}; only "
+            f"{sorted(BUILTIN_CHECKS)} are read from YAML"
+        )
+    return text
+
+
+def _check_names(checks: Any) -> list[Any]:
+    if isinstance(checks, dict):
+        return list(checks)
+    if isinstance(checks, list):
+        return [
+            (item.get("options") or {}).get("check_name") if isinstance(item, dict) else item
+            for item in checks
+        ]
+    return []
 
 
 def _bounds(column: Hashable, checks: list[Any]) -> tuple[tuple[float, float] | None, str]:
