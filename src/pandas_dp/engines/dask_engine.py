@@ -38,6 +38,7 @@ from pandas_dp.engines.plan import (
     ClippedSum,
     Engine,
     Grouping,
+    JointCounts,
     Measure,
     NonNull,
 )
@@ -65,6 +66,8 @@ def _columns(
     for measure in measures:
         if isinstance(measure, NonNull | ClippedSum | ClippedSquares | CellCounts):
             needed.append(measure.column)
+        elif isinstance(measure, JointCounts):
+            needed.extend(axis.column for axis in (*measure.axes, *measure.within))
     return list(dict.fromkeys(needed))
 
 

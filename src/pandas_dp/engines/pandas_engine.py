@@ -14,23 +14,32 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding, keep_mask
+from pandas_dp.engines.cells import (
+    axis_codes,
+    binned_codes,
+    cell_codes,
+    cell_counts,
+    joint_codes,
+    numeric_values,
+)
 from pandas_dp.engines.codes import observed_codes, public_codes
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
-    Binning,
+    Axis,
     CellCounts,
     ClippedSquares,
     ClippedSum,
     Engine,
     Grouping,
+    JointCounts,
     Measure,
     NonNull,
     Rows,
@@ -45,13 +54,6 @@ MAX_ROW_UNITS = 1 << 37
 #: Rows per int64 partial sum when rows are within ``MAX_ROW_UNITS``.
 INT64_EXACT_ROWS = 1 << 26
 INT64_MAX = (1 << 63) - 1
-
-
-def numeric_values(column: pd.Series) -> F64:
-    """The column as float64 with NaN for missing values (bool becomes 0/1)."""
-    if isinstance(column.dtype, np.dtype) and column.dtype.kind == "f":
-        return np.asarray(column.to_numpy(), dtype=np.float64)
-    return np.asarray(column.to_numpy(dtype=np.float64, na_value=np.nan))
 
 
 def lattice_values(values: F64, measure: ClippedSum) -> I64:
@@ -101,24 +103,6 @@ def square_values(values: F64, measure: ClippedSquares) -> I64:
     return units
 
 
-def cell_codes(values: F64, measure: CellCounts) -> I64:
-    """The grid cell of each value, or -1 for missing values."""
-    width = (measure.upper - measure.lower) / measure.cells
-    with np.errstate(all="ignore"):
-        position = np.floor((np.clip(values, measure.lower, measure.upper) - measure.lower) / width)
-        np.clip(position, 0, measure.cells - 1, out=position)
-        position[np.isnan(position)] = -1
-        return position.astype(np.int64)
-
-
-def _cell_counts(bins: I64 | None, groups: int, cells: I64, count: int) -> Aggregate:
-    """A (groups, cells) matrix of counts; ``bins`` 0 and cell -1 are dropped."""
-    group = np.zeros(cells.size, dtype=np.int64) if bins is None else bins - 1
-    keep = (group >= 0) & (cells >= 0)
-    flat = np.bincount(group[keep] * count + cells[keep], minlength=groups * count)
-    return flat.reshape(groups, count).astype(np.int64)
-
-
 def row_bound(measure: ClippedSum | ClippedSquares) -> int:
     """The largest magnitude one row contributes, in lattice units (public: from the measure)."""
     if isinstance(measure, ClippedSquares):
@@ -164,27 +148,10 @@ def _grouped_total(bins: I64, units: I64, groups: int, bound: int) -> Aggregate:
     return np.array(totals, dtype=object)
 
 
-def _binned_codes(column: pd.Series, binning: Binning) -> I64:
-    """Bin index of each row (-1 when dropped), following :class:`Binning`'s rules."""
-    x = numeric_values(column)
-    edges = np.asarray(binning.edges, dtype=np.float64)
-    bins = len(edges) - 1
-    side: Literal["left", "right"] = "left" if binning.right else "right"
-    codes = np.searchsorted(edges, x, side=side).astype(np.int64) - 1
-    if binning.include_lowest and binning.right:
-        codes[x == edges[0]] = 0
-    if binning.clip:
-        codes = np.clip(codes, 0, bins - 1)
-    else:
-        codes[(codes < 0) | (codes >= bins)] = -1
-    codes[np.isnan(x)] = -1
-    return np.asarray(codes, dtype=np.int64)
-
-
 def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, I64]:
     if grouping.binning is not None:
         assert grouping.keys is not None, "binned groupings come with their intervals"
-        return grouping.keys, _binned_codes(frame[grouping.by[0]], grouping.binning)
+        return grouping.keys, binned_codes(frame[grouping.by[0]], grouping.binning)
     if grouping.keys is None:
         return observed_codes(frame, grouping.by)
     return grouping.keys, public_codes(frame, grouping.by, grouping.keys)
@@ -216,14 +183,22 @@ def _count(bins: I64 | None, groups: int, rows: int | npt.NDArray[np.bool_]) -> 
     return np.bincount(bins, minlength=groups + 1)[1:].astype(np.int64)
 
 
-def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: int) -> Aggregate:
+def _measure(
+    frame: pd.DataFrame,
+    measure: Measure,
+    bins: I64 | None,
+    groups: int,
+    codes: Callable[[Axis], I64],
+) -> Aggregate:
+    if isinstance(measure, JointCounts):
+        return cell_counts(bins, groups, joint_codes(frame, measure, codes), measure.cells)
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):
         return _count(bins, groups, frame[measure.column].notna().to_numpy())
     values = numeric_values(frame[measure.column])
     if isinstance(measure, CellCounts):
-        return _cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
+        return cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
     if isinstance(measure, ClippedSquares):
         units = square_values(values, measure)
     else:
@@ -257,11 +232,19 @@ def aggregate_frame(
     groups = 1 if keys is None else len(keys)
     bins = None if codes is None else codes + 1
     cache: dict[Measure, Aggregate] = {}
+    axes: dict[Axis, I64] = {}  # one hash pass per column of the contingency tables
+
+    def codes_of(axis: Axis) -> I64:
+        if axis not in axes:
+            axes[axis] = axis_codes(frame, axis)
+        return axes[axis]
 
     def measured(measure: Measure) -> Aggregate:
         if measure not in cache:
             shared = _shared(measure, measured)
-            cache[measure] = _measure(frame, measure, bins, groups) if shared is None else shared
+            if shared is None:
+                shared = _measure(frame, measure, bins, groups, codes_of)
+            cache[measure] = shared
         return cache[measure]
 
     return Aggregates(keys, [measured(m) for m in measures])

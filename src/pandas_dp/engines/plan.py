@@ -7,6 +7,7 @@ noise and never see the accountant.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -83,9 +84,6 @@ class CellCounts:
     cells: int
 
 
-Measure = Rows | NonNull | ClippedSum | ClippedSquares | CellCounts
-
-
 @dataclass(frozen=True)
 class Binning:
     """Histogram bins over one numeric column, with public edges.
@@ -100,6 +98,46 @@ class Binning:
     right: bool = True
     include_lowest: bool = False
     clip: bool = False
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One column of a contingency table: its public ``keys``, or its public ``binning``.
+
+    A row's value is matched to the keys by value (or cut into the bins); a value that
+    matches none, or is missing, puts the row outside the table.
+    """
+
+    column: Hashable
+    keys: tuple[Any, ...]
+    binning: Binning | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of keys (or bins)."""
+        return len(self.keys) if self.binning is None else len(self.binning.edges) - 1
+
+
+@dataclass(frozen=True)
+class JointCounts:
+    """Rows in each cell of the cross product of ``axes`` (a contingency table).
+
+    The result has one row per group and one column per cell, cells in C order (the last
+    axis varies fastest); rows outside any axis, or outside any of the ``within`` axes, are
+    not counted (so that several tables count the same rows). Its size is the product of
+    the axes' sizes, which the caller keeps public and bounded.
+    """
+
+    axes: tuple[Axis, ...]
+    within: tuple[Axis, ...] = ()
+
+    @property
+    def cells(self) -> int:
+        """The number of cells."""
+        return math.prod(axis.size for axis in self.axes)
+
+
+Measure = Rows | NonNull | ClippedSum | ClippedSquares | CellCounts | JointCounts
 
 
 @dataclass(frozen=True)
