@@ -180,6 +180,12 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
             p.dp.tables([["k", "g"], ["g"]], keys={"k": KEY_SET, "g": ["a", "b"]}, epsilon=1.0)
         ),
     ),
+    "synthesize": (  # random rows: compared by type, shape and dtypes
+        "choice",
+        lambda p: p.dp.synthesize(
+            ["k", "g"], keys={"k": KEY_SET, "g": ["a", "b"]}, epsilon=1.0, rows=40
+        ),
+    ),
     "hierarchy": (  # consistent counts are post-processed: compared as statistics
         "stat",
         lambda p: p.dp.hierarchy(["g", "k"], keys={"a": KEY_SET, "b": KEY_SET}).count(epsilon=1.0),

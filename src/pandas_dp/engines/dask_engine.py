@@ -39,6 +39,7 @@ from pandas_dp.engines.plan import (
     Engine,
     Grouping,
     JointCounts,
+    ManyTables,
     Measure,
     NonNull,
 )
@@ -66,8 +67,9 @@ def _columns(
     for measure in measures:
         if isinstance(measure, NonNull | ClippedSum | ClippedSquares | CellCounts):
             needed.append(measure.column)
-        elif isinstance(measure, JointCounts):
-            needed.extend(axis.column for axis in (*measure.axes, *measure.within))
+        elif isinstance(measure, JointCounts | ManyTables):
+            tables = measure.tables if isinstance(measure, ManyTables) else (measure,)
+            needed.extend(axis.column for t in tables for axis in (*t.axes, *t.within))
     return list(dict.fromkeys(needed))
 
 

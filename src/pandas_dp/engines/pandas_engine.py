@@ -40,6 +40,7 @@ from pandas_dp.engines.plan import (
     Engine,
     Grouping,
     JointCounts,
+    ManyTables,
     Measure,
     NonNull,
     Rows,
@@ -192,6 +193,10 @@ def _measure(
 ) -> Aggregate:
     if isinstance(measure, JointCounts):
         return cell_counts(bins, groups, joint_codes(frame, measure, codes), measure.cells)
+    if isinstance(measure, ManyTables):
+        counts = [_measure(frame, table, bins, groups, codes) for table in measure.tables]
+        together = np.concatenate(counts, axis=1) if counts else np.zeros((groups, 0))
+        return np.asarray(together, dtype=np.int64)
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):

@@ -137,7 +137,17 @@ class JointCounts:
         return math.prod(axis.size for axis in self.axes)
 
 
-Measure = Rows | NonNull | ClippedSum | ClippedSquares | CellCounts | JointCounts
+@dataclass(frozen=True)
+class ManyTables:
+    """Several contingency tables counted in one pass, their cells side by side.
+
+    One row per group; the columns are the cells of ``tables[0]``, then of ``tables[1]``, ...
+    """
+
+    tables: tuple[JointCounts, ...]
+
+
+Measure = Rows | NonNull | ClippedSum | ClippedSquares | CellCounts | JointCounts | ManyTables
 
 
 @dataclass(frozen=True)

@@ -73,3 +73,25 @@ def _marginals(inputs: Inputs) -> list[MarginalPart]:
     parts = [p for p in inputs.parts if isinstance(p, MarginalPart)]
     assert len(parts) == len(inputs.parts)
     return parts
+
+
+@dataclass(frozen=True)
+class Synthetic(Statistic):
+    """Synthetic rows: they read every measurement of the release (``keys``).
+
+    Their error depends on the tree chosen from the data, so a preview reports none (NaN);
+    the one-way tables' rows of the same preview give those marginals' errors.
+    """
+
+    keys: tuple[MeasurementKey, ...] = ()
+
+    how: ClassVar[str] = "synthetic"
+    reads_values: ClassVar[bool] = False
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """Every measurement of the release."""
+        return self.keys
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """Not a number: the rows come from the release's own post-processing."""
+        return np.full(1, np.nan)
