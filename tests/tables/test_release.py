@@ -137,3 +137,17 @@ def exact_marginal(people, part):
     positions = part.home
     home = counts.reshape(sizes)
     return marginalize(home, positions, part.clique).reshape(-1)
+
+
+def test_a_ledger_file_keeps_the_released_tables(people, options, tmp_path):
+    from pandas_dp.accounting.ledger_file import read_ledger
+    from pandas_dp.api.outputs import output_from_json
+
+    path = tmp_path / "ledger.jsonl"
+    priv = people.dp.protect(epsilon=2.0, delta=1e-6, ledger=path)
+    tables = priv.dp.tables(WORKLOAD, **options, epsilon=1.0)
+    _, entries = read_ledger(path)
+    back = output_from_json(entries[0].output)
+    assert list(back) == list(tables)
+    for key, table in tables.items():
+        assert back[key].to_numpy() == pytest.approx(table.to_numpy())
