@@ -16,6 +16,7 @@ from scipy import special
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.marginals import MarginalPart
 from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import Clique, residual_variances, table_variance
 from pandas_dp.mechanisms.reconstruction import consistent_tables
 
@@ -53,14 +54,19 @@ class Table(Statistic):
         return tables[self.clique].reshape(-1)
 
     def preview_error(self, inputs: Inputs, alpha: float) -> float:
-        """Half-width of a ``1 - alpha`` normal interval of each cell's least-squares estimate.
+        """Half-width of a ``1 - alpha`` interval of each cell's least-squares estimate.
 
-        The estimate is a weighted sum of many independent discrete Gaussian variates, each
-        cell's with the same variance (:func:`~pandas_dp.mechanisms.marginals.
-        table_variance`); clamping at zero only moves estimates closer to counts that cannot
-        be negative.
+        The estimate is a weighted sum of independent noise variates, each cell's with the
+        same variance (:func:`~pandas_dp.mechanisms.marginals.table_variance`). With Gaussian
+        noise the sum is Gaussian: ``z_{1-α/2}`` standard deviations. With Laplace noise it
+        lies between a Gaussian and a single Laplace variate of that variance, so the larger
+        of their quantiles is given (``ln(1/α)/√2`` standard deviations: 2.12 at 95%, not
+        1.96). Clamping at zero only moves estimates closer to counts that cannot be negative.
         """
-        return float(special.ndtri(1 - alpha / 2)) * self.rmse(inputs)
+        spread = float(special.ndtri(1 - alpha / 2))
+        if any(isinstance(p.mechanism, DiscreteLaplace) for p in _marginals(inputs)):
+            spread = max(spread, float(np.log(1 / alpha) / np.sqrt(2)))
+        return spread * self.rmse(inputs)
 
     def rmse(self, inputs: Inputs) -> float:
         """The root mean squared error of each cell's least-squares estimate."""
