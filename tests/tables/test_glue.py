@@ -215,3 +215,15 @@ def test_keys_from_the_schema(people, protect_seeded, noise, reference):
     assert list(got.columns) == ["north", "south", "east"]
     assert "from the schema" in priv.dp.session.releases[0].note
     assert isinstance(got, pd.DataFrame)
+
+
+@pytest.mark.parametrize("accounting", ["basic", "advanced", "zcdp", "pld"])
+def test_every_accountant_charges_the_joint_gaussian_release(protect_seeded, noise, accounting):
+    """The release is (ε, δ) as a whole; tighter accountants may charge less, never more."""
+    frame, workload, keys = pairs_frame()
+    priv = protect_seeded(frame, epsilon=2.0, delta=2e-6, accounting=accounting)
+    with noise(priv):
+        priv.dp.tables(workload, keys=keys, epsilon=1.0)
+    spent = priv.dp.session.spent
+    assert spent.epsilon <= 1
+    assert spent.delta <= Fraction(1, 10**6)
