@@ -155,3 +155,16 @@ def test_preview_charges_nothing(options, protect_seeded):
     assert priv.dp.session.releases == ()
     assert list(preview.table.index) == [*(str((c,)) for c in COLUMNS), "synthetic rows"]
     assert preview.epsilon == pytest.approx(1.0)
+
+
+def test_columns_named_like_the_tree_keep_their_own_marginals(options, protect_seeded, noise):
+    frame = dependent().rename(columns={"region": "tree", "tenure": "tree pair 1"})
+    keys = {"sex": [0, 1], "tree": options["keys"]["region"], "tree pair 1": ["own", "rent"]}
+    priv = protect_seeded(frame, epsilon=3.0, delta=1e-6)
+    with noise(priv):
+        synth = priv.dp.synthesize(["sex", "tree", "tree pair 1"], keys=keys, epsilon=1.0)
+    labels = [m.label for m in priv.dp.session.releases[0].measurements]
+    assert labels.count("marginal(tree)") == 1
+    assert labels.count("tree") == 1
+    assert len(labels) == 3 + 1 + 2
+    assert set(synth["tree"]) <= set(keys["tree"])

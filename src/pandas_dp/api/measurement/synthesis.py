@@ -49,7 +49,8 @@ from pandas_dp.mechanisms.tree_model import SCORE_STEPS, independence_scores, jo
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
 
-TREE = MeasurementKey("marginal", ("tree",))
+#: The tree's key; ``level`` sets it (and the pairs' keys) apart from any column's marginal.
+TREE = MeasurementKey("marginal", ("tree",), level=0)
 
 
 def pair_tables(exact: Aggregate, pairs: Sequence[Clique], sizes: Sequence[int]) -> list[Any]:
@@ -162,7 +163,7 @@ def mst_parts(
         oneway=oneway, sizes=sizes,
     )  # fmt: skip
     for r in range(rounds):
-        key = MeasurementKey("marginal", (f"tree pair {r + 1}",))
+        key = MeasurementKey("marginal", (f"tree pair {r + 1}",), level=r + 1)
         share = Fraction(1, 2 * rounds)
         noise, record = _noise(
             key.label, marginals * share, delta and delta * share,
