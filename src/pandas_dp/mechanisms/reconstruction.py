@@ -78,10 +78,18 @@ def assemble(clique: Clique, parts: Mapping[Clique, F64], sizes: Sequence[int]) 
     return out
 
 
-def project(tables: Mapping[Clique, F64], sizes: Sequence[int]) -> dict[Clique, F64]:
-    """The nearest consistent tables (Euclidean norm over all cells of all tables)."""
+def project(
+    tables: Mapping[Clique, F64], sizes: Sequence[int], *, total: bool = True
+) -> dict[Clique, F64]:
+    """The nearest consistent tables (Euclidean norm over all cells of all tables).
+
+    With ``total=False``, the nearest consistent tables that sum to zero: the projection on
+    the directions that keep a total unchanged.
+    """
     equal = dict.fromkeys(tables, 1.0)
     parts = residuals(tables, equal, sizes)
+    if not total:
+        parts[()] = np.zeros_like(parts[()])
     return {a: assemble(a, parts, sizes) for a in tables}
 
 
@@ -111,19 +119,24 @@ def _positive_point(tables: Mapping[Clique, F64], sizes: Sequence[int]) -> dict[
 def nonnegative(tables: Mapping[Clique, F64], sizes: Sequence[int]) -> dict[Clique, F64]:
     """Consistent, non-negative tables near the consistent ``tables`` (see the module notes).
 
-    The nearest consistent non-negative tables solve ``min ½‖t - z‖²`` over consistent
-    ``t >= 0``; its dual, over multipliers ``μ >= 0``, has ``t(μ) = z + P(μ)`` (``P`` the
-    projection on consistent tables, of norm 1) and is maximised by accelerated projected
-    gradient (FISTA, Beck & Teboulle 2009; step 1): ``μ ← max(0, μ - t(μ))``. Every iterate
-    ``t(μ)`` is consistent; the remaining negativity is mixed away (module notes).
+    The total is kept: it is the least-squares estimate's (0 if that is negative), an
+    unbiased estimate that clamping cells at zero would otherwise inflate. The nearest
+    consistent non-negative tables with that total solve ``min ½‖t - z‖²``; the dual, over
+    multipliers ``μ >= 0``, has ``t(μ) = z + P(μ)`` (``P`` the projection on consistent
+    tables that sum to zero, of norm 1) and is maximised by accelerated projected gradient
+    (FISTA, Beck & Teboulle 2009; step 1): ``μ ← max(0, μ - t(μ))``. Every iterate ``t(μ)``
+    is consistent with that total; the remaining negativity is mixed away (module notes).
     """
     z = {a: np.array(t, dtype=np.float64) for a, t in tables.items()}
     first = next(iter(z))
+    deficit = -min(float(z[first].sum()), 0.0)
+    if deficit:  # a negative total: raised to 0 evenly over every cell (consistently)
+        z = {a: t + deficit / t.size for a, t in z.items()}
     tolerance = TOLERANCE * max(abs(float(z[first].sum())), 1.0)
     mu = {a: np.zeros_like(v) for a, v in z.items()}
     ahead, momentum, t = mu, 1.0, z
     for _ in range(ITERATIONS):
-        shift = project(ahead, sizes)
+        shift = project(ahead, sizes, total=False)
         t = {a: z[a] + shift[a] for a in z}
         if min(float(v.min()) for v in t.values()) >= -tolerance:
             break

@@ -11,7 +11,8 @@ one-way and pair marginals define:
 
 On a tree, marginals that agree on their shared attributes are always the marginals of that
 one distribution, so the consistent tables of :mod:`.reconstruction` define it exactly.
-Sampling goes from the first attribute down the tree: each attribute given its parent.
+Rows are generated from the first attribute down the tree, each attribute given its parent,
+by randomized rounding of the expected counts.
 Everything here is pure numpy and total.
 """
 
@@ -126,8 +127,25 @@ def _conditionals(joint: F64, margin: F64) -> F64:
 
 
 def _draw(gen: np.random.Generator, probabilities: F64, rows: int) -> np.ndarray:
-    """``rows`` categories drawn from ``probabilities`` (by inverse CDF)."""
-    cumulative = np.cumsum(probabilities)
-    cumulative /= cumulative[-1]
-    picks = np.searchsorted(cumulative, gen.random(rows), side="right")
-    return np.minimum(picks, probabilities.size - 1).astype(np.int64)
+    """``rows`` categories in random order, by randomized rounding of ``probabilities``.
+
+    Each category gets its expected count ``rows · p`` rounded down, and the rows left over
+    go to distinct categories chosen with probability in proportion to the fractions cut off
+    (so each count is its expectation rounded up or down): far less sampling noise than
+    independent draws, as Private-PGM's synthetic data does.
+    """
+    expected = probabilities / probabilities.sum() * rows
+    counts = np.floor(expected).astype(np.int64)
+    short = rows - int(counts.sum())
+    fractions = np.clip(expected - counts, 0.0, None)
+    positive = int(np.count_nonzero(fractions))
+    if short > 0 and positive:
+        chosen = gen.choice(
+            probabilities.size, size=min(short, positive), replace=False,
+            p=fractions / fractions.sum(),
+        )  # fmt: skip
+        counts[chosen] += 1
+    counts[int(np.argmax(expected))] += rows - int(counts.sum())  # float rounding, if any
+    values = np.repeat(np.arange(probabilities.size, dtype=np.int64), counts)
+    gen.shuffle(values)
+    return values

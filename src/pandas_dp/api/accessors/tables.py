@@ -177,7 +177,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
 
         *Post-processing* (free): consistent non-negative marginals as in :meth:`tables`,
         then rows drawn from the tree model they define (each column given its parent in the
-        tree), with randomness from the session's generator.
+        tree, counts by randomized rounding), with randomness from the session's generator.
 
         Examples
         --------
