@@ -30,6 +30,7 @@ import bench_mean
 import bench_queries
 import bench_sampler
 import bench_statistics
+import bench_tables
 
 
 def main() -> None:
@@ -55,6 +56,7 @@ def main() -> None:
         bench_accounting.run(),
         bench_statistics.run([n // scale for n in bench_statistics.SIZES]),
         bench_accuracy.run(max(2, bench_accuracy.REPEATS // scale)),
+        bench_tables.run(bench_tables.ROWS // scale, trials=1 if args.quick else 3),
     ]
     if args.dask:
         sections.append(bench_dask.run(bench_dask.ROWS // scale))

@@ -160,6 +160,20 @@ QUERIES = [
         ),
     ),
     Query("epsilon_for", lambda p: p.dp.epsilon_for("sum", error=500, bounds=(0, 500))),
+    Query(
+        "tables",
+        lambda p: pd.concat(
+            [
+                t.stack(future_stack=True) if isinstance(t, pd.DataFrame) else t
+                for t in p.dp.tables(
+                    [["country", "device"], ["device", "age"]],
+                    keys={"country": COUNTRIES, "device": DEVICES},
+                    bins={"age": [0, 30, 60, 120]},
+                    epsilon=1,
+                ).values()
+            ]
+        ),
+    ),
 ]
 
 

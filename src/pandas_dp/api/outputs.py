@@ -43,7 +43,16 @@ def _plain(value: Any) -> Any:
 
 
 def output_to_json(result: Any) -> dict[str, Any]:
-    """``{"type": "scalar" | "estimate" | "series" | "frame" | "list", ...}``."""
+    """``{"type": "scalar" | "estimate" | "series" | "frame" | "list" | "tables", ...}``.
+
+    ``"tables"`` is a dict of Series and frames (``dp.tables``): a list of ``[key, table]``
+    pairs, each key the list of its columns' names.
+    """
+    if isinstance(result, dict):
+        return {
+            "type": "tables",
+            "value": [[_plain(key), output_to_json(table)] for key, table in result.items()],
+        }
     if isinstance(result, Estimate):
         return {
             "type": "estimate",
@@ -69,6 +78,8 @@ def output_to_json(result: Any) -> dict[str, Any]:
 def output_from_json(data: dict[str, Any]) -> Any:
     """Rebuild a released value; keys come back as their JSON form (text for intervals)."""
     kind = data["type"]
+    if kind == "tables":
+        return {tuple(key): output_from_json(table) for key, table in data["value"]}
     if kind == "estimate":
         return Estimate(data["value"], data["lower"], data["upper"], data["confidence"])
     if kind in ("scalar", "list"):

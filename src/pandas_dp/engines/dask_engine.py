@@ -36,8 +36,11 @@ from pandas_dp.engines.plan import (
     CellCounts,
     ClippedSquares,
     ClippedSum,
+    Distinct,
     Engine,
     Grouping,
+    JointCounts,
+    ManyTables,
     Measure,
     NonNull,
     WeightedSum,
@@ -68,8 +71,11 @@ def _columns(
             needed.append(measure.weights)
             if measure.column is not None:
                 needed.append(measure.column)
-        elif isinstance(measure, NonNull | ClippedSum | ClippedSquares | CellCounts):
+        elif isinstance(measure, NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts):
             needed.append(measure.column)
+        elif isinstance(measure, JointCounts | ManyTables):
+            tables = measure.tables if isinstance(measure, ManyTables) else (measure,)
+            needed.extend(axis.column for t in tables for axis in (*t.axes, *t.within))
     return list(dict.fromkeys(needed))
 
 

@@ -14,25 +14,34 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding, keep_mask
+from pandas_dp.engines.cells import (
+    axis_codes,
+    binned_codes,
+    cell_codes,
+    cell_counts,
+    joint_codes,
+)
 from pandas_dp.engines.codes import distinct_codes, missing_mask, observed_codes, public_codes
 from pandas_dp.engines.columns import F64, numeric_values
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
-    Binning,
+    Axis,
     CellCounts,
     ClippedSquares,
     ClippedSum,
     Distinct,
     Engine,
     Grouping,
+    JointCounts,
+    ManyTables,
     Measure,
     NonNull,
     Rows,
@@ -97,41 +106,6 @@ def square_values(values: F64, measure: ClippedSquares) -> I64:
     return units
 
 
-def cell_codes(values: F64, measure: CellCounts) -> I64:
-    """The grid cell of each value, or -1 for missing values.
-
-    ``floor((clip(x, lower, upper) - lower) / width)`` capped at ``cells - 1``, computed in
-    place in one buffer (10**7 values: a few passes, no temporaries).
-    """
-    width = (measure.upper - measure.lower) / measure.cells
-    with np.errstate(all="ignore"):
-        position = np.clip(values, measure.lower, measure.upper)
-        position -= measure.lower
-        position /= width
-        np.floor(position, out=position)
-        np.minimum(position, measure.cells - 1, out=position)  # >= 0 after the clip
-        missing = np.isnan(position)
-        codes = position.astype(np.int64)
-    codes[missing] = -1
-    return codes
-
-
-def _cell_counts(bins: I64 | None, groups: int, cells: I64, count: int) -> Aggregate:
-    """A (groups, cells) matrix of counts; ``bins`` 0 and cell -1 are dropped.
-
-    Rows are counted at ``bin * (count + 1) + cell + 1`` in one ``bincount``: bin 0 (dropped
-    rows) and cell -1 (missing values) land in a row and a column that are cut off, so no
-    mask or copy of the rows is needed.
-    """
-    slot = cells + 1
-    first = 0 if bins is None else 1  # ungrouped rows all sit in row 0
-    if bins is not None:
-        slot += bins * (count + 1)
-    flat = np.bincount(slot, minlength=(groups + 1) * (count + 1))
-    counts = flat.reshape(groups + 1, count + 1)[first : first + groups, 1:]
-    return counts.astype(np.int64)
-
-
 def row_bound(measure: ClippedSum | ClippedSquares | WeightedSum) -> int:
     """The largest magnitude one row contributes, in lattice units (public: from the measure)."""
     if isinstance(measure, ClippedSquares):
@@ -178,29 +152,10 @@ def _grouped_total(bins: I64, units: I64, groups: int, bound: int) -> Aggregate:
     return np.array(totals, dtype=object)
 
 
-def _binned_codes(column: pd.Series, binning: Binning) -> I64:
-    """Bin index of each row (-1 when dropped), following :class:`Binning`'s rules."""
-    x = numeric_values(column)
-    edges = np.asarray(binning.edges, dtype=np.float64)
-    bins = len(edges) - 1
-    side: Literal["left", "right"] = "left" if binning.right else "right"
-    codes = np.searchsorted(edges, x, side=side).astype(np.int64) - 1
-    if binning.include_lowest and binning.right:
-        codes[x == edges[0]] = 0
-    if binning.include_highest and not binning.right:
-        codes[x == edges[-1]] = bins - 1
-    if binning.clip:
-        codes = np.clip(codes, 0, bins - 1)
-    else:
-        codes[(codes < 0) | (codes >= bins)] = -1
-    codes[np.isnan(x)] = -1
-    return np.asarray(codes, dtype=np.int64)
-
-
 def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, I64]:
     if grouping.binning is not None:
         assert grouping.keys is not None, "binned groupings come with their intervals"
-        return grouping.keys, _binned_codes(frame[grouping.by[0]], grouping.binning)
+        return grouping.keys, binned_codes(frame[grouping.by[0]], grouping.binning)
     if grouping.keys is None:
         return observed_codes(frame, grouping.by)
     codes = public_codes(frame, grouping.by, grouping.keys)
@@ -250,7 +205,19 @@ def _distinct(bins: I64 | None, groups: int, values: I64) -> I64:
     return np.bincount(pairs // max(width, 1), minlength=groups + 1)[1:].astype(np.int64)
 
 
-def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: int) -> Aggregate:
+def _measure(
+    frame: pd.DataFrame,
+    measure: Measure,
+    bins: I64 | None,
+    groups: int,
+    codes: Callable[[Axis], I64],
+) -> Aggregate:
+    if isinstance(measure, JointCounts):
+        return cell_counts(bins, groups, joint_codes(frame, measure, codes), measure.cells)
+    if isinstance(measure, ManyTables):
+        counts = [_measure(frame, table, bins, groups, codes) for table in measure.tables]
+        together = np.concatenate(counts, axis=1) if counts else np.zeros((groups, 0))
+        return np.asarray(together, dtype=np.int64)
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):
@@ -262,7 +229,7 @@ def _measure(frame: pd.DataFrame, measure: Measure, bins: I64 | None, groups: in
     else:
         values = numeric_values(frame[measure.column])
         if isinstance(measure, CellCounts):
-            return _cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
+            return cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
         if isinstance(measure, ClippedSquares):
             units = square_values(values, measure)
         else:
@@ -296,11 +263,19 @@ def aggregate_frame(
     groups = 1 if keys is None else len(keys)
     bins = None if codes is None else codes + 1
     cache: dict[Measure, Aggregate] = {}
+    axes: dict[Axis, I64] = {}  # one hash pass per column of the contingency tables
+
+    def codes_of(axis: Axis) -> I64:
+        if axis not in axes:
+            axes[axis] = axis_codes(frame, axis)
+        return axes[axis]
 
     def measured(measure: Measure) -> Aggregate:
         if measure not in cache:
             shared = _shared(measure, measured)
-            cache[measure] = _measure(frame, measure, bins, groups) if shared is None else shared
+            if shared is None:
+                shared = _measure(frame, measure, bins, groups, codes_of)
+            cache[measure] = shared
         return cache[measure]
 
     return Aggregates(keys, [measured(m) for m in measures])

@@ -7,6 +7,7 @@ noise and never see the accountant.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -121,9 +122,6 @@ class WeightedSum:
     fill: float | None = None
 
 
-Measure = Rows | NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts | WeightedSum
-
-
 @dataclass(frozen=True)
 class Binning:
     """Histogram bins over one numeric column, with public edges.
@@ -140,6 +138,66 @@ class Binning:
     include_lowest: bool = False
     clip: bool = False
     include_highest: bool = False
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One column of a contingency table: its public ``keys``, or its public ``binning``.
+
+    A row's value is matched to the keys by value (or cut into the bins); a value that
+    matches none, or is missing, puts the row outside the table.
+    """
+
+    column: Hashable
+    keys: tuple[Any, ...]
+    binning: Binning | None = None
+
+    @property
+    def size(self) -> int:
+        """The number of keys (or bins)."""
+        return len(self.keys) if self.binning is None else len(self.binning.edges) - 1
+
+
+@dataclass(frozen=True)
+class JointCounts:
+    """Rows in each cell of the cross product of ``axes`` (a contingency table).
+
+    The result has one row per group and one column per cell, cells in C order (the last
+    axis varies fastest); rows outside any axis, or outside any of the ``within`` axes, are
+    not counted (so that several tables count the same rows). Its size is the product of
+    the axes' sizes, which the caller keeps public and bounded.
+    """
+
+    axes: tuple[Axis, ...]
+    within: tuple[Axis, ...] = ()
+
+    @property
+    def cells(self) -> int:
+        """The number of cells."""
+        return math.prod(axis.size for axis in self.axes)
+
+
+@dataclass(frozen=True)
+class ManyTables:
+    """Several contingency tables counted in one pass, their cells side by side.
+
+    One row per group; the columns are the cells of ``tables[0]``, then of ``tables[1]``, ...
+    """
+
+    tables: tuple[JointCounts, ...]
+
+
+Measure = (
+    Rows
+    | NonNull
+    | Distinct
+    | ClippedSum
+    | ClippedSquares
+    | CellCounts
+    | WeightedSum
+    | JointCounts
+    | ManyTables
+)
 
 
 @dataclass(frozen=True)

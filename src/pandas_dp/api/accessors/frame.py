@@ -16,6 +16,7 @@ import pandas as pd
 from pandas_dp.api.accessors.frame_statistics import FrameStatistics
 from pandas_dp.api.accessors.pivots import FramePivots
 from pandas_dp.api.accessors.protection import FrameProtection
+from pandas_dp.api.accessors.tables import FrameTables
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
@@ -33,7 +34,11 @@ from pandas_dp.api.release.arguments import (
 from pandas_dp.schema import rules_table
 
 
-class FrameReleases(FramePivots[NumberT, EstimateT], FrameStatistics[NumberT, EstimateT]):
+class FrameReleases(
+    FrameTables[NumberT, EstimateT],
+    FramePivots[NumberT, EstimateT],
+    FrameStatistics[NumberT, EstimateT],
+):
     """The release methods of ``df.dp``, shared by ``df.dp.preview``."""
 
     _obj: pd.DataFrame

@@ -15,14 +15,14 @@ from typing import Literal
 
 Kind = Literal[
     "rows", "nonnull", "distinct", "sum", "centred_sum", "squares", "quantile", "mode",
-    "top_k", "level", "keys",
+    "top_k", "level", "keys", "marginal",
 ]  # fmt: skip
 
 #: The word a ledger label starts with, per kind.
 _LABELS: dict[Kind, str] = {
     "rows": "count", "nonnull": "count", "distinct": "nunique", "sum": "sum",
     "centred_sum": "centred_sum", "squares": "squares", "quantile": "quantile",
-    "mode": "mode", "top_k": "top_k", "level": "count", "keys": "keys",
+    "mode": "mode", "top_k": "top_k", "level": "count", "keys": "keys", "marginal": "marginal",
 }  # fmt: skip
 
 
@@ -40,9 +40,11 @@ class MeasurementKey:
         (distinct non-missing values of ``column``), ``sum`` and
         ``centred_sum`` (clipped sums on a lattice), ``squares`` (centred squares),
         ``quantile`` (a choice among grid edges), ``mode`` and ``top_k`` (choices among the
-        groups), ``level`` (the row count at one level of a hierarchy).
+        groups), ``level`` (the row count at one level of a hierarchy), ``marginal`` (the
+        rows in each cell of a contingency table of several columns).
     column : label, optional
-        The column measured (for ``level``: the level's name).
+        The column measured (for ``level``: the level's name; for ``marginal``: the tuple
+        of the table's columns).
     q : Fraction, optional
         The quantile level.
     rounds : int
@@ -80,6 +82,8 @@ class MeasurementKey:
             return f"{word}(level {self.level}: {self.column})"
         if self.kind == "top_k":
             return f"{word}({self.column}, {self.rounds})"
+        if self.kind == "marginal":
+            return f"{word}({_table(self.column)})"
         return f"{word}({self.column})"
 
     def describe(self) -> str:
@@ -100,6 +104,14 @@ class MeasurementKey:
             return what if self.side == 0 else f"the {_END[self.side]} end of {what}'s interval"
         if self.kind == "level":
             return f"the counts of level {self.level} ({self.column})"
+        if self.kind == "marginal":
+            return f"the counts of {_table(self.column)}"
         if self.kind in ("mode", "top_k"):
             return f"the {self.kind} of {self.column}"
         return f"the {self.kind.replace('_', ' ')} of {self.column}"
+
+
+def _table(columns: Hashable) -> str:
+    """``age × sex`` for a table's columns (``total`` for none)."""
+    names = columns if isinstance(columns, tuple) else (columns,)
+    return " × ".join(map(str, names)) or "total"

@@ -84,11 +84,13 @@ def plan(
     shape: Shape | Callable[..., Any],
     *,
     derive: Callable[[list[Any]], list[Any]] | None = None,
+    calibrated: dict[MeasurementKey, AnyPart] | None = None,
 ) -> PlannedRelease[Any]:
     """Turn a validated request into the planned release (nothing is read or charged).
 
     ``shape`` is how the statistics are shaped (``"scalar"``, ``"series"``, ``"frame"``),
-    or a finisher of one's own given ``(outputs, request)``.
+    or a finisher of one's own given ``(outputs, request)``. ``calibrated`` holds a query
+    family's own measurements, calibrated jointly (a workload of marginals), by key.
     """
     # Two passes: what each statistic measures on its own, then again knowing what the
     # others measure anyway (a sum is derived from a mean's centred sum and count).
@@ -111,6 +113,9 @@ def plan(
     parts: dict[MeasurementKey, AnyPart] = {}
     # Squares are centred at the centred sum's centre, so they are calibrated after it.
     for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].kind == "squares"):
+        if calibrated is not None and key in calibrated:
+            parts[key] = calibrated[key]
+            continue
         parts[key] = _calibrate(
             key, request, request.epsilon * share, noise, parts, target.session.total
         )

@@ -101,10 +101,14 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
     measures = tuple(part.measure for part in planned.parts.values())
     exact = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
     aggregates = exact.values if planned.derive is None else planned.derive(exact.values)
-    noisy = {
-        key: part.release(values, session)
-        for (key, part), values in zip(planned.parts.items(), aggregates, strict=True)
-    }
+    noisy: dict[MeasurementKey, Any] = {}
+    for (key, part), values in zip(planned.parts.items(), aggregates, strict=True):
+        # A staged measurement (the tree of synthetic data) reads what was measured before it.
+        after = getattr(part, "release_after", None)
+        if after is None:
+            noisy[key] = part.release(values, session)
+        else:
+            noisy[key] = after(values, session, noisy)
     keys, release = exact.keys, planned.release
     if planned.selection is not None:
         assert keys is not None

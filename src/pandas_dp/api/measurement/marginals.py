@@ -1,0 +1,115 @@
+"""Calibration of a workload's marginals: discrete Gaussian or Laplace noise, jointly.
+
+The strategy (:func:`~pandas_dp.mechanisms.marginals.choose_strategy`) gives each measured
+marginal ``B`` a share ``s_B`` of the budget. One privacy unit (at most ``k`` rows) changes each
+marginal by at most ``k`` (in L1 and in L2 norm).
+
+- *Gaussian* (shares of ρ): marginal ``B`` gets discrete Gaussian noise with ``σ_B² = k² /
+  (2 ρ s_B)`` (rounded up for the exact sampler) and is ``k²/(2σ_B²)``-zCDP (Canonne, Kamath
+  & Steinke 2020, Thm. 4); together the marginals are ``<= ρ``-zCDP. ``ρ`` is the largest
+  whose conversion (CKS20, Cor. 13) gives the release's ``(ε, δ)``; in a ρ-zCDP session a
+  release of ``epsilon=ε`` spends ``ρ = ε²/2``, as a pure ε-DP release would. Each ledger line
+  records its marginal's ``σ²`` (hence ``ρ``) and its share ``s_B`` of the release's (ε, δ),
+  so that the lines add up to exactly what the whole release guarantees.
+- *Laplace* (shares of ε): marginal ``B`` gets discrete Laplace noise of scale ``k / (ε s_B)``
+  and is ``ε s_B``-DP; together ``ε``-DP (sequential composition), δ = 0.
+
+Everything here depends on public parameters only.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+
+from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement, Measurement
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.parts import Noise, Part, add_noise
+from pandas_dp.engines.plan import Aggregate, Axis, JointCounts
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
+from pandas_dp.mechanisms.gaussian_calibration import calibrate_sigma_zcdp
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.mechanisms.marginals import Clique, Strategy
+
+if TYPE_CHECKING:
+    from pandas_dp.api.session import Session
+
+
+@dataclass(frozen=True)
+class MarginalPart(Part):
+    """One noisy marginal: the cells of ``clique`` (attribute positions), flattened.
+
+    The engine counts the cells of ``home`` (a superset, shared by the marginals under it);
+    the release's ``derive`` step sums them down to ``clique`` before noise is added.
+    """
+
+    clique: Clique = ()
+    home: Clique = ()
+
+    @property
+    def variance(self) -> float:
+        """The noise's variance (for Gaussian noise, slightly below ``σ²``)."""
+        return self.mechanism.variance()
+
+    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+        """One independent noise variate per cell."""
+        flat = np.asarray(exact).reshape(-1)
+        return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
+
+
+def release_rho(epsilon: Fraction, delta: Fraction | None) -> float:
+    """The ρ a release of ``(ε, δ)`` may spend (``ε²/2`` in a ρ session: ``delta`` None)."""
+    if delta is None:
+        return float(epsilon) ** 2 / 2
+    sigma = calibrate_sigma_zcdp(float(epsilon), float(delta), 1)
+    return 1.0 / (2.0 * sigma * sigma)
+
+
+def exact_shares(shares: Sequence[float]) -> tuple[Fraction, ...]:
+    """Float shares as fractions summing to exactly 1 (the last takes the remainder)."""
+    fractions = [Fraction(s).limit_denominator(10**9) for s in shares[:-1]]
+    return (*fractions, 1 - sum(fractions, Fraction(0)))
+
+
+def marginal_parts(
+    strategy: Strategy,
+    axes: Sequence[Axis],
+    homes: Sequence[Clique],
+    epsilon: Fraction,
+    delta: Fraction | None,
+    rows_per_unit: int,
+) -> dict[MeasurementKey, MarginalPart]:
+    """The calibrated noisy marginals of ``strategy``, keyed like the planner's measurements.
+
+    ``axes`` are the attributes (in position order); ``homes`` the cliques the engine counts,
+    one per measured marginal (each a superset of it).
+    """
+    rho = release_rho(epsilon, delta)
+    shares = exact_shares(strategy.shares)
+    parts = {}
+    for clique, share, home in zip(strategy.cliques, shares, homes, strict=True):
+        key = MeasurementKey("marginal", tuple(axes[i].column for i in clique))
+        noise: Noise
+        record: Measurement
+        if strategy.noise == "laplace":
+            noise = DiscreteLaplace.calibrated(rows_per_unit, epsilon * share)
+            record = LaplaceMeasurement(
+                key.label, noise.name, epsilon * share, rows_per_unit, noise.effective_scale
+            )
+        else:
+            # A hair above the exact σ, so float rounding can only add noise.
+            sigma = rows_per_unit / math.sqrt(2.0 * rho * float(share)) * (1 + 1e-12)
+            noise = DiscreteGaussian(exact_sigma2(sigma))
+            record = GaussianMeasurement(
+                key.label, noise.name, epsilon * share, rows_per_unit, noise.scale,
+                delta=Fraction(0) if delta is None else delta * share, sigma2=noise.sigma2,
+            )  # fmt: skip
+        others = tuple(axis for i, axis in enumerate(axes) if i not in home)
+        measure = JointCounts(tuple(axes[i] for i in home), within=others)
+        parts[key] = MarginalPart(key.label, measure, noise, record, clique=clique, home=home)
+    return parts

@@ -1,0 +1,150 @@
+"""Many tables at once: ``priv.dp.tables(workload, keys=..., epsilon=...)``.
+
+The workload's marginals are measured together with discrete Gaussian noise, the measured
+marginals and their shares of the budget chosen from the workload and the keys' sizes alone
+(:mod:`pandas_dp.mechanisms.marginals`); the noisy marginals are then post-processed into
+tables that are mutually consistent and non-negative
+(:mod:`pandas_dp.mechanisms.reconstruction`). One call is one release: one charge, one
+ledger entry listing every measured marginal and its noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.caps import Caps, caps_for
+from pandas_dp.api.measurement.marginals import release_rho
+from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains, parse_workload
+from pandas_dp.api.queries.marginal_release import MarginalRelease, plan_marginals
+from pandas_dp.api.release import PlannedRelease, resolve
+from pandas_dp.api.release.types import Target
+from pandas_dp.budget import RhoBudget, parse_delta, parse_epsilon
+from pandas_dp.errors import DPValueError
+from pandas_dp.mechanisms.marginals import Clique, Strategy, choose_strategy, maximal
+from pandas_dp.mechanisms.reconstruction import consistent_tables
+
+#: The most marginals a release may measure (the strategy's optimisation is quadratic in it).
+MAX_MARGINALS = 4096
+
+Tables = dict[tuple[Hashable, ...], Any]
+
+
+def release_budget(
+    target: Target, epsilon: Fraction, delta: Any
+) -> tuple[Fraction | None, float | None]:
+    """The release's δ (None in a ρ session) and the ρ Gaussian noise may spend (None: none).
+
+    In a ρ-zCDP session ``epsilon=ε`` spends ``ρ = ε²/2`` with either noise. Otherwise
+    Gaussian noise needs the release's δ > 0: by default the session's δ in proportion to ε.
+    """
+    total = target.session.total
+    if isinstance(total, RhoBudget):
+        if delta is not None:
+            raise DPValueError("a ρ-zCDP session has no δ to spend; leave delta out")
+        return None, release_rho(epsilon, None)
+    if delta is None:
+        share = total.delta * min(Fraction(1), epsilon / total.epsilon)
+    else:
+        share = parse_delta(delta)
+    return share, release_rho(epsilon, share) if share > 0 else None
+
+
+def plan_tables(
+    obj: pd.DataFrame, workload: Any, keys: Any = None, *, bins: Any = None, epsilon: Any,
+    delta: Any = None,
+) -> PlannedRelease[Tables]:  # fmt: skip
+    """The planned release of a workload of tables (see ``DataFrame.dp.tables``)."""
+    return plan_workload(resolve(obj), workload, keys, bins, epsilon, delta)
+
+
+def plan_workload(
+    target: Target, workload: Any, keys: Any, bins: Any, epsilon: Any, delta: Any
+) -> PlannedRelease[Tables]:
+    """The planned release on ``target``, whose engine is asked only for columns and dtypes."""
+    tables = parse_workload(workload)
+    columns = list(dict.fromkeys(column for table in tables for column in table))
+    domains = parse_domains(target, columns, keys, bins)
+    eps = parse_epsilon(epsilon)
+    d, rho = release_budget(target, eps, delta)
+    cliques = [tuple(sorted(domains.positions(table))) for table in tables]
+    check_cells(domains, cliques)
+    caps = caps_for(target, False)
+    strategy = choose_strategy(cliques, domains.sizes, float(eps), rho)
+    if len(strategy.cliques) > MAX_MARGINALS:
+        raise DPValueError(
+            f"this workload needs {len(strategy.cliques)} marginals, more than "
+            f"{MAX_MARGINALS}; ask for fewer or smaller tables"
+        )
+
+    def finish(noisy: dict[Clique, np.ndarray], sigma2: dict[Clique, float]) -> Tables:
+        estimates = consistent_tables(noisy, sigma2, cliques, domains.sizes)
+        return {
+            table: shape_table(estimates[clique], table, clique, domains)
+            for table, clique in zip(tables, cliques, strict=True)
+        }
+
+    spec = MarginalRelease(
+        "tables", domains, strategy, maximal(cliques), list(zip(tables, cliques, strict=True)),
+        finish, _notes(tables, domains, strategy, eps, rho, caps),
+    )  # fmt: skip
+    return plan_marginals(target, spec, eps, d if strategy.noise == "gaussian" else None, caps)
+
+
+def shape_table(
+    values: np.ndarray, table: Sequence[Hashable], clique: Clique, domains: Domains
+) -> pd.Series | pd.DataFrame:
+    """A table shaped like pandas: a Series for one column, else like ``pd.crosstab``.
+
+    ``values`` has one axis per attribute of ``clique`` (sorted positions); the result's
+    axes follow the table's own column order.
+    """
+    positions = domains.positions(table)
+    array = np.transpose(values, [clique.index(p) for p in positions]).astype(np.float64)
+    indexes = [domains.indexes[p].rename(domains.columns[p]) for p in positions]
+    if len(table) == 1:
+        return pd.Series(array, index=indexes[0])
+    rows: pd.Index = (
+        indexes[0]
+        if len(table) == 2
+        else pd.MultiIndex.from_product(indexes[:-1], names=list(table[:-1]))
+    )
+    return pd.DataFrame(array.reshape(len(rows), -1), index=rows, columns=indexes[-1])
+
+
+def _notes(
+    tables: list[tuple[Hashable, ...]], domains: Domains, strategy: Strategy, epsilon: Fraction,
+    rho: float | None, caps: Caps,
+) -> tuple[str, ...]:  # fmt: skip
+    k = caps.contribution.l1
+    if strategy.noise == "laplace":
+        noise = (
+            f"discrete Laplace noise per marginal, ε {epsilon} split by the shares "
+            f"(sequential composition); a unit is in one cell of each marginal (L1 "
+            f"sensitivity {k} per marginal)"
+        )
+    else:
+        noise = (
+            f"discrete Gaussian noise per marginal, calibrated jointly: {rho:.6g}-zCDP in all "
+            f"(Canonne, Kamath & Steinke 2020), which gives the release's ε {epsilon}; a unit is "
+            f"in one cell of each marginal (L2 sensitivity {k} per marginal)"
+        )
+    notes = [
+        f"{len(tables)} tables over {', '.join(map(str, domains.columns))}; "
+        f"{len(strategy.cliques)} marginals measured (subsets of the tables, each with the "
+        f"share of the budget that minimises the tables' total variance under {strategy.noise} "
+        "noise, the smaller of the two)",
+        noise,
+        "a row counts only where every column's value is among its keys or bins",
+        "post-processing (no budget): least squares through residuals (every table a "
+        "marginal of one estimate: consistent), then the nearest consistent non-negative "
+        "tables",
+        *domains.sources,
+    ]
+    if caps.bounding is not None:
+        notes.append(caps.describe())
+    return tuple(notes)

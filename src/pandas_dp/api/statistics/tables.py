@@ -1,0 +1,103 @@
+"""One table of a workload of marginals (``priv.dp.tables``), as a statistic.
+
+Every measured marginal informs every table (the total is under all of them), so each table
+reads all of the release's measurements; its preview error is the least-squares error of its
+cells, from the noise of every measurement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar
+
+import numpy as np
+from scipy import special
+
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.marginals import MarginalPart
+from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.mechanisms.marginals import Clique, residual_variances, table_variance
+from pandas_dp.mechanisms.reconstruction import consistent_tables
+
+if TYPE_CHECKING:
+    from pandas_dp.api.statistics.postprocess import PostProcess
+
+
+@dataclass(frozen=True)
+class Table(Statistic):
+    """The counts of one workload table ``clique`` (attribute positions, sorted).
+
+    ``sizes`` are the sizes of all the release's attributes; ``keys`` its measurements.
+    """
+
+    clique: Clique = ()
+    sizes: tuple[int, ...] = ()
+    keys: tuple[MeasurementKey, ...] = ()
+
+    how: ClassVar[str] = "table"
+    reads_values: ClassVar[bool] = False
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """Every marginal the release measures."""
+        return self.keys
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The least-squares estimate of the table's cells (consistent, not clamped), flat."""
+        parts = _marginals(inputs)
+        noisy = {
+            p.clique: np.asarray(v, dtype=np.float64).reshape([self.sizes[i] for i in p.clique])
+            for p, v in zip(parts, inputs.noisy, strict=True)
+        }
+        sigma2 = {p.clique: p.variance for p in parts}
+        tables = consistent_tables(noisy, sigma2, [self.clique], self.sizes, clamp=False)
+        return tables[self.clique].reshape(-1)
+
+    def preview_error(self, inputs: Inputs, alpha: float) -> float:
+        """Half-width of a ``1 - alpha`` interval of each cell's least-squares estimate.
+
+        The estimate is a weighted sum of independent noise variates, each cell's with the
+        same variance (:func:`~pandas_dp.mechanisms.marginals.table_variance`). With Gaussian
+        noise the sum is Gaussian: ``z_{1-α/2}`` standard deviations. With Laplace noise it
+        lies between a Gaussian and a single Laplace variate of that variance, so the larger
+        of their quantiles is given (``ln(1/α)/√2`` standard deviations: 2.12 at 95%, not
+        1.96). Clamping at zero only moves estimates closer to counts that cannot be negative.
+        """
+        spread = float(special.ndtri(1 - alpha / 2))
+        if any(isinstance(p.mechanism, DiscreteLaplace) for p in _marginals(inputs)):
+            spread = max(spread, float(np.log(1 / alpha) / np.sqrt(2)))
+        return spread * self.rmse(inputs)
+
+    def rmse(self, inputs: Inputs) -> float:
+        """The root mean squared error of each cell's least-squares estimate."""
+        parts = _marginals(inputs)
+        tau = residual_variances([p.clique for p in parts], [p.variance for p in parts], self.sizes)
+        return float(np.sqrt(table_variance(self.clique, tau, self.sizes)))
+
+
+def _marginals(inputs: Inputs) -> list[MarginalPart]:
+    parts = [p for p in inputs.parts if isinstance(p, MarginalPart)]
+    assert len(parts) == len(inputs.parts)
+    return parts
+
+
+@dataclass(frozen=True)
+class Synthetic(Statistic):
+    """Synthetic rows: they read every measurement of the release (``keys``).
+
+    Their error depends on the tree chosen from the data, so a preview reports none (NaN);
+    the one-way tables' rows of the same preview give those marginals' errors.
+    """
+
+    keys: tuple[MeasurementKey, ...] = ()
+
+    how: ClassVar[str] = "synthetic"
+    reads_values: ClassVar[bool] = False
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """Every measurement of the release."""
+        return self.keys
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """Not a number: the rows come from the release's own post-processing."""
+        return np.full(1, np.nan)

@@ -1,0 +1,170 @@
+"""``priv.dp.synthesize``: MST's measurements, charge and ledger; the rows' columns, dtypes and
+keys; their marginals against the model; refusals that charge nothing.
+
+With the ``noise`` fixture the noise is 0 and the exponential mechanism picks the best
+score, so the model's marginals are the exact ones and the tree joins the most dependent
+pairs: the synthetic rows are then draws from the exact one-way and tree pair marginals.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp.api.attach import ATTRS_KEY
+from pandas_dp.budget import zcdp_to_epsilon
+from pandas_dp.mechanisms.exponential import ExponentialMechanism
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+
+COLUMNS = ["age", "sex", "region", "tenure"]
+
+
+def dependent(n: int = 3000) -> pd.DataFrame:
+    """tenure depends strongly on region, sex on nothing, age a little on sex."""
+    rng = np.random.default_rng(21)
+    region = rng.choice(["north", "south", "east"], n)
+    own = np.where(region == "north", 0.9, 0.1)
+    tenure = np.where(rng.random(n) < own, "own", "rent")
+    sex = rng.integers(0, 2, n)
+    age = np.clip(rng.normal(40 + 10 * sex, 15, n), 1, 99).round()
+    return pd.DataFrame({"age": age, "sex": sex, "region": region, "tenure": tenure})
+
+
+def test_rows_columns_dtypes_and_report(options, protect_seeded, noise):
+    frame = dependent()
+    priv = protect_seeded(frame, epsilon=3.0, delta=1e-6)
+    with noise(priv):
+        synth = priv.dp.synthesize(COLUMNS, **options, epsilon=1.0)
+    assert list(synth.columns) == COLUMNS
+    assert len(synth) == 3000  # no noise: the exact total of rows inside every domain
+    assert synth["sex"].dtype == frame["sex"].dtype
+    assert synth["region"].dtype == frame["region"].dtype
+    assert set(synth["region"]) <= set(options["keys"]["region"])
+    assert set(synth["tenure"]) <= set(options["keys"]["tenure"])
+    assert synth["age"].dtype == np.float64
+    assert synth["age"].between(0, 120, inclusive="right").all()
+    assert isinstance(synth.index, pd.RangeIndex)
+    report = synth.attrs["synthesis"]
+    assert report["method"] == "mst"
+    assert report["rows"] == 3000
+    assert ["region", "tenure"] in report["tree"]  # the strongest dependence is joined
+    assert len(report["tree"]) == 3
+    assert set(report["rmse"]) >= {"age", "sex", "region", "tenure", "region × tenure"}
+    # A plain frame: no session rides on it, and releasing from it is refused.
+    assert ATTRS_KEY not in synth.attrs
+    with pytest.raises(pandas_dp.NotProtectedError):
+        synth.dp.count(epsilon=0.1)
+
+
+def test_synthetic_rows_follow_the_measured_marginals(options, protect_seeded, noise):
+    """With zero noise the model's marginals are exact: 20,000 rows' frequencies of each
+    (region, tenure) cell are binomial around the exact proportions, standard error below
+    0.0036; 6 standard errors (0.022) fail with probability below 1e-8 per cell."""
+    frame = dependent()
+    priv = protect_seeded(frame, epsilon=3.0, delta=1e-6)
+    with noise(priv):
+        synth = priv.dp.synthesize(COLUMNS, **options, epsilon=1.0, rows=20_000)
+    assert len(synth) == 20_000
+    exact = pd.crosstab(frame["region"], frame["tenure"], normalize=True)
+    got = pd.crosstab(synth["region"], synth["tenure"], normalize=True)
+    assert np.abs(got.reindex_like(exact).to_numpy() - exact.to_numpy()).max() < 0.022
+
+
+def test_mst_measurements_charge_and_ledger(options, protect_seeded, noise):
+    priv = protect_seeded(dependent(), epsilon=3.0, delta=1e-6)
+    with noise(priv) as calls:
+        priv.dp.synthesize(COLUMNS, **options, epsilon=1.0)
+    (release,) = priv.dp.session.releases
+    labels = [m.label for m in release.measurements]
+    assert labels == [
+        "marginal(age)", "marginal(sex)", "marginal(region)", "marginal(tenure)", "tree",
+        "marginal(tree pair 1)", "marginal(tree pair 2)", "marginal(tree pair 3)",
+    ]  # fmt: skip
+    assert release.cost.epsilon == 1
+    assert release.cost.delta == Fraction(1, 3 * 10**6)  # the session's δ in proportion
+    tree = release.measurements[4]
+    assert tree.epsilon == Fraction(1, 3)  # a third to the tree, pure
+    # The marginals together: (2/3, δ) through zCDP, their ρ split half and half.
+    gaussian = [m for m in release.measurements if m.is_gaussian]
+    rho = float(sum(m.rho for m in gaussian))
+    assert zcdp_to_epsilon(rho, float(release.cost.delta)) <= 2 / 3
+    assert zcdp_to_epsilon(rho * 1.001, float(release.cost.delta)) > 2 / 3
+    assert float(sum(m.rho for m in gaussian[:4])) == pytest.approx(rho / 2, rel=1e-6)
+    choices = [c for c in calls if isinstance(c.mechanism, ExponentialMechanism)]
+    assert len(choices) == 3  # one round per pair of the tree
+    for call in choices:
+        assert call.mechanism.epsilon == Fraction(1, 9)
+        assert call.mechanism.sensitivity == 1 + Fraction(1, 16)
+    noises = [c.mechanism for c in calls if isinstance(c.mechanism, DiscreteGaussian)]
+    assert [c.size for c in calls if isinstance(c.mechanism, DiscreteGaussian)][:4] == [3, 2, 3, 2]
+    assert len(noises) == 7
+
+
+def test_a_pure_session_uses_laplace_and_a_rho_session_rho(options, protect_seeded, noise):
+    pure = protect_seeded(dependent(), epsilon=3.0)
+    with noise(pure) as calls:
+        pure.dp.synthesize(COLUMNS, **options, epsilon=0.9)
+    laplace = [c.mechanism for c in calls if isinstance(c.mechanism, DiscreteLaplace)]
+    assert [m.scale for m in laplace[:4]] == [Fraction(40, 3)] * 4  # ε/3 split over 4 columns
+    assert pure.dp.session.releases[0].cost.epsilon == Fraction(9, 10)
+    zcdp = protect_seeded(dependent(), rho=1.0)
+    with noise(zcdp):
+        zcdp.dp.synthesize(COLUMNS, **options, epsilon=0.6)
+    assert float(zcdp.dp.session.spent.rho) == pytest.approx(0.18, rel=1e-6)  # 0.6² / 2
+    assert zcdp.dp.session.spent.rho <= Fraction(18, 100)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"method": "aim"}, "DPValueError", "mst"),
+        ({"method": "gan"}, "DPValueError", "one of"),
+        ({"rows": -1}, "DPValueError", "rows"),
+        ({"rows": True}, "DPTypeError", "rows"),
+        ({"rows": 2.5}, "DPTypeError", "rows"),
+        ({"columns": ["age", "nope"]}, "DPKeyError", "nope"),
+        ({"columns": ["age", "age"]}, "DPValueError", "twice"),
+        ({"bins": {}}, "DPValueError", "bins="),
+        ({"epsilon": 5.0}, "BudgetExceededError", "remains"),
+    ],
+)
+def test_refusals_charge_nothing(options, protect_seeded, kwargs, error, match):
+    priv = protect_seeded(dependent(), epsilon=3.0, delta=1e-6)
+    arguments = {"columns": COLUMNS, **options, "epsilon": 1.0, **kwargs}
+    with pytest.raises(getattr(pandas_dp, error), match=match):
+        priv.dp.synthesize(**arguments)
+    assert priv.dp.session.releases == ()
+
+
+def test_one_column_needs_no_tree(options, protect_seeded, noise):
+    priv = protect_seeded(dependent(), epsilon=3.0, delta=1e-6)
+    with noise(priv):
+        synth = priv.dp.synthesize(["region"], **options, epsilon=1.0, rows=100)
+    assert list(synth.columns) == ["region"]
+    assert [m.label for m in priv.dp.session.releases[0].measurements] == ["marginal(region)"]
+
+
+def test_preview_charges_nothing(options, protect_seeded):
+    priv = protect_seeded(dependent(), epsilon=3.0, delta=1e-6)
+    preview = priv.dp.preview.synthesize(COLUMNS, **options, epsilon=1.0)
+    assert priv.dp.session.releases == ()
+    assert list(preview.table.index) == [*(str((c,)) for c in COLUMNS), "synthetic rows"]
+    assert preview.epsilon == pytest.approx(1.0)
+
+
+def test_columns_named_like_the_tree_keep_their_own_marginals(options, protect_seeded, noise):
+    frame = dependent().rename(columns={"region": "tree", "tenure": "tree pair 1"})
+    keys = {"sex": [0, 1], "tree": options["keys"]["region"], "tree pair 1": ["own", "rent"]}
+    priv = protect_seeded(frame, epsilon=3.0, delta=1e-6)
+    with noise(priv):
+        synth = priv.dp.synthesize(["sex", "tree", "tree pair 1"], keys=keys, epsilon=1.0)
+    labels = [m.label for m in priv.dp.session.releases[0].measurements]
+    assert labels.count("marginal(tree)") == 1
+    assert labels.count("tree") == 1
+    assert len(labels) == 3 + 1 + 2
+    assert set(synth["tree"]) <= set(keys["tree"])
