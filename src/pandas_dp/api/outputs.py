@@ -16,11 +16,15 @@ import pandas as pd
 
 
 class Estimate(NamedTuple):
-    """A released value with its confidence interval (for ungrouped releases with ``ci=``)."""
+    """A released value with its confidence interval (for ungrouped releases with ``ci=``).
 
-    value: float
-    lower: float
-    upper: float
+    ``value``, ``lower`` and ``upper`` are floats for numeric columns, and ``Timestamp``
+    (``Timedelta``) for datetime (timedelta) columns, as the pandas statistic would be.
+    """
+
+    value: Any
+    lower: Any
+    upper: Any
     confidence: float
 
 

@@ -16,7 +16,9 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
+from pandas_dp.api.temporal import NUMBER, ValueKind, is_time_value
 from pandas_dp.engines import Engine
+from pandas_dp.engines.temporal import is_temporal
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 
 #: Bounds must stay well inside float range so the lattice arithmetic stays exact.
@@ -73,22 +75,53 @@ def parse_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
     return lower, upper
 
 
-def parse_fill(fillna: Any, lower: float, upper: float) -> float | None:
+def parse_column_bounds(
+    bounds: Any, name: str, kind: ValueKind, column: Hashable
+) -> tuple[float, float]:
+    """:func:`parse_bounds` for a column of ``kind``: time bounds become nanoseconds.
+
+    Bounds of the wrong family (numbers for a datetime column, timestamps for a number
+    column) get a hint naming the right one.
+    """
+    pair = isinstance(bounds, tuple | list) and len(bounds) == 2
+    if not kind.temporal:
+        if pair and any(is_time_value(bound) for bound in bounds):
+            raise DPTypeError(
+                f"{name} are datetimes or timedeltas but column {column!r} holds numbers; "
+                "give numeric bounds, or convert the column first (pd.to_datetime on a copy)"
+            )
+        return parse_bounds(bounds, name)
+    if bounds is None or not pair:
+        return parse_bounds(bounds, name)  # its message for a missing or malformed pair
+    lower = kind.number(bounds[0], f"{name}[0] (lower)", column)
+    upper = kind.number(bounds[1], f"{name}[1] (upper)", column)
+    if not lower < upper:
+        raise DPValueError(
+            f"{name} must satisfy lower < upper, got ({bounds[0]}, {bounds[1]}); pandas-dp "
+            "refuses reversed or equal bounds"
+        )
+    return parse_bounds((lower, upper), name)
+
+
+def parse_fill(
+    fillna: Any, lower: float, upper: float, kind: ValueKind = NUMBER, column: Hashable = None
+) -> float | None:
     """Validate a public imputation value for missing entries (``None``: skip them)."""
     if fillna is None:
         return None
-    value = _real(fillna, "fillna")
+    value = kind.number(fillna, "fillna", column) if kind.temporal else _real(fillna, "fillna")
     return min(max(value, lower), upper)
 
 
 def check_column(
     engine: Engine, data: object, column: Any, numeric: bool = True,
-    known: Sequence[Hashable] = (),
+    known: Sequence[Hashable] = (), temporal: bool = False,
 ) -> Hashable:  # fmt: skip
     """Check that ``column`` exists once in ``data`` and (if ``numeric``) holds numbers or bools.
 
-    Only the dtype is inspected, never the values: an ``object`` column is refused even if
-    every value in it happens to be a number. ``known`` are the column labels of the frame
+    With ``temporal``, datetimes and timedeltas are accepted too. Only the dtype is
+    inspected, never the values: an ``object`` column is refused even if every value in it
+    happens to be a number (or a timestamp). ``known`` are the column labels of the frame
     when it was protected (the owner's public structure), from which a misspelt name gets
     the closest suggestion; labels made later (by ``pivot``, say) may be data and are never
     shown.
@@ -111,12 +144,8 @@ def check_column(
     if len(matches) > 1:
         raise DPValueError(f"column label {column!r} appears more than once; rename the copies")
     dtype = dict(engine.dtypes(data).items())[column]
-    if numeric and not is_summable(dtype):
-        raise DPTypeError(
-            f"column {column!r} has dtype {dtype}; counts of rows work on any column, but "
-            "sums and means need int, float or bool. Convert it first (for example "
-            "pd.to_numeric on a copy) if the values are numbers stored as text."
-        )
+    if numeric and not (is_summable(dtype) or (temporal and is_temporal(dtype))):
+        raise DPTypeError(f"column {column!r} has dtype {dtype}; {_fix_for(dtype, temporal)}")
     return column
 
 
@@ -125,6 +154,26 @@ def did_you_mean(name: Hashable, known: Sequence[Hashable]) -> str:
     labels = [label for label in known if isinstance(label, str)]
     close = difflib.get_close_matches(str(name), labels, n=1, cutoff=0.6)
     return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _fix_for(dtype: Any, temporal: bool) -> str:
+    """What to do about a column whose dtype a release cannot read (from the dtype alone)."""
+    if is_temporal(dtype):
+        return (
+            "this release reads numbers only; for datetimes use mean, median, quantile, "
+            "min, max, std or histogram with Timestamp bounds"
+        )
+    if isinstance(dtype, pd.PeriodDtype):
+        return (
+            "periods are labels: group by them (keys=pd.period_range(...)), or convert them "
+            "to timestamps first (.dt.to_timestamp() on a copy)"
+        )
+    what = "datetimes, timedeltas, " if temporal else ""
+    return (
+        f"counts of rows work on any column, but this release needs {what}int, float or "
+        "bool. Convert it first on a copy: pd.to_numeric if the values are numbers stored "
+        "as text, pd.to_datetime(..., utc=True) if they are dates."
+    )
 
 
 def _same_label(label: Any, column: Any) -> bool:

@@ -13,6 +13,7 @@ from typing import Any, Literal, Unpack, overload
 
 import pandas as pd
 
+from pandas_dp.api.accessors.extremes import FrameExtremes
 from pandas_dp.api.accessors.frame_statistics import FrameStatistics
 from pandas_dp.api.accessors.pivots import FramePivots
 from pandas_dp.api.accessors.protection import FrameProtection
@@ -38,6 +39,7 @@ class FrameReleases(
     FrameTables[NumberT, EstimateT],
     FramePivots[NumberT, EstimateT],
     FrameStatistics[NumberT, EstimateT],
+    FrameExtremes[NumberT, EstimateT],
 ):
     """The release methods of ``df.dp``, shared by ``df.dp.preview``."""
 

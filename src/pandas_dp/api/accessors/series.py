@@ -6,6 +6,7 @@ from typing import Any, Unpack, overload
 
 import pandas as pd
 
+from pandas_dp.api.accessors.extremes import SeriesExtremes
 from pandas_dp.api.accessors.statistics import SeriesStatistics
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
@@ -23,7 +24,7 @@ from pandas_dp.api.release.arguments import (
 )
 
 
-class SeriesReleases(SeriesStatistics[NumberT, EstimateT]):
+class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[NumberT, EstimateT]):
     """The release methods of ``s.dp``, shared by ``s.dp.preview``."""
 
     _obj: pd.Series

@@ -19,7 +19,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.release import PlannedRelease, plan, resolve, validate
 from pandas_dp.api.release.arguments import Real
-from pandas_dp.api.release.finish import Shape, suffixed
+from pandas_dp.api.release.finish import Shape, scalar, suffixed
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
 from pandas_dp.budget import exact
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -75,8 +75,8 @@ def plan_columns(
     """
     if not columns:
         raise DPValueError(f"{how}: the list of columns is empty")
-    levels, scalar = parse_quantiles(0.5 if q is None else q)
-    if not scalar and ci is not None:
+    levels, one = parse_quantiles(0.5 if q is None else q)
+    if not one and ci is not None:
         raise DPValueError(
             "ci with several levels and several columns: release each column's quantiles "
             "apart (priv.dp.quantile(column, q, ci=...))"
@@ -86,7 +86,7 @@ def plan_columns(
     for column in columns:  # named by column (by (column, i) for several levels)
         if how in ("median", "quantile"):
             stats += [
-                Quantile(column if scalar else (column, i), column, level)
+                Quantile(column if one else (column, i), column, level)
                 for i, level in enumerate(levels)
             ]
         else:
@@ -100,12 +100,12 @@ def plan_columns(
         row: Any = table.iloc[0]
         if ci is not None:
             parts = {
-                f"{how}{suffix}": [float(row[suffixed(c, suffix)]) for c in columns]
+                f"{how}{suffix}": [scalar(row[suffixed(c, suffix)]) for c in columns]
                 for suffix in ("", "_lower", "_upper")
             }
             return pd.DataFrame(parts, index=index)
-        if scalar:
-            return pd.Series([float(row[c]) for c in columns], index=index, name=name)
+        if one:  # datetimes stay datetimes (an object Series when mixed with numbers)
+            return pd.Series([scalar(row[c]) for c in columns], index=index, name=name)
         values = {
             c: in_level_order(levels, [row[(c, i)] for i in range(len(levels))]) for c in columns
         }
@@ -120,8 +120,8 @@ def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
     Each level is the closest fraction to ``q`` with a denominator of at most 10**9
     (``1/3`` for ``0.3333333333333333``); the level used is the one recorded.
     """
-    scalar = isinstance(q, numbers.Real) and not isinstance(q, bool)
-    levels = [q] if scalar else q
+    single = isinstance(q, numbers.Real) and not isinstance(q, bool)
+    levels = [q] if single else q
     if isinstance(levels, str | bytes) or not isinstance(levels, Sequence | np.ndarray):
         raise DPTypeError(f"q must be a number or a list of numbers, got {type(q).__name__}")
     parsed = [exact(level, "q").limit_denominator(MAX_LEVEL_DENOMINATOR) for level in levels]
@@ -129,7 +129,7 @@ def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
         raise DPValueError(f"quantile levels must lie in [0, 1], got {list(map(float, parsed))}")
     if len(set(parsed)) != len(parsed):
         raise DPValueError("quantile levels must be distinct")
-    return parsed, scalar
+    return parsed, single
 
 
 def in_level_order(levels: Sequence[Fraction], values: Any) -> np.ndarray:
@@ -140,11 +140,12 @@ def in_level_order(levels: Sequence[Fraction], values: Any) -> np.ndarray:
     are monotone in the level, so sorting never increases the total (L1 or L2) error
     (rearrangement inequality).
     """
-    values = np.asarray(values, dtype=np.float64)
+    values = pd.array(values)  # numbers, or datetimes in their dtype
     order = np.argsort(np.asarray([float(level) for level in levels]), kind="stable")
-    out = np.empty_like(values)
-    out[order] = np.sort(values)
-    return out
+    ranks = np.empty_like(order)
+    ranks[order] = np.arange(len(order))
+    ascending = values.take(np.argsort(values, kind="stable"))
+    return np.asarray(ascending.take(ranks)) if values.dtype.kind == "f" else ascending.take(ranks)
 
 
 def plan_quantile(
@@ -167,7 +168,7 @@ def plan_quantile(
             obj, "quantile", column, q=q, bounds=bounds, epsilon=epsilon, cells=cells, ci=ci,
             min_count=min_count,
         )  # fmt: skip
-    levels, scalar = parse_quantiles(q)
+    levels, one = parse_quantiles(q)
     stats = [Quantile(float(level), column, level) for level in levels]
     planned = plan_many(
         obj, stats, query="quantile", bounds=bounds, epsilon=epsilon, cells=cells,
@@ -177,10 +178,10 @@ def plan_quantile(
     index = [float(x) for x in levels]
     if ci is not None:
         confidence = float(ci)
-        if scalar:
+        if one:
 
             def estimate(table: pd.DataFrame) -> Estimate:
-                value, lower, upper = (float(v) for v in table.iloc[0, :3])
+                value, lower, upper = (scalar(v) for v in table.iloc[0, :3])
                 return Estimate(value, lower, upper, confidence)
 
             return planned.then(estimate)
@@ -188,12 +189,14 @@ def plan_quantile(
         columns = [label, f"{label}_lower", f"{label}_upper"]
 
         def with_intervals(table: pd.DataFrame) -> pd.DataFrame:
-            values = table.iloc[0].to_numpy(dtype=np.float64).reshape(len(index), 3)
-            return pd.DataFrame(values, index=index, columns=columns)
+            ends = [table.iloc[:, k::3].iloc[0] for k in range(3)]  # values, lowers, uppers
+            return pd.DataFrame(
+                {c: end.array for c, end in zip(columns, ends, strict=True)}, index=index
+            )
 
         return planned.then(with_intervals)
-    if scalar:
-        return planned.then(lambda table: float(table.iloc[0, 0]))
+    if one:
+        return planned.then(lambda table: scalar(table.iloc[0, 0]))
     return planned.then(
         lambda table: pd.Series(in_level_order(levels, table.iloc[0]), index=index, name=name)
     )
@@ -217,12 +220,12 @@ def plan_spread(
         obj, [kind(how, column, ddof=int(ddof))], query=how, per_column=False, **kwargs
     )
     if kwargs.get("ci") is None:
-        return planned.then(lambda table: float(table.iloc[0, 0]))
+        return planned.then(lambda table: scalar(table.iloc[0, 0]))
     confidence = float(kwargs["ci"])
 
     def estimate(table: pd.DataFrame) -> Estimate:
-        row = table.iloc[0]
-        return Estimate(float(row.iloc[0]), float(row.iloc[1]), float(row.iloc[2]), confidence)
+        value, lower, upper = (scalar(v) for v in table.iloc[0, :3])
+        return Estimate(value, lower, upper, confidence)
 
     return planned.then(estimate)
 

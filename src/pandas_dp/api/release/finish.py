@@ -6,7 +6,8 @@ is written to be total: it cannot fail on any released value.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import numbers
+from collections.abc import Callable, Hashable, Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -15,6 +16,7 @@ import pandas as pd
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.api.temporal import ValueKind
 from pandas_dp.engines.plan import Aggregate
 
 if TYPE_CHECKING:
@@ -61,17 +63,20 @@ def columns_of(
     alpha: float | None,
     relative: bool = False,
     integral_columns: frozenset[Hashable] = frozenset(),
-) -> dict[Hashable, np.ndarray]:
+    kinds: Mapping[Hashable, ValueKind] | None = None,
+) -> dict[Hashable, Any]:
     """Each statistic's values (and ``_lower``/``_upper`` with ``alpha``), by name.
 
     With ``relative``, also ``_rel_error``: the interval's larger half-width over the value's
     magnitude (``inf`` at 0): below 0.1 the number is good to about 10%; above 1 it is
-    mostly noise.
+    mostly noise. Statistics of the datetime and timedelta columns in ``kinds`` come back
+    in the column's dtype (their relative error stays a number).
     """
-    columns: dict[Hashable, np.ndarray] = {}
+    columns: dict[Hashable, Any] = {}
     for out in outputs:
         inputs = out.inputs(noisy)
         value = columns[out.stat.name] = released(out, noisy, post, integral_columns)
+        names = [out.stat.name]
         if alpha is not None:
             lower, upper = out.stat.interval(inputs, alpha)
             if integral(out, integral_columns):  # outwards, so the interval still covers
@@ -81,8 +86,13 @@ def columns_of(
                 lower, upper = np.where(hidden, np.nan, lower), np.where(hidden, np.nan, upper)
             name = out.stat.name
             columns[suffixed(name, "_lower")], columns[suffixed(name, "_upper")] = lower, upper
+            names += [suffixed(name, "_lower"), suffixed(name, "_upper")]
             if relative:
                 columns[suffixed(name, "_rel_error")] = _relative(value, lower, upper)
+        kind = (kinds or {}).get(out.stat.column)
+        if kind is not None and out.stat.reads_values:
+            for name in names:
+                columns[name] = kind.present(columns[name], out.stat.on_time)
     return columns
 
 
@@ -93,6 +103,13 @@ def suffixed(name: Hashable, suffix: str) -> Hashable:
     if isinstance(name, tuple) and name:
         return (*name[:-1], f"{name[-1]}{suffix}")
     return f"{name}{suffix}"
+
+
+def scalar(value: Any) -> Any:
+    """A released number as a float; a datetime or timedelta (or NaT) as it is."""
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return value
 
 
 def _relative(value: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.ndarray:
@@ -119,17 +136,18 @@ def finisher(
 
     def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
         columns = columns_of(
-            outputs, noisy, post, alpha, request.relative_error, request.integral_columns
+            outputs, noisy, post, alpha, request.relative_error, request.integral_columns,
+            request.kinds,
         )
         if shape == "scalar":
             value = columns[first.name][0]
             whole = first.integer or integral(outputs[0], request.integral_columns)
-            value = int(value) if whole else float(value)
+            value = int(value) if whole else scalar(value)
             if alpha is None:
                 return value
             lower = columns[suffixed(first.name, "_lower")][0]
             upper = columns[suffixed(first.name, "_upper")][0]
-            return Estimate(value, float(lower), float(upper), 1.0 - alpha)
+            return Estimate(value, scalar(lower), scalar(upper), 1.0 - alpha)
         index = keys if keys is not None else pd.RangeIndex(1)
         if shape == "series" and alpha is None:
             return pd.Series(columns[first.name], index=index, name=first.name)

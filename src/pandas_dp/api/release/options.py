@@ -23,7 +23,8 @@ from pandas_dp.api.release.types import Request, Target
 from pandas_dp.api.statistics import Statistic
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.statistics.weighted import weighted
-from pandas_dp.api.validation import check_column, parse_bounds, parse_fill
+from pandas_dp.api.temporal import ValueKind, temporal_statistic
+from pandas_dp.api.validation import check_column, parse_bounds, parse_column_bounds, parse_fill
 from pandas_dp.budget import parse_delta, parse_epsilon
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -96,18 +97,24 @@ def validate(
     post = (post or PostProcess()).with_min_count(min_count)
     if confidence is not None and post.total is not None:
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
+    dtypes = dict(target.engine.dtypes(target.data).items())
+    kinds: dict[Hashable, ValueKind] = {}
     for stat in stats:
-        if stat.column is not None:
-            check_column(
-                target.engine, target.data, stat.column, numeric=stat.reads_values,
-                known=target.session.columns,
-            )  # fmt: skip
         if stat.in_memory_only and not target.engine.in_memory:
             raise DPValueError(
                 f"{stat.how} is not available on {target.engine.name} collections yet: each "
                 "partition would count its own distinct values. Compute it on a pandas frame "
                 "protected with the same budget, or release a count instead"
             )
+        if stat.column is None:
+            continue
+        check_column(
+            target.engine, target.data, stat.column, numeric=stat.reads_values,
+            known=target.session.columns, temporal=True,
+        )  # fmt: skip
+        if stat.reads_values:
+            kind = kinds[stat.column] = ValueKind.of(dtypes[stat.column])
+            temporal_statistic(kind, stat.how, stat.on_time, stat.column)
     parsed_weights = parse_weights(target, weights, weight_bounds)
     if parsed_weights is not None:
         stats = weighted(stats, parsed_weights.column)
@@ -131,9 +138,12 @@ def validate(
             rules = schema.rules(stat.column)
             given = rules.bounds
             sources.append(f"bounds of {stat.column} from the {rules.bounds_from}")
-        parsed_bounds[stat.column] = parse_bounds(given, where)
+        kind = kinds[stat.column]
+        parsed_bounds[stat.column] = parse_column_bounds(given, where, kind, stat.column)
         lower, upper = parsed_bounds[stat.column]
-        fills[stat.column] = parse_fill(fill_by_col.get(stat.column), lower, upper)
+        fills[stat.column] = parse_fill(
+            fill_by_col.get(stat.column), lower, upper, kind, stat.column
+        )
     parsed_delta: Fraction | None = None if delta is None else parse_delta(delta)
     return Request(
         tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
@@ -142,6 +152,7 @@ def validate(
         relative_error=_relative_error(relative_error, confidence), weights=parsed_weights,
         count_quantiles=min_count is not None and grouping is not None and post.min_count > 0,
         integral_columns=_integral_columns(target, parsed_bounds, fills),
+        kinds={column: kind for column, kind in kinds.items() if kind.temporal},
     )  # fmt: skip
 
 

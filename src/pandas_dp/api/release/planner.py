@@ -238,6 +238,7 @@ def _release(
             for key, part in parts.items()
             if key.weights is not None
         )
+    notes.extend(kind.note(column) for column, kind in request.kinds.items())
     if any(f is not None for f in request.fill.values()):
         notes.append("missing values imputed with the public fillna value")
     elif request.fill:

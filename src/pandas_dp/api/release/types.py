@@ -28,6 +28,7 @@ from pandas_dp.mechanisms.quantile import DEFAULT_CELLS
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
     from pandas_dp.api.statistics.postprocess import PostProcess
+    from pandas_dp.api.temporal import ValueKind
 
 T = TypeVar("T")
 U = TypeVar("U")
@@ -81,6 +82,8 @@ class Request:
     integral_columns: frozenset[Hashable] = frozenset()
     #: Row weights (``weights=``): every count, sum and mean of the release is weighted.
     weights: Weights | None = None
+    #: The datetime and timedelta columns read (others are numbers), for finishing.
+    kinds: dict[Hashable, ValueKind] = field(default_factory=dict)
 
     def priority(self, name: Hashable) -> float:
         """The user's weight for statistic ``name`` in the split of ε (1 by default)."""

@@ -13,7 +13,7 @@ from pandas_dp.api.statistics.counting import NUnique, Size
 from pandas_dp.api.statistics.moments import Count, Mean, Sem, Std, Sum, Var
 from pandas_dp.api.statistics.parsing import parse_func, parse_named, statistic_class
 from pandas_dp.api.statistics.registry import STATISTICS
-from pandas_dp.api.statistics.selections import Choice, LevelCount, Median, Quantile
+from pandas_dp.api.statistics.selections import Choice, LevelCount, Max, Median, Min, Quantile
 
 __all__ = [
     "STATISTICS",
@@ -22,8 +22,10 @@ __all__ = [
     "Count",
     "Inputs",
     "LevelCount",
+    "Max",
     "Mean",
     "Median",
+    "Min",
     "NUnique",
     "Quantile",
     "Sem",

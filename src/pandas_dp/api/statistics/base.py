@@ -23,6 +23,7 @@ from pandas_dp.engines.plan import Aggregate
 
 if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess
+    from pandas_dp.api.temporal import OnTime
 
 F64 = np.ndarray
 
@@ -110,6 +111,9 @@ class Statistic(ABC):
     #: cells (counts, sums), the statistic of the pooled measurements (means, spreads), or
     #: not at all (quantiles, distinct counts).
     margin: ClassVar[Literal["sum", "pooled", "none"]] = "none"
+    #: What its values are on a datetime or timedelta column (see
+    #: :data:`pandas_dp.api.temporal.OnTime`); None: refused on such columns, as in pandas.
+    on_time: ClassVar[OnTime] = None
 
     @abstractmethod
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:

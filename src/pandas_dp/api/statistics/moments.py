@@ -22,6 +22,7 @@ from pandas_dp.mechanisms.quantile import variance_from
 
 if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess
+    from pandas_dp.api.temporal import OnTime
 
 
 def _clamp_by_sign(
@@ -74,6 +75,7 @@ class Sum(Statistic):
 
     how: ClassVar[str] = "sum"
     margin: ClassVar[Literal["sum", "pooled", "none"]] = "sum"
+    on_time: ClassVar[OnTime] = "total"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The plain lattice sum, or the centred sum and the count already measured."""
@@ -186,6 +188,7 @@ class Mean(Statistic):
 
     how: ClassVar[str] = "mean"
     margin: ClassVar[Literal["sum", "pooled", "none"]] = "pooled"
+    on_time: ClassVar[OnTime] = "point"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The centred sum, then the count (of rows when missing values are imputed)."""
@@ -290,6 +293,7 @@ class Std(Var):
     """The square root of :class:`Var` (same measurements, same cost)."""
 
     how: ClassVar[str] = "std"
+    on_time: ClassVar[OnTime] = "span"
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The standard deviation."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pandas_dp.api.statistics.base import Statistic
 from pandas_dp.api.statistics.counting import NUnique, Size
 from pandas_dp.api.statistics.moments import Count, Mean, Sem, Std, Sum, Var
-from pandas_dp.api.statistics.selections import Median
+from pandas_dp.api.statistics.selections import Max, Median, Min
 
 #: Adding a statistic: one class, one line here.
 STATISTICS: dict[str, type[Statistic]] = {
@@ -16,6 +16,8 @@ STATISTICS: dict[str, type[Statistic]] = {
     "var": Var,
     "std": Std,
     "median": Median,
+    "min": Min,
+    "max": Max,
     "sem": Sem,
     "nunique": NUnique,
 }

@@ -16,6 +16,7 @@ from pandas_dp.mechanisms.quantile import rank_error
 
 if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess
+    from pandas_dp.api.temporal import OnTime
 
 
 @dataclass(frozen=True)
@@ -25,6 +26,7 @@ class Quantile(Statistic):
     q: Fraction = Fraction(1, 2)
 
     how: ClassVar[str] = "quantile"
+    on_time: ClassVar[OnTime] = "point"
     error_in: ClassVar[str] = "ranks"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
@@ -95,6 +97,37 @@ class Median(Quantile):
     """The 0.5 quantile."""
 
     how: ClassVar[str] = "median"
+
+
+@dataclass(frozen=True)
+class Min(Quantile):
+    """A DP minimum: the 0 quantile, the grid edge with about no value below it.
+
+    Every edge between the lower bound and the smallest value scores alike (no value lies
+    below any of them), so the release lands anywhere there: towards the bound when the
+    data is sparse. Not the true minimum, which no DP release can promise.
+    """
+
+    q: Fraction = Fraction(0)
+
+    how: ClassVar[str] = "min"
+
+    def notes(self) -> tuple[str, ...]:
+        """What a DP minimum is."""
+        return (*super().notes(), "min: the 0 quantile (a grid edge with about no value below it)")
+
+
+@dataclass(frozen=True)
+class Max(Quantile):
+    """A DP maximum: the 1 quantile, the grid edge with about no value above it."""
+
+    q: Fraction = Fraction(1)
+
+    how: ClassVar[str] = "max"
+
+    def notes(self) -> tuple[str, ...]:
+        """What a DP maximum is."""
+        return (*super().notes(), "max: the 1 quantile (a grid edge with about no value above it)")
 
 
 @dataclass(frozen=True)

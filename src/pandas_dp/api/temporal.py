@@ -1,0 +1,167 @@
+"""Datetime and timedelta columns: their kind, public bounds as numbers, results as datetimes.
+
+A release reads a datetime column as nanoseconds since 1970-01-01 UTC and a timedelta
+column as nanoseconds (:mod:`pandas_dp.engines.temporal`). Validation turns the user's
+``Timestamp`` / ``Timedelta`` bounds into the same numbers (public input), and finishing
+turns released numbers back into the column's own unit and time zone: free
+post-processing that reads the dtype, which is public. A :class:`ValueKind` carries that
+from validation to finishing; nothing else in the release path dispatches on time.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.engines.temporal import NANOSECONDS, is_temporal, unit_of
+from pandas_dp.errors import DPTypeError, DPValueError
+
+#: How a statistic's values relate to a time column: positions on its axis (a mean or a
+#: quantile of datetimes is a datetime), lengths (a standard deviation is a timedelta), a
+#: total (defined for timedeltas only, as in pandas) or undefined (None: refused).
+OnTime = Literal["point", "span", "total"] | None
+
+_POINTS = (pd.Timestamp, datetime.datetime, datetime.date, np.datetime64)
+_SPANS = (pd.Timedelta, datetime.timedelta, np.timedelta64)
+_EXAMPLES = {
+    "datetime": "(pd.Timestamp('2020-01-01'), pd.Timestamp('2021-01-01'))",
+    "timedelta": "(pd.Timedelta(0), pd.Timedelta(days=30))",
+}
+
+
+def is_time_value(value: Any) -> bool:
+    """Whether ``value`` is a datetime or timedelta scalar (of any library)."""
+    return isinstance(value, _POINTS + _SPANS)
+
+
+@dataclass(frozen=True)
+class ValueKind:
+    """What the numbers of a column are: plain numbers, datetimes, or timedeltas.
+
+    Datetimes and timedeltas keep the column's ``unit`` and (datetimes) time zone ``tz``,
+    which released values are converted back to. ``dtype`` is the column's dtype as text,
+    for messages.
+    """
+
+    kind: Literal["number", "datetime", "timedelta"] = "number"
+    unit: str = "ns"
+    tz: Any = None
+    dtype: str = ""
+
+    @classmethod
+    def of(cls, dtype: Any) -> ValueKind:
+        """The kind of a column of ``dtype`` (read from the dtype alone)."""
+        if not is_temporal(dtype):
+            return NUMBER
+        if dtype.kind == "m":
+            return cls("timedelta", unit_of(dtype), None, str(dtype))
+        tz = getattr(dtype, "tz", None)
+        if isinstance(dtype, pd.ArrowDtype):
+            tz = dtype.pyarrow_dtype.tz
+        return cls("datetime", unit_of(dtype), tz, str(dtype))
+
+    @property
+    def temporal(self) -> bool:
+        """Whether the column holds datetimes or timedeltas."""
+        return self.kind != "number"
+
+    def describe(self) -> str:
+        """``datetimes (datetime64[ns, UTC])``, for messages."""
+        return f"{self.kind}s ({self.dtype})"
+
+    def note(self, column: Any) -> str:
+        """The ledger's line for a time column: its values' units."""
+        if self.kind == "datetime":
+            return f"{column}: datetimes as nanoseconds since 1970-01-01 UTC (bounds and lattice)"
+        return f"{column}: timedeltas as nanoseconds (bounds and lattice)"
+
+    def number(self, value: Any, what: str, column: Any) -> float:
+        """A public bound (or fill value) of this column in nanoseconds.
+
+        Raises
+        ------
+        DPTypeError
+            If ``value`` is not a datetime (timedelta) scalar, or its time zone awareness
+            differs from the column's.
+        DPValueError
+            If it is missing (NaT) or the column's unit cannot hold it.
+        """
+        wanted = _POINTS if self.kind == "datetime" else _SPANS
+        if not isinstance(value, wanted):
+            raise DPTypeError(
+                f"{what} must be a {'Timestamp' if self.kind == 'datetime' else 'Timedelta'}: "
+                f"column {column!r} holds {self.describe()}, got {type(value).__name__}. "
+                f"Give bounds as {_EXAMPLES[self.kind]}"
+            )
+        given: Any = value  # one of the scalar types checked above
+        scalar: Any = pd.Timestamp(given) if self.kind == "datetime" else pd.Timedelta(given)
+        if scalar is pd.NaT:
+            raise DPValueError(f"{what} must be a {self.kind}, got NaT")
+        if self.kind == "datetime":
+            self._check_zone(scalar, what, column)
+        try:
+            ticks = scalar.as_unit(self.unit)
+        except (OverflowError, ValueError):  # OutOfBoundsDatetime / OutOfBoundsTimedelta
+            raise DPValueError(
+                f"{what} {scalar} is out of the range {self.dtype} can hold; give a bound "
+                "the column's unit can represent (or convert the column with .astype)"
+            ) from None
+        native = ticks.to_datetime64() if self.kind == "datetime" else ticks.to_timedelta64()
+        return float(native.astype(np.int64)) * NANOSECONDS[self.unit]
+
+    def _check_zone(self, stamp: pd.Timestamp, what: str, column: Any) -> None:
+        if self.tz is not None and stamp.tz is None:
+            raise DPTypeError(
+                f"{what} {stamp} has no time zone but column {column!r} holds "
+                f"{self.describe()}: give tz-aware bounds, e.g. pd.Timestamp('2020-01-01', "
+                f"tz='{self.tz}')"
+            )
+        if self.tz is None and stamp.tz is not None:
+            raise DPTypeError(
+                f"{what} {stamp} has a time zone but column {column!r} holds "
+                f"{self.describe()} without one: give naive bounds (stamp.tz_localize(None)) "
+                "or localize the column (.dt.tz_localize)"
+            )
+
+    def present(self, values: Any, on_time: OnTime) -> Any:
+        """Released nanoseconds in the column's dtype (total: NaN or unrepresentable → NaT).
+
+        Points of a datetime column become datetimes in its unit and zone; everything else
+        a statistic releases of a time column (spreads, timedelta points and totals)
+        becomes timedeltas in its unit.
+        """
+        ticks = np.asarray(values, dtype=np.float64) / NANOSECONDS[self.unit]
+        valid = np.isfinite(ticks) & (np.abs(ticks) < 2.0**63)
+        whole = np.where(valid, np.rint(np.where(valid, ticks, 0.0)), 0.0).astype(np.int64)
+        whole[~valid] = np.iinfo(np.int64).min  # NaT
+        if self.kind == "datetime" and on_time == "point":
+            stamps = pd.DatetimeIndex(whole.view(f"datetime64[{self.unit}]"))
+            if self.tz is not None:
+                stamps = stamps.tz_localize("UTC").tz_convert(self.tz)
+            return stamps.array
+        return pd.TimedeltaIndex(whole.view(f"timedelta64[{self.unit}]")).array
+
+
+#: The kind of every non-time column.
+NUMBER = ValueKind()
+
+
+def temporal_statistic(kind: ValueKind, how: str, on_time: OnTime, column: Any) -> None:
+    """Refuse statistics pandas does not define for a time column (public: from the dtype)."""
+    if not kind.temporal:
+        return
+    if on_time is None:
+        raise DPTypeError(
+            f"{how} is not defined for column {column!r} of {kind.describe()} (pandas "
+            "refuses it too: its unit would be time squared); release std, a Timedelta"
+        )
+    if on_time == "total" and kind.kind == "datetime":
+        raise DPTypeError(
+            f"{how} is not defined for column {column!r} of {kind.describe()}, as in pandas: "
+            "datetimes are points in time. Release mean, median or quantile (Timestamps), or "
+            "sum a timedelta column, e.g. (df[col] - pd.Timestamp('2020-01-01'))"
+        )
