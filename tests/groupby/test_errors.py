@@ -193,8 +193,8 @@ BAD_BOUNDS |= {
 BAD_SPECS: dict[str, tuple[Callable[[pd.DataFrame], Any], type[DPError]]] = {
     name: (lambda p, s=spec: grouped(p).agg(x=s, bounds={"income": BOUNDS}, epsilon=0.5), error)
     for name, spec, error in [
-        ("max", ("income", "max"), DPValueError),
-        ("min", ("income", "min"), DPValueError),
+        ("first", ("income", "first"), DPValueError),  # min and max are DP quantiles
+        ("last", ("income", "last"), DPValueError),
         ("prod", ("income", "prod"), DPValueError),
         ("first", ("income", "first"), DPValueError),
         ("a misspelt statistic", ("income", "meen"), DPValueError),
@@ -212,7 +212,7 @@ BAD_SPECS: dict[str, tuple[Callable[[pd.DataFrame], Any], type[DPError]]] = {
 BAD_SPECS |= {
     "no statistics": (lambda p: grouped(p).agg(epsilon=0.5), DPValueError),
     "one good, one bad": (
-        lambda p: grouped(p).agg(n="count", x=("income", "max"), epsilon=0.5),
+        lambda p: grouped(p).agg(n="count", x=("income", "prod"), epsilon=0.5),
         DPValueError,
     ),
 }

@@ -175,6 +175,8 @@ def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
                 f"column {values.name!r} holds datetimes; give keys as timestamps "
                 "(e.g. pd.to_datetime([...]))"
             )
+        if isinstance(dtype, pd.PeriodDtype):
+            _check_periods(values, dtype)
         numeric_column = ptypes.is_numeric_dtype(dtype) and not isinstance(
             dtype, pd.CategoricalDtype
         )
@@ -189,3 +191,19 @@ def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
             raise DPTypeError(
                 f"column {values.name!r} holds strings ({dtype}) but its keys are numbers"
             )
+
+
+def _check_periods(values: pd.Index, dtype: pd.PeriodDtype) -> None:
+    """Keys of a Period column must be Periods of its frequency (else none would match)."""
+    alias = str(dtype)[len("period[") : -1]  # "M" (the offset's own name is "ME")
+    example = f"pd.period_range('2020-01', '2020-12', freq='{alias}')"
+    if not _all(values, {"period"}, pd.Period):
+        raise DPTypeError(
+            f"column {values.name!r} holds periods ({dtype}); give keys as Periods, "
+            f"e.g. keys={example}"
+        )
+    if any(key.freq != dtype.freq for key in values):
+        raise DPTypeError(
+            f"column {values.name!r} holds periods of frequency {alias} but "
+            f"some keys have another frequency and would never match; e.g. keys={example}"
+        )

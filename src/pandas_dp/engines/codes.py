@@ -10,7 +10,8 @@ not raise, warn or behave differently because of what another row holds.
   ``0.0``, numbers equal to an integer become ``int``, ``True`` becomes ``1``, Decimals and
   Fractions become the float or int they equal (else a Fraction), text becomes plain
   ``str``, timestamps become nanosecond ``Timestamp`` s in UTC (naive ones stay naive),
-  tuples are canonical element by element. A value of any other type is dropped. So the
+  periods stay periods (their ordinal and frequency say it all), tuples are canonical
+  element by element. A value of any other type is dropped. So the
   released key never carries the representation one row happened to use (``pd.factorize``
   keeps the first one it sees).
 - Codes of several columns are combined by re-numbering densely after each column, never by
@@ -100,6 +101,8 @@ def _canonical(value: Any) -> Any:
         return complex(float(value.real) + 0.0, float(value.imag) + 0.0)
     if isinstance(value, bytes):
         return bytes(value)
+    if isinstance(value, pd.Period):  # (ordinal, frequency): one representation already
+        return pd.Period(value)
     if isinstance(value, pd.Timestamp | datetime.datetime | np.datetime64):
         stamp: Any = pd.Timestamp(value)
         if stamp is pd.NaT:

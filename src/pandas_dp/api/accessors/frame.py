@@ -172,8 +172,8 @@ class FrameReleases(
         )  # fmt: skip
 
     def histogram(
-        self, column: Hashable, bins: Any, *, range: tuple[float, float] | None = None,
-        ci: float | None = None, **options: Unpack[CountArgs],
+        self, column: Hashable, bins: Any = None, *, range: Any = None,
+        freq: str | None = None, ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
         """Release noisy counts of ``column`` in public bins; see ``Series.dp.histogram``.
 
@@ -183,7 +183,9 @@ class FrameReleases(
         sensitivity ``W = upper`` for the whole vector (one row is in one bin).
         """
         return self._execute(
-            plan_histogram(self._obj, bins, column=column, range=range, ci=ci, **options)
+            plan_histogram(
+                self._obj, bins, column=column, range=range, freq=freq, ci=ci, **options
+            )
         )
 
     @overload

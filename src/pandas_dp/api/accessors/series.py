@@ -84,7 +84,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
 
     @shared_doc
     def histogram(
-        self, bins: Any, *, range: tuple[float, float] | None = None,
+        self, bins: Any = None, *, range: Any = None, freq: str | None = None,
         right: bool = True, include_lowest: bool = False, clip: bool = False,
         ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
@@ -94,9 +94,16 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         ----------
         bins : sequence of float, or int
             Public, strictly increasing bin edges; or a number of equal bins over ``range``.
+            For a datetime (timedelta) column, edges are Timestamps (Timedeltas), e.g. a
+            ``pd.DatetimeIndex``.
         range : (float, float), optional
             With ``bins=int``: the public limits, as in :func:`numpy.histogram` (bins are
-            then ``[a, b)``, the last one ``[a, b]``, and the index is left-closed).
+            then ``[a, b)``, the last one ``[a, b]``, and the index is left-closed). With
+            ``freq``: ``(start, end)`` as Timestamps (Timedeltas).
+        freq : str, optional
+            Datetime and timedelta columns: bins of a pandas frequency (``"D"``, ``"W"``,
+            ``"MS"`` ...) over ``range``; the edges are
+            ``pd.date_range(start, end, freq=freq)`` (``pd.timedelta_range``).
         {epsilon}
         right : bool, default True
             Bins are ``(a, b]`` like :func:`pandas.cut`; ``False`` makes them ``[a, b)``.
@@ -113,13 +120,15 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         Returns
         -------
         Series or DataFrame
-            Indexed by an IntervalIndex of the bins, named ``"count"``.
+            Indexed by an IntervalIndex of the bins (of Timestamps for a datetime column,
+            like ``pd.cut``), named ``"count"``.
 
         Notes
         -----
         Missing values are dropped; out-of-range values are dropped unless ``clip``.
         Sensitivity 1 for the vector of counts; discrete Laplace noise of scale ``1/ε`` per
-        bin; cost ``ε``.
+        bin; cost ``ε``. Datetimes are compared with the edges as nanoseconds since 1970
+        in float64 (exact to 256 ns until 2043).
 
         Examples
         --------
@@ -130,8 +139,8 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         ['(0.0, 18.0]', '(18.0, 65.0]', '(65.0, 120.0]']
         """
         return self._execute(plan_histogram(
-            self._obj, bins, range=range, right=right, include_lowest=include_lowest, clip=clip,
-            ci=ci, **options,
+            self._obj, bins, range=range, freq=freq, right=right,
+            include_lowest=include_lowest, clip=clip, ci=ci, **options,
         ))  # fmt: skip
 
     @overload

@@ -16,8 +16,10 @@ import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouped_counts import count_post
+from pandas_dp.api.queries.time_bins import is_count, time_edges
 from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.arguments import CountArgs
+from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column, parse_bounds
 from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -68,7 +70,8 @@ def plan_histogram(
     bins: Any,
     *,
     column: Hashable | None = None,
-    range: tuple[float, float] | None = None,
+    range: Any = None,
+    freq: Any = None,
     right: bool = True,
     include_lowest: bool = False,
     clip: bool = False,
@@ -80,19 +83,34 @@ def plan_histogram(
     ``obj`` is the Series, or a DataFrame with ``column`` (the only route under a privacy
     unit, whose column a Series does not carry). ``bins`` may be a number of equal bins
     over ``range``, as in :func:`numpy.histogram`: left-closed, the last one closed on both
-    sides.
+    sides. Datetime and timedelta columns take time edges, or ``freq`` and ``range``
+    (:mod:`~pandas_dp.api.queries.time_bins`).
     """
-    if _is_count(bins):
-        binning = Binning(_equal_edges(bins, range), right=False, include_highest=True)
+    target = resolve(obj)
+    col = target.column if target.column is not None else column
+    check_column(target.engine, target.data, col, known=target.session.columns, temporal=True)
+    kind = ValueKind.of(dict(target.engine.dtypes(target.data).items())[col])
+    breaks: Any = None  # the edges as the index shows them (Timestamps for datetimes)
+    if kind.temporal:
+        edges, breaks = time_edges(bins, freq, range, kind, col)
+    elif freq is not None:
+        raise DPValueError(
+            f"freq= is for datetime and timedelta columns; column {col!r} holds numbers, so "
+            "give edges (bins=[...]) or a number of bins over a range (bins=10, range=(0, 1))"
+        )
+    elif is_count(bins):
+        edges = _equal_edges(bins, range)
     else:
         if range is not None:
             raise DPValueError("range= goes with a number of bins (bins=10); these are edges")
-        binning = Binning(_parse_edges(bins), bool(right), bool(include_lowest), bool(clip))
-    target = resolve(obj)
-    col = target.column if target.column is not None else column
-    check_column(target.engine, target.data, col, known=target.session.columns)
+        edges = _parse_edges(bins)
+    if is_count(bins):  # numpy.histogram's bins: [a, b), the last one [a, b]
+        binning = Binning(edges, right=False, include_highest=True)
+    else:
+        binning = Binning(edges, bool(right), bool(include_lowest), bool(clip))
+    breaks = list(edges) if breaks is None else breaks
     intervals = pd.IntervalIndex.from_breaks(
-        list(binning.edges), closed="right" if binning.right else "left", name=col
+        breaks, closed="right" if binning.right else "left", name=col
     )
     grouped = DPGroupBy(target, col, intervals, binning=binning)
     post = count_post(options)
@@ -105,10 +123,6 @@ def plan_histogram(
 
         return planned.then(unnamed)
     return planned
-
-
-def _is_count(bins: Any) -> bool:
-    return isinstance(bins, int | np.integer) and not isinstance(bins, bool)
 
 
 def _equal_edges(bins: Any, span: Any) -> tuple[float, ...]:

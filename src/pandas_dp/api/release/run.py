@@ -129,6 +129,6 @@ def _sorted_selection(keys: pd.Index, keep: np.ndarray) -> np.ndarray:
     chosen = keys[positions]
     try:
         order = np.asarray(chosen.argsort())
-    except TypeError:  # keys of mixed types: order by their text
+    except (TypeError, ValueError):  # mixed types, or periods of mixed frequencies: by text
         order = np.argsort(np.asarray([repr(k) for k in chosen]), kind="stable")
     return positions[order]

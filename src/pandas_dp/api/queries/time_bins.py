@@ -1,0 +1,106 @@
+"""Public bin edges over time, for histograms of datetime and timedelta columns.
+
+Edges are given explicitly (``bins=pd.DatetimeIndex([...])``), by a frequency over a range
+(``freq="MS", range=(start, end)``: the edges of ``pd.date_range(start, end, freq=freq)``,
+``pd.timedelta_range`` for timedeltas) or as a number of equal bins over a range
+(``bins=12, range=(start, end)``). They become nanoseconds for the engine (as the column's
+values do) and Timestamps in the column's unit and zone for the result's IntervalIndex.
+Everything here reads public arguments and the dtype only.
+"""
+
+from __future__ import annotations
+
+import itertools
+import numbers
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.temporal import ValueKind
+from pandas_dp.errors import DPTypeError, DPValueError
+
+#: The most bins a time histogram may have (a frequency over a long range adds up fast).
+MAX_TIME_BINS = 100_000
+
+
+def time_edges(
+    bins: Any, freq: Any, span: Any, kind: ValueKind, column: Hashable
+) -> tuple[tuple[float, ...], Any]:
+    """The edges in nanoseconds and as the column's datetimes (or timedeltas).
+
+    Raises
+    ------
+    DPTypeError
+        If edges or the range are not datetimes (timedeltas) matching the column.
+    DPValueError
+        If the edges are fewer than two or not increasing, the frequency is unknown, or
+        there would be more than :data:`MAX_TIME_BINS` bins.
+    """
+    if freq is not None or is_count(bins):
+        stamps = _generated(bins, freq, span, kind, column)
+    else:
+        if span is not None:
+            raise DPValueError("range= goes with freq= or bins=<number of bins>, not with edges")
+        if isinstance(bins, str | bytes) or not hasattr(bins, "__iter__"):
+            raise DPTypeError(
+                f"bins for column {column!r} of {kind.describe()} must be edges, e.g. "
+                "pd.DatetimeIndex([...]), or give freq='MS' and range=(start, end)"
+            )
+        stamps = list(bins)
+    edges = tuple(kind.number(stamp, "bin edges", column) for stamp in stamps)
+    if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
+        raise DPValueError("bins must be at least two strictly increasing edges")
+    if len(edges) > MAX_TIME_BINS + 1:
+        raise DPValueError(f"at most {MAX_TIME_BINS} bins; choose a coarser freq")
+    return edges, kind.present(np.asarray(edges), "point")
+
+
+def is_count(bins: Any) -> bool:
+    """Whether ``bins`` is a number of bins (an integer, not a bool)."""
+    return isinstance(bins, numbers.Integral) and not isinstance(bins, bool)
+
+
+def _generated(bins: Any, freq: Any, span: Any, kind: ValueKind, column: Hashable) -> list[Any]:
+    """Edges from ``freq`` (or a number of bins) over ``range``."""
+    if not isinstance(span, tuple | list) or len(span) != 2:
+        example = "(pd.Timestamp('2020-01-01'), pd.Timestamp('2021-01-01'))"
+        raise DPValueError(f"freq= and bins=<number> need range=(start, end), e.g. {example}")
+    start, end = (kind.number(bound, "range", column) for bound in span)
+    if not start < end:
+        raise DPValueError(f"range must satisfy start < end, got ({span[0]}, {span[1]})")
+    ends = _scalars(span, kind)
+    if freq is None:
+        if not 1 <= bins <= MAX_TIME_BINS:
+            raise DPValueError(f"bins must be between 1 and {MAX_TIME_BINS}, got {bins}")
+        return list(_range(kind, ends, periods=int(bins) + 1))
+    if bins is not None:
+        raise DPValueError("give either freq= or bins=, not both")
+    try:
+        offset = pd.tseries.frequencies.to_offset(freq)
+    except (TypeError, ValueError):
+        raise DPValueError(
+            f"freq {freq!r} is not a pandas frequency (e.g. 'D', 'W', 'MS')"
+        ) from None
+    step = getattr(offset, "nanos", None) if _fixed(offset) else 3_600 * 10**9  # ≥ 1 hour
+    if step is None or step <= 0 or (end - start) / step > MAX_TIME_BINS:
+        raise DPValueError(f"freq {freq!r} gives more than {MAX_TIME_BINS} bins over this range")
+    return list(_range(kind, ends, freq=offset))
+
+
+def _fixed(offset: Any) -> bool:
+    """Whether ``offset`` has a fixed length (a Tick: days, hours, ...)."""
+    return isinstance(offset, pd.offsets.Tick)
+
+
+def _scalars(span: Any, kind: ValueKind) -> tuple[Any, Any]:
+    if kind.kind == "datetime":
+        return pd.Timestamp(span[0]), pd.Timestamp(span[1])
+    return pd.Timedelta(span[0]), pd.Timedelta(span[1])
+
+
+def _range(kind: ValueKind, ends: tuple[Any, Any], **how: Any) -> Any:
+    if kind.kind == "datetime":
+        return pd.date_range(ends[0], ends[1], **how)
+    return pd.timedelta_range(ends[0], ends[1], **how)
