@@ -100,6 +100,13 @@ CALLS: dict[str, tuple[Callable[[pd.DataFrame], Any], type, str]] = {
         DPTypeError,
         r"pd\.to_datetime\(\.\.\., utc=True\)",
     ),
+    "relative error of a datetime": (
+        lambda p: p.dp.agg(
+            m=("t", "mean"), bounds={"t": YEAR}, epsilon=0.5, ci=0.9, relative_error=True
+        ),
+        DPValueError,
+        "origin",
+    ),
     "periods": (
         lambda p: p["m"].dp.median(bounds=YEAR, epsilon=0.5),
         DPTypeError,

@@ -213,3 +213,21 @@ def test_hidden_means_are_nat(
     assert means.dtype == data["t"].dtype
     assert pd.isna(means["nobody"])
     assert not pd.isna(means["a"])
+
+
+def test_describe_of_a_datetime_column_reads_like_pandas(
+    frame: Callable[..., pd.DataFrame], protect_seeded: Callable[..., Any]
+) -> None:
+    """Timestamps for the mean and percentiles, a Timedelta std, an integer count."""
+    data = frame("us", "UTC")
+    priv = protect_seeded(data, epsilon=10 * EPSILON)
+    table = priv.dp.describe(bounds={"t": _bounds("UTC"), "x": (0, 1000)}, epsilon=EPSILON)
+    expected = data["t"].describe()
+    assert list(table.index) == ["count", "mean", "std", "25%", "50%", "75%"]
+    assert table["t"].dtype == expected.dtype == object
+    for row in ["mean", "25%", "50%", "75%"]:
+        _same_type(table.loc[row, "t"], expected[row])
+    assert isinstance(table.loc["std", "t"], pd.Timedelta)
+    assert abs(table.loc["count", "t"] - expected["count"]) < 50  # scale < 1 at this ε
+    assert table.loc["25%", "t"] <= table.loc["50%", "t"] <= table.loc["75%", "t"]
+    assert isinstance(table.loc["mean", "x"], float)

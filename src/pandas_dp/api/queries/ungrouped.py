@@ -272,7 +272,8 @@ def plan_describe(
     columns = list(bounds)
 
     def table(result: pd.DataFrame) -> pd.DataFrame:
-        out = pd.DataFrame(index=rows, columns=columns, dtype=np.float64)
+        times = any(dtype.kind in "mM" for dtype in result.dtypes)  # Timestamps: as pandas
+        out = pd.DataFrame(index=rows, columns=columns, dtype=object if times else np.float64)
         labels: list[Any] = list(result.columns)  # (column, statistic) pairs
         for (column, row), value in zip(labels, result.iloc[0], strict=True):
             out.loc[row, column] = value

@@ -149,7 +149,10 @@ def validate(
         tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
         parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
         priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
-        relative_error=_relative_error(relative_error, confidence), weights=parsed_weights,
+        relative_error=_relative_error(
+            relative_error, confidence, [s for s in stats if s.reads_values], kinds
+        ),
+        weights=parsed_weights,
         count_quantiles=min_count is not None and grouping is not None and post.min_count > 0,
         integral_columns=_integral_columns(target, parsed_bounds, fills),
         kinds={column: kind for column, kind in kinds.items() if kind.temporal},
@@ -229,12 +232,23 @@ def _integral_columns(
     return frozenset(whole)
 
 
-def _relative_error(relative_error: Any, confidence: float | None) -> bool:
+def _relative_error(
+    relative_error: Any, confidence: float | None, stats: Sequence[Statistic] = (),
+    kinds: Mapping[Hashable, ValueKind] | None = None,
+) -> bool:  # fmt: skip
     if not isinstance(relative_error, bool):
         kind = type(relative_error).__name__
         raise DPTypeError(f"relative_error must be True or False, got {kind}")
     if relative_error and confidence is None:
         raise DPValueError("relative_error=True needs intervals: pass ci=0.95 (or another level)")
+    for stat in stats if relative_error else ():
+        kind = (kinds or {}).get(stat.column)
+        if kind is not None and kind.kind == "datetime" and stat.on_time == "point":
+            raise DPValueError(
+                f"relative_error has no meaning for {stat.how} of datetime column "
+                f"{stat.column!r}: a datetime's size depends on its origin (1970). Read the "
+                "interval's width instead (upper - lower)"
+            )
     return relative_error
 
 
