@@ -237,8 +237,8 @@ def _relative_error(
     kinds: Mapping[Hashable, ValueKind] | None = None,
 ) -> bool:  # fmt: skip
     if not isinstance(relative_error, bool):
-        kind = type(relative_error).__name__
-        raise DPTypeError(f"relative_error must be True or False, got {kind}")
+        given = type(relative_error).__name__
+        raise DPTypeError(f"relative_error must be True or False, got {given}")
     if relative_error and confidence is None:
         raise DPValueError("relative_error=True needs intervals: pass ci=0.95 (or another level)")
     for stat in stats if relative_error else ():
