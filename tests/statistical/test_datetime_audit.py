@@ -93,7 +93,9 @@ def _runs(
     mechanisms = [part.mechanism for part in plans[0].parts.values()]
     assert mechanisms == [part.mechanism for part in plans[1].parts.values()]  # public
     if mutate is not None:
-        mechanisms = [mutate(key.kind, m) for key, m in zip(plans[0].parts, mechanisms)]
+        mechanisms = [
+            mutate(key.kind, m) for key, m in zip(plans[0].parts, mechanisms, strict=True)
+        ]
 
     def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
         source = SeededRandomSource(stream)
