@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -68,10 +69,14 @@ def test_timedelta_bins_by_number_and_by_frequency(
     data = frame("us")
     priv = protect_seeded(data, epsilon=10.0)
     with noise(priv):
-        quarters = priv["d"].dp.histogram(bins=4, range=DAY, epsilon=1.0, include_lowest=True)
+        quarters = priv["d"].dp.histogram(bins=4, range=DAY, epsilon=1.0)
         hours = priv["d"].dp.histogram(freq="h", range=DAY, epsilon=1.0)
-    _like_pd_cut(quarters, data["d"], pd.timedelta_range(*DAY, periods=5).as_unit("us"),
-                 include_lowest=True)  # fmt: skip
+    # A number of bins cuts like numpy.histogram: [a, b), the last one [a, b].
+    nanoseconds = data["d"].dropna().astype("int64").to_numpy() * 1e3
+    expected, _ = np.histogram(nanoseconds, bins=4, range=(0, DAY[1].value))
+    assert quarters.tolist() == expected.tolist()
+    assert quarters.index.closed == "left"
+    assert quarters.index.dtype == pd.IntervalDtype("timedelta64[us]", closed="left")
     _like_pd_cut(hours, data["d"], pd.timedelta_range(*DAY, freq="h").as_unit("us"))
     assert quarters.sum() == data["d"].notna().sum()  # every value within the day
 

@@ -84,6 +84,18 @@ INSTANT_RELEASES: dict[str, tuple[str, Callable[[pd.DataFrame], Any]]] = {
         ),
     ),
     "describe": ("stat", lambda p: p.dp.describe(bounds={"t": _year(p)}, epsilon=1.0, cells=64)),
+    "pivot": (
+        "stat",
+        lambda p: p.dp.pivot_table(
+            values="t",
+            index="g",
+            aggfunc="mean",
+            keys={"g": ["a", "b"]},
+            bounds={"t": _year(p)},
+            epsilon=1.0,
+            margins=True,
+        ),
+    ),
     "months": (
         "count",
         lambda p: p.dp.groupby("m", keys=MONTHS).count(epsilon=1.0),

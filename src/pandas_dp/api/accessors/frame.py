@@ -183,9 +183,7 @@ class FrameReleases(
         sensitivity ``W = upper`` for the whole vector (one row is in one bin).
         """
         return self._execute(
-            plan_histogram(
-                self._obj, bins, column=column, range=range, freq=freq, ci=ci, **options
-            )
+            plan_histogram(self._obj, bins, column=column, range=range, freq=freq, ci=ci, **options)
         )
 
     @overload

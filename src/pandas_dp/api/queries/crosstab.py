@@ -100,9 +100,26 @@ def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layo
                 blocks += [np.reshape(lower, shape), np.reshape(upper, shape)]
         rows = _margin_index(rows, layout.margins_name) if margin_row else rows
         cols = _margin_index(cols, layout.margins_name) if margin_col else cols
-        return _frame(blocks, rows, cols, _labels(layout, alpha is not None))
+        frame = _frame(blocks, rows, cols, _labels(layout, alpha is not None))
+        return _in_time_units(frame, outputs, request, alpha is not None)
 
     return finish
+
+
+def _in_time_units(
+    frame: pd.DataFrame, outputs: tuple[PlannedOutput, ...], request: Request, intervals: bool
+) -> pd.DataFrame:
+    """Blocks of datetime and timedelta columns in their dtype (free post-processing)."""
+    blocks = [(out, request.kinds.get(out.stat.column)) for out in outputs]
+    per_block = [block for block in blocks for _ in range(3 if intervals else 1)]
+    width = frame.shape[1] // len(per_block)
+    for position, (out, kind) in enumerate(per_block):
+        if kind is None or not out.stat.reads_values:
+            continue
+        for j in range(position * width, (position + 1) * width):
+            numbers = frame.iloc[:, j].to_numpy(dtype=np.float64)
+            frame.isetitem(j, kind.present(numbers, out.stat.on_time))
+    return frame
 
 
 def _split(keys: pd.Index, inner: int) -> tuple[pd.Index, pd.Index]:

@@ -17,7 +17,12 @@ import pandas as pd
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.by_series import renamed
-from pandas_dp.api.queries.ungrouped import DESCRIBE_PERCENTILES, in_level_order, parse_quantiles
+from pandas_dp.api.queries.ungrouped import (
+    DESCRIBE_PERCENTILES,
+    parse_quantiles,
+    row_major,
+    rows_in_level_order,
+)
 from pandas_dp.api.release import PlannedRelease, Target, plan, validate
 from pandas_dp.api.release.arguments import GridArgs, NoiseArgs, RatioArgs, Real
 from pandas_dp.api.release.finish import Shape, suffixed
@@ -249,9 +254,7 @@ class GroupedStatistics:
         def table(result: pd.DataFrame) -> pd.DataFrame:
             for c in columns:
                 names: Any = [(c, label) for label in labels[3:]]
-                result[names] = np.apply_along_axis(
-                    lambda row: in_level_order(levels, row), 1, result[names].to_numpy(float)
-                )
+                result[names] = rows_in_level_order(levels, result[names])
             if series:
                 result.columns = pd.Index(labels)
             return result
@@ -277,17 +280,17 @@ def _stacked(
         [*arrays, np.tile([float(level) for level in levels], len(keys))],
         names=[*keys.names, None],
     )
-    out: dict[Hashable, np.ndarray] = {}
+    out: dict[Hashable, Any] = {}
     with_intervals = suffixed((columns[0], 0), "_lower") in table.columns
     for c in columns:
-        values = table[[(c, i) for i in range(count)]].to_numpy(dtype=np.float64)
+        values = table[[(c, i) for i in range(count)]]
         if not with_intervals:  # sorted (free); with intervals each value stays in its own
-            values = np.apply_along_axis(lambda row: in_level_order(levels, row), 1, values)
-        out[c] = values.ravel()
+            values = rows_in_level_order(levels, values)
+        out[c] = row_major(values)  # in the column's dtype (datetimes stay datetimes)
         for suffix in ("_lower", "_upper"):
             names = [suffixed((c, i), suffix) for i in range(count)]
             if names[0] in table.columns:
-                out[f"{c}{suffix}"] = table[names].to_numpy(dtype=np.float64).ravel()
+                out[f"{c}{suffix}"] = row_major(table[names])
     if series and len(out) == 1:
         return pd.Series(out[columns[0]], index=index, name=columns[0])
     return pd.DataFrame(out, index=index)

@@ -21,7 +21,9 @@ from pandas_dp.api.release import PlannedRelease, plan, resolve, validate
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.finish import Shape, scalar, suffixed
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
+from pandas_dp.api.temporal import ValueKind
 from pandas_dp.budget import exact
+from pandas_dp.engines.temporal import nanoseconds
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
 
@@ -146,6 +148,30 @@ def in_level_order(levels: Sequence[Fraction], values: Any) -> np.ndarray:
     ranks[order] = np.arange(len(order))
     ascending = values.take(np.argsort(values, kind="stable"))
     return np.asarray(ascending.take(ranks)) if values.dtype.kind == "f" else ascending.take(ranks)
+
+
+def rows_in_level_order(levels: Sequence[Fraction], block: pd.DataFrame) -> pd.DataFrame:
+    """Each row's quantiles (one column per level) sorted to follow the levels.
+
+    As :func:`in_level_order`; datetime and timedelta columns keep their dtype.
+    """
+    kind = ValueKind.of(block.dtypes.iloc[0])
+    numbers = np.column_stack([
+        nanoseconds(block[c]) if kind.temporal else block[c].to_numpy(dtype=np.float64)
+        for c in block.columns
+    ])  # fmt: skip
+    ordered = np.apply_along_axis(lambda row: in_level_order(levels, row), 1, numbers)
+    if not kind.temporal:
+        return pd.DataFrame(ordered, index=block.index, columns=block.columns)
+    values = {j: kind.present(ordered[:, j], "point") for j in range(len(block.columns))}
+    return pd.DataFrame(values, index=block.index).set_axis(block.columns, axis=1)
+
+
+def row_major(block: pd.DataFrame) -> Any:
+    """The block's values row after row, in the columns' dtype (``to_numpy().ravel()``)."""
+    rows, width = block.shape
+    stacked = pd.concat([block.iloc[:, j] for j in range(width)], ignore_index=True).array
+    return stacked.take((np.arange(rows)[:, None] + np.arange(width)[None, :] * rows).ravel())
 
 
 def plan_quantile(
