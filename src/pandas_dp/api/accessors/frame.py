@@ -263,7 +263,8 @@ class FrameReleases(
         Parameters
         ----------
         column : label or list of labels
-            A numeric or bool column; a list gives a Series indexed by the columns, as
+            A numeric, bool, datetime or timedelta column (with Timestamp or Timedelta
+            bounds); a list gives a Series indexed by the columns, as
             ``df[columns].mean()`` (see :meth:`sum`).
         {bounds}
         {epsilon}
@@ -279,7 +280,8 @@ class FrameReleases(
         Returns
         -------
         float or Estimate
-            Always inside ``[lower, upper]``.
+            Always inside ``[lower, upper]``. A ``Timestamp`` (``Timedelta``) in the
+            column's unit and time zone for a datetime (timedelta) column.
 
         Notes
         -----
@@ -292,6 +294,11 @@ class FrameReleases(
         ``(wl, W)``): ``c + noisy Σ w·(x - c) / max(noisy Σ w, 1)`` over rows where ``x`` is
         present, ``c`` the midpoint of the bounds (pandas: ``np.average(x, weights=w)``);
         sensitivities ``W·(upper - lower)/2`` and ``W``.
+
+        Datetimes are read as nanoseconds since 1970-01-01 UTC (timedeltas as nanoseconds),
+        bounds too, so sensitivities, the lattice and the ledger are in nanoseconds; float64
+        holds those exactly to 256 ns until 2043, far finer than the lattice step (about
+        ``2**-36`` of the bounds' width: a quarter of a millisecond for a year).
 
         Examples
         --------

@@ -121,7 +121,9 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         ``1 - (1 - ci)/2`` whatever the data's shape (ties and empty cells included); see
         :mod:`pandas_dp.mechanisms.quantile_interval`.
         Quantiles 0 and 1 are *not* the minimum and maximum: they are the grid edges at
-        which about no value lies below (above), which the noise makes imprecise.
+        which about no value lies below (above), which the noise makes imprecise (see
+        ``Series.dp.min``). Datetime columns take Timestamp bounds; their grid is in nanoseconds
+        and the result comes back as datetimes in the column's unit and zone.
         Budget cost: ``epsilon``.
 
         Examples
