@@ -109,6 +109,13 @@ BAD = {
     ),
     "range with edges": (dict(bins=pd.DatetimeIndex(YEAR), range=YEAR), DPValueError, "range="),
     "decreasing edges": (dict(bins=pd.DatetimeIndex(YEAR[::-1])), DPValueError, "increasing"),
+    "a single edge": (dict(bins=YEAR[0]), DPTypeError, "must be edges"),
+    "no bins": (dict(bins=0, range=YEAR), DPValueError, "between 1 and"),
+    "too many edges": (
+        dict(bins=pd.date_range(*YEAR, periods=100_002)),
+        DPValueError,
+        "at most 100000 bins",
+    ),
 }
 
 

@@ -231,3 +231,22 @@ def test_describe_of_a_datetime_column_reads_like_pandas(
     assert abs(table.loc["count", "t"] - expected["count"]) < 50  # scale < 1 at this ε
     assert table.loc["25%", "t"] <= table.loc["50%", "t"] <= table.loc["75%", "t"]
     assert isinstance(table.loc["mean", "x"], float)
+
+
+def test_arrow_backed_datetimes_and_durations(protect_seeded: Callable[..., Any]) -> None:
+    """``timestamp[us, tz][pyarrow]`` and ``duration[s][pyarrow]`` read like NumPy ones."""
+    pa = pytest.importorskip("pyarrow")
+    stamps = pd.Series(pd.date_range("2020-01-01", periods=900, freq="9h", tz="UTC"))
+    stamps[::7] = pd.NaT
+    data = pd.DataFrame({
+        "t": stamps.astype(pd.ArrowDtype(pa.timestamp("us", tz="UTC"))),
+        "d": pd.Series(pd.to_timedelta(np.arange(900), unit="s")).astype(
+            pd.ArrowDtype(pa.duration("s"))
+        ),
+    })  # fmt: skip
+    priv = protect_seeded(data, epsilon=10 * EPSILON)
+    mean = priv["t"].dp.mean(bounds=_bounds("UTC"), epsilon=EPSILON)
+    assert str(mean.tz) == "UTC"
+    assert abs(mean - stamps.mean()) < pd.Timedelta(seconds=120)  # as for NumPy columns
+    total = priv["d"].dp.sum(bounds=(pd.Timedelta(0), pd.Timedelta(hours=1)), epsilon=EPSILON)
+    assert abs(total - pd.Timedelta(seconds=int(np.arange(900).sum()))) < pd.Timedelta(minutes=5)

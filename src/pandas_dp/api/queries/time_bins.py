@@ -49,11 +49,11 @@ def time_edges(
                 "pd.DatetimeIndex([...]), or give freq='MS' and range=(start, end)"
             )
         stamps = list(bins)
+    if len(stamps) > MAX_TIME_BINS + 1:
+        raise DPValueError(f"at most {MAX_TIME_BINS} bins; choose fewer edges or a coarser freq")
     edges = tuple(kind.number(stamp, "bin edges", column) for stamp in stamps)
     if len(edges) < 2 or any(b <= a for a, b in itertools.pairwise(edges)):
         raise DPValueError("bins must be at least two strictly increasing edges")
-    if len(edges) > MAX_TIME_BINS + 1:
-        raise DPValueError(f"at most {MAX_TIME_BINS} bins; choose a coarser freq")
     return edges, kind.present(np.asarray(edges), "point")
 
 
