@@ -99,3 +99,17 @@ def test_a_period_column_is_not_summed(
     priv = protect_seeded(_monthly(frame), epsilon=1.0)
     with charges_nothing(priv), pytest.raises(DPTypeError, match="to_timestamp"):
         priv.dp.mean("m", bounds=(0, 1), epsilon=0.5)
+
+
+def test_grouping_by_a_period_series_like_pandas(
+    frame: Callable[..., pd.DataFrame], protect_seeded: Callable[..., Any], noise: Callable
+) -> None:
+    """``df.groupby(df.t.dt.to_period("M"))``: the Series is the key, named after it."""
+    data = frame("us")
+    priv = protect_seeded(data, epsilon=10.0)
+    with noise(priv):
+        counts = priv.dp.groupby(priv["t"].dt.to_period("M"), keys=MONTHS).count(epsilon=1.0)
+    expected = data.groupby(data["t"].dt.to_period("M")).size()
+    assert counts.index.equals(expected.index)
+    assert counts.index.name == expected.index.name == "t"
+    assert counts.tolist() == expected.tolist()
