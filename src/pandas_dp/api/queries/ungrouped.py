@@ -134,7 +134,7 @@ def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
     return parsed, single
 
 
-def in_level_order(levels: Sequence[Fraction], values: Any) -> np.ndarray:
+def in_level_order(levels: Sequence[Fraction], values: Any) -> Any:
     """Released quantiles sorted to follow their levels (free post-processing).
 
     Independent noise can release the 0.75 quantile below the 0.25 one; sorting the values
@@ -142,12 +142,18 @@ def in_level_order(levels: Sequence[Fraction], values: Any) -> np.ndarray:
     are monotone in the level, so sorting never increases the total (L1 or L2) error
     (rearrangement inequality).
     """
-    values = pd.array(values)  # numbers, or datetimes in their dtype
+    typed = isinstance(values, pd.Series) and values.dtype != object
+    series = values if typed else pd.Series(list(values))  # Timestamps infer datetimes
     order = np.argsort(np.asarray([float(level) for level in levels]), kind="stable")
+    if series.dtype.kind not in "mM":
+        numbers = series.to_numpy(dtype=np.float64)
+        out = np.empty_like(numbers)
+        out[order] = np.sort(numbers)  # NaN (a hidden quantile) last
+        return out
     ranks = np.empty_like(order)
     ranks[order] = np.arange(len(order))
-    ascending = values.take(np.argsort(values, kind="stable"))
-    return np.asarray(ascending.take(ranks)) if values.dtype.kind == "f" else ascending.take(ranks)
+    array: Any = series.array  # datetimes keep their unit and zone; NaT sorts last
+    return array.take(array.argsort(kind="stable")).take(ranks)
 
 
 def rows_in_level_order(levels: Sequence[Fraction], block: pd.DataFrame) -> pd.DataFrame:
