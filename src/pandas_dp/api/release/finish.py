@@ -138,7 +138,7 @@ def finisher(
         columns = columns_of(
             outputs, noisy, post, alpha, request.relative_error, request.integral_columns,
             request.kinds,
-        )
+        )  # fmt: skip
         if shape == "scalar":
             value = columns[first.name][0]
             whole = first.integer or integral(outputs[0], request.integral_columns)
