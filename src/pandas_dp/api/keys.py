@@ -78,6 +78,8 @@ def parse_keys(by: tuple[Hashable, ...], keys: Any) -> pd.Index | None:
                 f"keys have {keys.nlevels} levels but by has {len(by)} column(s): {list(by)}"
             )
         index = keys.set_names(list(by))
+    elif len(by) == 1 and isinstance(keys, pd.Index) and not isinstance(keys, pd.CategoricalIndex):
+        index = keys.rename(by[0])  # keeps its dtype (the unit of an IntervalIndex of dates)
     elif len(by) == 1:
         index = pd.Index(_values(keys, by[0]), name=by[0], tupleize_cols=False)
     else:
