@@ -108,8 +108,12 @@ def plan_columns(
             return pd.DataFrame(parts, index=index)
         if one:  # datetimes stay datetimes (an object Series when mixed with numbers)
             return pd.Series([scalar(row[c]) for c in columns], index=index, name=name)
-        values = {
-            c: in_level_order(levels, [row[(c, i)] for i in range(len(levels))]) for c in columns
+        values = {  # each column's levels as one typed Series (dates keep their unit)
+            c: in_level_order(
+                levels,
+                pd.concat([table[(c, i)] for i in range(len(levels))], ignore_index=True),
+            )
+            for c in columns
         }
         return pd.DataFrame(values, index=[float(level) for level in levels])
 
@@ -144,6 +148,9 @@ def in_level_order(levels: Sequence[Fraction], values: Any) -> Any:
     """
     typed = isinstance(values, pd.Series) and values.dtype != object
     series = values if typed else pd.Series(list(values))  # Timestamps infer datetimes
+    units = {getattr(v, "unit", None) for v in values} - {None} if not typed else set()
+    if series.dtype.kind in "mM" and len(units) == 1:  # pandas 2 infers ns: keep the unit
+        series = series.dt.as_unit(units.pop())
     order = np.argsort(np.asarray([float(level) for level in levels]), kind="stable")
     if series.dtype.kind not in "mM":
         numbers = series.to_numpy(dtype=np.float64)
