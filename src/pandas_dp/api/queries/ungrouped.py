@@ -148,7 +148,7 @@ def in_level_order(levels: Sequence[Fraction], values: Any) -> Any:
     """
     typed = isinstance(values, pd.Series) and values.dtype != object
     series = values if typed else pd.Series(list(values))  # Timestamps infer datetimes
-    units = {getattr(v, "unit", None) for v in values} - {None} if not typed else set()
+    units: set[Any] = set() if typed else {getattr(v, "unit", None) for v in values} - {None}
     if series.dtype.kind in "mM" and len(units) == 1:  # pandas 2 infers ns: keep the unit
         series = series.dt.as_unit(units.pop())
     order = np.argsort(np.asarray([float(level) for level in levels]), kind="stable")
