@@ -1,7 +1,9 @@
 """Grouped releases on 10**7 rows and 1,000 public keys, against plain pandas.
 
 Speed: ``priv.dp.groupby(keys=...).agg(count, sum, mean)`` next to
-``df.assign(x=clip).groupby().agg(size, sum, mean)``, measured in the same run.
+``df.assign(x=clip).groupby().agg(size, sum, mean)``, measured in the same run; counts with
+public keys, with keys chosen privately (partition selection on the string keys), and over
+10**6 public integer keys, each next to ``groupby().size()``.
 
 Accuracy: the mean absolute error per group of the noisy mean at ε = 1, for the estimator
 pandas-dp uses (centred sum over a shared noisy count, equal ε split) and the alternatives
@@ -11,12 +13,13 @@ draws fresh exact noise for every group, which is exactly what one release does.
 
 from __future__ import annotations
 
+import warnings
 from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 
-import pandas_dp  # noqa: F401
+import pandas_dp
 from _util import best_time, table
 from pandas_dp.api.measurement.parts import count_part, sum_part
 from pandas_dp.api.statistics.moments import mean_from
@@ -26,6 +29,7 @@ from pandas_dp.mechanisms.random import SystemRandomSource
 
 ROWS = 10_000_000
 KEYS = 1_000
+MANY_KEYS = 1_000_000
 BOUNDS = (0.0, 200_000.0)
 
 
@@ -60,12 +64,29 @@ def speed(frame: pd.DataFrame, keys: list[str]) -> list[list[object]]:
         ),
         repeat=3,
     )
-    counts_only = best_time(lambda: priv.dp.groupby("key", keys=keys).count(epsilon=1.0), repeat=3)
-    counts_base = best_time(lambda: frame.groupby("key").size(), repeat=3)
+    counts_only = best_time(lambda: priv.dp.groupby("key", keys=keys).count(epsilon=1.0), repeat=5)
+    counts_base = best_time(lambda: frame.groupby("key").size(), repeat=5)
+    selecting = frame.dp.protect(epsilon=1e6, delta=1e-6)
+    selected = best_time(lambda: selecting.dp.groupby("key").count(epsilon=1.0), repeat=3)
     return [
         ["agg(count, sum, mean)", ours * 1e3, base * 1e3, ours / base],
         ["count", counts_only * 1e3, counts_base * 1e3, counts_only / counts_base],
+        ["count, keys chosen privately", selected * 1e3, counts_base * 1e3, selected / counts_base],
+        many_keys(len(frame)),
     ]
+
+
+def many_keys(rows: int, keys: int = MANY_KEYS) -> list[object]:
+    """Count over ``keys`` public integer keys (ids), next to ``groupby().size()``."""
+    gen = np.random.default_rng(3)  # test-only: generates benchmark data, never noise
+    frame = pd.DataFrame({"id": gen.integers(0, keys, rows)})
+    priv = frame.dp.protect(epsilon=1e6)
+    public = np.arange(keys)
+    with warnings.catch_warnings():  # about ten rows per key: many counts are mostly noise
+        warnings.simplefilter("ignore", pandas_dp.NoiseDominatedWarning)
+        ours = best_time(lambda: priv.dp.groupby("id", keys=public).count(epsilon=1.0), repeat=3)
+    base = best_time(lambda: frame.groupby("id").size(), repeat=3)
+    return [f"count over {keys:,} public keys", ours * 1e3, base * 1e3, ours / base]
 
 
 def _grouped_errors(frame, keys, share, centered, eps, trials, source):

@@ -211,3 +211,41 @@ def test_observed_keys_keep_their_dtype() -> None:
     keys, codes = observed_codes(frame, ("n",))
     assert str(keys.dtype) == "Int64"
     assert codes.tolist() == [0, 1, 1]
+
+
+def _observed_rule(frame: pd.DataFrame, by: tuple[str, ...]) -> dict[tuple, list[int]]:
+    """The contract, row by row: each canonical key combination and the rows that hold it."""
+    rows: dict[tuple, list[int]] = {}
+    for position, values in enumerate(frame[list(by)].itertuples(index=False)):
+        key = tuple(canonical_value(v) for v in values)
+        if all(part is not None for part in key):
+            rows.setdefault(key, []).append(position)
+    return rows
+
+
+@pytest.mark.parametrize(
+    "by", [("s",), ("c",), ("s", "n"), ("c", "n", "s")], ids=["str", "cat", "two", "three"]
+)
+def test_observed_codes_follow_the_row_by_row_rule(by: tuple[str, ...]) -> None:
+    """Hash passes and counting (no sort of the rows) give each row the key its values make;
+    a categorical column is coded through its categories, and a category without rows makes
+    no key."""
+    gen = np.random.default_rng(3)  # test data only
+    n = 400
+    strings = np.array(["a", "b", "c", None], dtype=object)[gen.integers(0, 4, n)]
+    cats = pd.Categorical(
+        np.array([1, "z", 2.5, -0.0], dtype=object)[gen.integers(0, 4, n)],
+        categories=[1, "z", 2.5, -0.0, 99],
+    )
+    frame = pd.DataFrame({"s": strings, "c": cats, "n": gen.integers(0, 3, n)})
+    frame.loc[::17, "c"] = np.nan
+    keys, codes = observed_codes(frame, by)
+    rule = _observed_rule(frame, by)
+    assert len(keys) == len(rule)
+    for key, rows in rule.items():
+        position = keys.get_loc(key[0] if len(by) == 1 else key)
+        assert codes[rows].tolist() == [position] * len(rows)
+    unmatched = np.setdiff1d(np.arange(n), np.concatenate([*map(np.asarray, rule.values())]))
+    assert (codes[unmatched] == -1).all()
+    if "c" in by:
+        assert 99 not in set(keys.get_level_values(by.index("c")))

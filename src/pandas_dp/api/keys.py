@@ -95,13 +95,17 @@ def parse_keys(by: tuple[Hashable, ...], keys: Any) -> pd.Index | None:
     return index
 
 
-def _values(keys: Any, what: Hashable) -> list[Any]:
+def _values(keys: Any, what: Hashable) -> Sequence[Any]:
     if isinstance(keys, str | bytes) or not _is_list_like(keys):
         raise DPTypeError(
             f"keys for {what!r} must be a list of values, got {type(keys).__name__} "
             f"(write keys=[{keys!r}] for a single key)"
         )
-    values = list(keys)
+    flat = isinstance(keys, pd.Index) or (isinstance(keys, np.ndarray) and keys.ndim == 1)
+    as_index = pd.Index(keys if flat else list(keys), tupleize_cols=False)
+    if as_index.dtype != object:  # numbers, strings, times: hashable by their dtype
+        return as_index
+    values = list(as_index)
     for value in values:
         try:
             hash(value)

@@ -32,6 +32,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from pandas_dp.engines.integers import integer_codes
+
 I64 = npt.NDArray[np.int64]
 
 
@@ -167,10 +169,15 @@ def _total(fast: Callable[[], I64], slow: Callable[[], I64]) -> I64:
 def level_codes(column: pd.Series, keys: pd.Index) -> I64:
     """Position of each row's value among the public ``keys`` (one level), or -1.
 
-    Factorises first (one hash pass). A column holding values that cannot be hashed or
-    compared falls back to a lookup row by row in which such values match nothing: the same
-    codes the hash pass gives every other row.
+    Integer columns against dense integer keys read a lookup table
+    (:func:`~pandas_dp.engines.integers.integer_codes`). Otherwise factorises first (one
+    hash pass). A column holding values that cannot be hashed or compared falls back to a
+    lookup row by row in which such values match nothing: the same codes the hash pass
+    gives every other row.
     """
+    table = integer_codes(column, keys)
+    if table is not None:
+        return table
 
     def fast() -> I64:
         codes, uniques = pd.factorize(column, use_na_sentinel=True)
@@ -233,24 +240,44 @@ def public_codes(frame: pd.DataFrame, by: tuple[Hashable, ...], keys: pd.Index) 
 def observed_codes(frame: pd.DataFrame, by: tuple[Hashable, ...]) -> tuple[pd.Index, I64]:
     """The canonical key combinations present in the data (private!) and each row's position.
 
-    Keys come from canonical values (module docstring) at each group's first row, never
-    decoded from arithmetic on codes.
+    Keys come from canonical values (module docstring), never decoded from arithmetic on
+    codes; every row of a group holds the same canonical values, so any of its rows gives
+    the key. Keys are ordered by their codes (first appearance of each level's value, then
+    level by level), with hash passes and counting only: no sort of the rows.
     """
-    canonical = [canonical_column(frame[column]) for column in by]
-    per_level = [_total_factorize(values) for values in canonical]
+    per_level = [_observed_level(frame[column]) for column in by]
     valid = np.logical_and.reduce([codes >= 0 for codes, _ in per_level])
     group = np.where(valid, per_level[0][0], -1)
     for codes, _ in per_level[1:]:
         pairs = np.where(valid, group * (int(codes.max(initial=-1)) + 1) + codes, -1)
         group = _dense(pairs, valid)
-    _, first, inverse = np.unique(group[valid], return_index=True, return_inverse=True)
-    codes_out = np.full(len(frame), -1, dtype=np.int64)
-    codes_out[valid] = inverse
-    first_rows = np.flatnonzero(valid)[first]
-    levels = [uniques.take(codes[first_rows]) for codes, uniques in per_level]
+    slots = int(group.max(initial=-1)) + 1
+    rows = np.flatnonzero(valid)
+    present = np.flatnonzero(np.bincount(group[rows], minlength=slots))
+    remap = np.full(slots + 1, -1, dtype=np.int64)  # slot -1 (an invalid row) reads -1
+    remap[present] = np.arange(present.size)
+    some_row = np.zeros(slots, dtype=np.int64)
+    some_row[group[rows]] = rows  # any row of a group will do: they share their key
+    levels = [uniques.take(codes[some_row[present]]) for codes, uniques in per_level]
+    codes_out = np.asarray(remap[group], dtype=np.int64)
     if len(by) == 1:
         return levels[0].rename(by[0]), codes_out
     return _multi_index(levels, list(by)), codes_out
+
+
+def _observed_level(column: pd.Series) -> tuple[I64, pd.Index]:
+    """Codes (-1: no key) and canonical uniques of one column.
+
+    A categorical column is coded through its canonicalised categories (each row reads its
+    category's code: no row is converted one by one); a category without rows makes no key.
+    """
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        categories = pd.Series(np.asarray(column.dtype.categories, dtype=object))
+        canonical = categories.map(canonical_value)
+        by_category, uniques = _total_factorize(canonical)
+        row_codes = np.asarray(column.cat.codes.to_numpy(), dtype=np.int64)
+        return np.append(by_category, -1)[row_codes], uniques  # code -1 (missing) reads -1
+    return _total_factorize(canonical_column(column))
 
 
 def missing_mask(column: pd.Series) -> npt.NDArray[np.bool_]:
@@ -293,9 +320,15 @@ def _total_factorize(values: pd.Series) -> tuple[I64, pd.Index]:
 
 
 def _dense(pairs: I64, valid: npt.NDArray[np.bool_]) -> I64:
-    """Re-number non-negative codes densely (0, 1, ...); -1 stays -1."""
+    """Re-number non-negative codes densely (0, 1, ... in increasing order); -1 stays -1.
+
+    One hash pass over the rows, then a sort of the distinct values only.
+    """
     out = np.full(len(pairs), -1, dtype=np.int64)
-    out[valid] = np.unique(pairs[valid], return_inverse=True)[1]
+    codes, uniques = pd.factorize(pairs[valid])
+    rank = np.empty(len(uniques), dtype=np.int64)
+    rank[np.argsort(uniques, kind="stable")] = np.arange(len(uniques))
+    out[valid] = rank[codes]
     return out
 
 

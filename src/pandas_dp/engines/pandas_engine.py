@@ -30,6 +30,7 @@ from pandas_dp.engines.cells import (
 )
 from pandas_dp.engines.codes import distinct_codes, missing_mask, observed_codes, public_codes
 from pandas_dp.engines.columns import F64, numeric_values
+from pandas_dp.engines.integers import integer_units
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
@@ -47,6 +48,7 @@ from pandas_dp.engines.plan import (
     Rows,
     WeightedSum,
 )
+from pandas_dp.engines.sums import scaled, summed
 from pandas_dp.engines.weighted import weighted_units
 
 I64 = npt.NDArray[np.int64]
@@ -54,9 +56,6 @@ I64 = npt.NDArray[np.int64]
 #: A sum's lattice keeps one row within this many units (``MAX_ROW_UNITS`` of
 #: :mod:`pandas_dp.mechanisms.lattice`; the engines do not import the noise layer).
 MAX_ROW_UNITS = 1 << 37
-#: Rows per int64 partial sum when rows are within ``MAX_ROW_UNITS``.
-INT64_EXACT_ROWS = 1 << 26
-INT64_MAX = (1 << 63) - 1
 
 
 def lattice_values(values: F64, measure: ClippedSum) -> I64:
@@ -112,44 +111,6 @@ def row_bound(measure: ClippedSum | ClippedSquares | WeightedSum) -> int:
         return max(measure.units - measure.offset, measure.offset)
     offset = measure.offset if isinstance(measure, ClippedSum) else 0
     return max(abs(measure.lower - offset), abs(measure.upper - offset))
-
-
-def rows_per_sum(bound: int) -> int:
-    """How many rows of magnitude at most ``bound`` an int64 partial sum holds without wrapping.
-
-    Chosen from public parameters only, so no partial sum can wrap whatever the data; a
-    lattice keeps a row within ``2**37`` units, which leaves ``2**26`` rows per partial sum.
-    """
-    return max(1, min(INT64_EXACT_ROWS, INT64_MAX // max(bound, 1)))
-
-
-def _exact_total(units: I64, bound: int) -> int:
-    """Exact sum of lattice values of magnitude at most ``bound``.
-
-    Int64 partial sums of :func:`rows_per_sum` rows (they cannot wrap), added as Python ints.
-    """
-    step = rows_per_sum(bound)
-    return sum(int(units[i : i + step].sum()) for i in range(0, max(units.size, 1), step))
-
-
-def _grouped_total(bins: I64, units: I64, groups: int, bound: int) -> Aggregate:
-    """Exact per-group sums of int64 lattice values of magnitude at most ``bound``.
-
-    ``bins`` is the group code plus one (bin 0 collects dropped rows). Slices of at most
-    :func:`rows_per_sum` rows are scatter-added in int64, which cannot wrap; their totals are
-    added as Python integers when there is more than one slice.
-    """
-    step = rows_per_sum(bound)
-    if units.size <= step:
-        out = np.zeros(groups + 1, dtype=np.int64)
-        np.add.at(out, bins, units)
-        return out[1:]
-    totals = [0] * groups
-    for start in range(0, units.size, step):
-        part = np.zeros(groups + 1, dtype=np.int64)
-        np.add.at(part, bins[start : start + step], units[start : start + step])
-        totals = [t + int(p) for t, p in zip(totals, part[1:].tolist(), strict=True)]
-    return np.array(totals, dtype=object)
 
 
 def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, I64]:
@@ -222,6 +183,11 @@ def _measure(
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):
         return _count(bins, groups, ~missing_mask(frame[measure.column]))
+    if isinstance(measure, ClippedSum) and (
+        integer := integer_units(frame[measure.column], measure)
+    ):
+        clipped, shift, bound = integer  # an integer column: its units without the float detour
+        return scaled(summed(bins, clipped, groups, bound), shift)
     if isinstance(measure, Distinct):
         return _distinct(bins, groups, distinct_codes(frame[measure.column]))
     if isinstance(measure, WeightedSum):
@@ -234,10 +200,7 @@ def _measure(
             units = square_values(values, measure)
         else:
             units = lattice_values(values, measure)
-    bound = row_bound(measure)
-    if bins is None:
-        return np.array([_exact_total(units, bound)], dtype=object)
-    return _grouped_total(bins, units, groups, bound)
+    return summed(bins, units, groups, row_bound(measure))
 
 
 def aggregate_frame(

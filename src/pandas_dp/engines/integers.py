@@ -1,0 +1,98 @@
+"""Integer columns without the float and hash detours: sums and key codes.
+
+**Sums.** Integer columns are summed without the float detour, rounding exactly like the
+lattice path.
+A :class:`~pandas_dp.engines.plan.ClippedSum` turns each value into
+``rint(clip(float(x), L·g, U·g) / g)`` lattice units (``g = 2**exponent``, ``L`` and ``U``
+the bounds in units). For an integer column, a lattice no coarser than 1 (``exponent <= 0``)
+and bounds that are integers of magnitude at most ``2**53`` in the column's units, that is
+exactly ``clip(x, a, b) * 2**-exponent`` with ``a = L·g`` and ``b = U·g``:
+
+- every integer in ``[a, b]`` is a float64 exactly, and scaling by a power of two is exact,
+  so the float path's ``rint`` has nothing to round;
+- an integer outside ``[a, b]`` becomes a float on the same side of the (exactly
+  representable) bound, since rounding to float64 is monotone, so both paths clip it to
+  the same bound.
+
+So the sum is ``(Σ clip(x, a, b)) * 2**-exponent``: one clip and one integer sum over the
+column, summed in int64 slices that cannot wrap and scaled as a Python integer. Which path
+runs depends on the dtype and the measure only (public), never on the values.
+
+**Key codes.** An integer column grouped by dense integer keys is coded by a lookup table
+instead of a hash pass (:func:`integer_codes`), with the same codes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+
+from pandas_dp.engines.plan import ClippedSum
+
+I64 = npt.NDArray[np.int64]
+
+#: Largest bound (in the column's units) at which every integer up to it is a float64.
+_FLOAT_EXACT = 1 << 53
+
+
+def integer_units(column: pd.Series, measure: ClippedSum) -> tuple[I64, int, int] | None:
+    """``(clip(x, a, b), shift, bound)`` for an integer column, or None for the float path.
+
+    The lattice units of a row are ``clip(x, a, b) << shift``; ``bound`` is
+    ``max(|a|, |b|)``, the largest magnitude of one clipped row in the column's units.
+    None when the column is not a numpy integer column that int64 holds, or when the
+    measure is centred (``offset``: the engines derive those from the plain sum), coarser
+    than 1 or bounded off the integers or beyond ``2**53``.
+    """
+    dtype = column.dtype
+    if not isinstance(dtype, np.dtype) or dtype.kind not in "iu":
+        return None
+    if dtype.kind == "u" and dtype.itemsize >= 8:  # uint64 does not fit int64
+        return None
+    if measure.offset or measure.exponent > 0:
+        return None
+    shift = -measure.exponent
+    step = 1 << shift
+    if measure.lower % step or measure.upper % step:
+        return None
+    lower, upper = measure.lower >> shift, measure.upper >> shift
+    bound = max(abs(lower), abs(upper))
+    if bound > _FLOAT_EXACT:
+        return None
+    values = np.asarray(column.to_numpy(), dtype=np.int64)
+    return np.clip(values, lower, upper), shift, bound
+
+
+#: A lookup table may span at most this many slots per key (plus a constant): dense keys.
+_TABLE_SLOTS_PER_KEY = 4
+_TABLE_SLACK = 4096
+
+
+def integer_codes(column: pd.Series, keys: pd.Index) -> I64 | None:
+    """Codes of an integer column against dense integer keys, by table lookup (no hashing).
+
+    The table maps ``value - min(keys)`` to the key's position (-1 for gaps); values outside
+    the keys' range get -1. The same codes as the hash pass, at a fraction of its cost, for
+    the common case of integer ids or codes as keys. None (use the hash pass) unless both
+    are integer and the keys span at most a few slots per key: decided from the dtypes and
+    the public keys alone.
+    """
+    dtype, key_dtype = column.dtype, keys.dtype
+    if not all(
+        isinstance(d, np.dtype) and (d.kind == "i" or (d.kind == "u" and d.itemsize < 8))
+        for d in (dtype, key_dtype)
+    ):
+        return None
+    key_values = np.asarray(keys, dtype=np.int64)
+    if key_values.size == 0:
+        return None
+    low, high = int(key_values.min()), int(key_values.max())
+    if high - low >= _TABLE_SLOTS_PER_KEY * key_values.size + _TABLE_SLACK:
+        return None
+    table = np.full(high - low + 2, -1, dtype=np.int64)  # the last slot: outside the range
+    table[key_values - low] = np.arange(key_values.size)
+    values = np.asarray(column.to_numpy(), dtype=np.int64)
+    inside = (values >= low) & (values <= high)
+    slots = np.where(inside, values - low, high - low + 1)  # masked rows may wrap: unused
+    return np.asarray(table[slots], dtype=np.int64)

@@ -1,0 +1,53 @@
+"""Integer columns against dense integer keys are coded by table lookup, like the hash pass."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pandas_dp.engines.codes import level_codes
+from pandas_dp.engines.integers import integer_codes
+
+EXTREMES = [2**63 - 1, -(2**63), 2**62, -(2**62), -1, 0]
+
+
+def _hash_pass(column: pd.Series, keys: pd.Index) -> np.ndarray:
+    """The general rule: position of each value among the keys, -1 when absent."""
+    return np.asarray(keys.get_indexer(column.to_numpy()), dtype=np.int64)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint16"])
+@pytest.mark.parametrize(
+    "keys",
+    [[3, 1, 2], list(range(-50, 50, 3)), [0], list(range(1000))[::-1], [-(2**40), -(2**40) + 7]],
+    ids=["small", "gaps", "one", "reversed", "far from zero"],
+)
+def test_table_codes_equal_the_hash_pass(dtype: str, keys: list[int]) -> None:
+    gen = np.random.default_rng(4)  # test data only
+    info = np.iinfo(dtype)
+    values = gen.integers(max(info.min, -1100), min(info.max, 1100), 5000, endpoint=True)
+    extremes = [e for e in EXTREMES if info.min <= e <= info.max]
+    column = pd.Series(np.concatenate([values, extremes]).astype(dtype))
+    index = pd.Index(np.asarray(keys, dtype=np.int64), name="k")
+    expected = _hash_pass(column, index)
+    if dtype == "int8" and min(keys) < -128:
+        assert (expected == -1).all()
+    assert integer_codes(column, index) is not None
+    np.testing.assert_array_equal(level_codes(column, index), expected)
+
+
+@pytest.mark.parametrize(
+    ("column", "keys"),
+    [
+        (pd.Series([1, 2, 3]), pd.Index([0, 10**9])),  # sparse keys: a table would be huge
+        (pd.Series([1.0, 2.0]), pd.Index([1, 2])),  # float column
+        (pd.Series([1, 2]), pd.Index([1.0, 2.0])),  # float keys
+        (pd.Series([1, 2], dtype="Int64"), pd.Index([1, 2])),  # nullable column
+        (pd.Series(np.array([1, 2], dtype=np.uint64)), pd.Index([1, 2])),  # beyond int64
+    ],
+    ids=["sparse", "float column", "float keys", "nullable", "uint64"],
+)
+def test_other_columns_and_keys_take_the_hash_pass(column: pd.Series, keys: pd.Index) -> None:
+    assert integer_codes(column, keys) is None
+    np.testing.assert_array_equal(level_codes(column, keys), _hash_pass(column, keys))
