@@ -1,14 +1,16 @@
-"""A grouped release on 5·10**7 rows of parquet with Dask, against plain Dask.
+"""Grouped releases on 5·10**7 rows of parquet with Dask, against plain Dask.
 
 Writes ``rows`` synthetic events (``user_id``, ``country``, ``amount``) as parquet files to a
 temporary directory, then runs each of these in a fresh Python process:
 
 - plain Dask: ``read_parquet(...).groupby("country").agg(count, sum, mean)`` of the clipped
-  amounts;
-- pandas-dp: ``protect(privacy_unit="user_id", max_rows_per_unit=50)`` and
-  ``dp.groupby("country", keys=...).agg(n="count", total=("amount", "sum"),
-  spend=("amount", "mean"))``, which also shuffles the three columns by ``user_id`` to cap
-  each user's rows;
+  amounts, reading the files as they are, and with ``user_id`` as index (divisions from the
+  files' statistics);
+- pandas-dp: ``dp.groupby("country", keys=...).agg(n="count", total=("amount", "sum"),
+  spend=("amount", "mean"))`` after ``protect`` with one row per person (no unit column:
+  nothing is shuffled), with ``privacy_unit="user_id", max_rows_per_unit=50`` (the three
+  columns are shuffled by ``user_id`` to cap each user's rows), and with the same unit on the
+  frame indexed by ``user_id`` (each partition caps its own users: no shuffle);
 
 first on a ``LocalCluster`` (two worker processes, peer-to-peer shuffle spilling to disk):
 the client's peak RSS (``resource.getrusage``; it also hosts the scheduler) shows that no rows
@@ -28,7 +30,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -59,9 +64,13 @@ def write_events(directory: Path, rows: int, files: int = FILES) -> int:
     in_memory = 0
     for index, start in enumerate(range(0, rows, per_file)):
         n = min(per_file, rows - start)
+        first, last = (
+            users * start // rows,
+            max(users * (start + n) // rows, users * start // rows + 1),
+        )
         table_ = pa.table(
             {
-                "user_id": gen.integers(0, users, n),
+                "user_id": gen.integers(first, last, n),  # each file: its own range of users
                 "country": names[gen.choice(len(names), n, p=weights / weights.sum())],
                 "amount": np.round(gen.lognormal(3.5, 1.2, n), 2),
             }
@@ -71,10 +80,20 @@ def write_events(directory: Path, rows: int, files: int = FILES) -> int:
     return in_memory
 
 
-def _plain(path: str) -> object:
+def _read(path: str, indexed: bool) -> Any:
+    """The events; ``indexed``: with ``user_id`` as index too, divisions from the files."""
     import dask.dataframe as dd
 
-    frame = dd.read_parquet(path, filesystem="arrow")
+    if not indexed:
+        return dd.read_parquet(path, filesystem="arrow")
+    # (dask's "arrow" filesystem reads no divisions from the statistics: fsspec here)
+    frame = dd.read_parquet(path, index="user_id", calculate_divisions=True)
+    assert frame.known_divisions
+    return frame.assign(user_id=frame.index)
+
+
+def _plain(path: str, indexed: bool = False) -> object:
+    frame = _read(path, indexed)
     clipped = frame.assign(amount=frame["amount"].clip(*BOUNDS))
     return (
         clipped.groupby("country")
@@ -83,18 +102,31 @@ def _plain(path: str) -> object:
     )
 
 
-def _private(path: str) -> object:
-    import dask.dataframe as dd
-
+def _private(path: str, unit: bool, indexed: bool = False) -> object:
     import pandas_dp  # noqa: F401
 
-    priv = dd.read_parquet(path, filesystem="arrow").dp.protect(
-        epsilon=1.0, privacy_unit="user_id", max_rows_per_unit=50
-    )
+    frame = _read(path, indexed)
+    units = {"privacy_unit": "user_id", "max_rows_per_unit": 50} if unit else {}
+    priv = frame.dp.protect(epsilon=1.0, **units)
     return priv.dp.groupby("country", keys=COUNTRIES).agg(
         n="count", total=("amount", "sum"), spend=("amount", "mean"),
         bounds={"amount": BOUNDS}, epsilon=0.5,
     )  # fmt: skip
+
+
+#: Each phase: a query, and the plain Dask query it is compared with.
+QUERIES: dict[str, Callable[[str], object]] = {
+    "plain": _plain,
+    "plain, indexed by user": partial(_plain, indexed=True),
+    "rows": partial(_private, unit=False),
+    "users, shuffled": partial(_private, unit=True),
+    "users, partition-local": partial(_private, unit=True, indexed=True),
+}
+BASELINE = {
+    "rows": "plain",
+    "users, shuffled": "plain",
+    "users, partition-local": "plain, indexed by user",
+}
 
 
 def phase(name: str, scheduler: str, path: str) -> dict[str, float]:
@@ -103,7 +135,7 @@ def phase(name: str, scheduler: str, path: str) -> dict[str, float]:
 
     import pandas_dp  # noqa: F401
 
-    query = {"plain": _plain, "private": _private}[name]
+    query = QUERIES[name]
     before = _peak_rss()
     workers = float("nan")
     if scheduler == "cluster":
@@ -112,7 +144,7 @@ def phase(name: str, scheduler: str, path: str) -> dict[str, float]:
 
         sampler = MemorySampler()
         with (
-            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=None) as cluster,
+            LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster,
             Client(cluster),
         ):
             start = time.perf_counter()
@@ -144,24 +176,35 @@ def _in_fresh_process(name: str, scheduler: str, path: Path) -> dict[str, float]
     return measured
 
 
-def _rows(private: dict[str, float], plain: dict[str, float]) -> list[list[object]]:
-    mib = 2.0**20
-    measures = [
-        ("wall time (s)", private["seconds"], plain["seconds"]),
-        ("peak client RSS (MiB)", private["peak_rss"] / mib, plain["peak_rss"] / mib),
-    ]
-    if plain["workers"] == plain["workers"]:  # not NaN: measured on a cluster
-        measures.append(
-            ("peak memory of both workers (MiB)", private["workers"] / mib, plain["workers"] / mib)
-        )
-    measures.append(
-        ("client RSS after imports (MiB)", private["rss_before"] / mib, plain["rss_before"] / mib)
+def _memory(measured: dict[str, float]) -> float:
+    """Peak memory of the computation (MiB): both workers on a cluster, else the client."""
+    peak = (
+        measured["workers"] if measured["workers"] == measured["workers"] else measured["peak_rss"]
     )
-    return [[name, ours, base, ours / base] for name, ours, base in measures]
+    return peak / 2.0**20
+
+
+def _table(measured: dict[str, dict[str, float]]) -> str:
+    """One row per release: time and peak memory next to its plain-Dask baseline."""
+    rows = []
+    for name, baseline in BASELINE.items():
+        ours, base = measured[name], measured[baseline]
+        rows.append(
+            [
+                name, baseline, ours["seconds"], base["seconds"], ours["seconds"] / base["seconds"],
+                _memory(ours), _memory(base), _memory(ours) / _memory(base),
+                ours["peak_rss"] / base["peak_rss"],
+            ]
+        )  # fmt: skip
+    headers = [
+        "pandas-dp release", "plain Dask query", "time (s)", "plain (s)", "time ratio",
+        "peak memory (MiB)", "plain (MiB)", "memory ratio", "client RSS ratio",
+    ]  # fmt: skip
+    return table(headers, rows)
 
 
 def run(rows: int = ROWS) -> str:
-    """Write the data, time both queries on both schedulers, and return a markdown report."""
+    """Write the data, time every query on both schedulers, and return a markdown report."""
     with tempfile.TemporaryDirectory(prefix="pandas-dp-bench-dask-") as tmp:
         directory = Path(tmp)
         start = time.perf_counter()
@@ -169,31 +212,31 @@ def run(rows: int = ROWS) -> str:
         written = time.perf_counter() - start
         on_disk = sum(f.stat().st_size for f in directory.glob("*.parquet"))
         measured = {
-            (name, scheduler): _in_fresh_process(name, scheduler, directory)
+            scheduler: {name: _in_fresh_process(name, scheduler, directory) for name in QUERIES}
             for scheduler in ("cluster", "threads")
-            for name in ("plain", "private")
         }
     mib = 2.0**20
-    headers = ["measure", "pandas-dp", "plain Dask", "ratio"]
     return "\n".join(
         [
             f"### Dask: grouped count/sum/mean over {rows:,} rows in {FILES} parquet files "
             f"({len(COUNTRIES)} public keys)",
             "",
             f"Data: {on_disk / mib:,.0f} MiB of parquet, {in_memory / mib:,.0f} MiB as columns "
-            f"in memory (written in {written:.0f} s). Each run is a fresh process.",
+            f"in memory (written in {written:.0f} s), each file holding its own range of users. "
+            "Each run is a fresh process. Releases: `rows` protects with one row per person "
+            "(no unit column, no shuffle); `users, shuffled` caps each user at 50 rows after "
+            "shuffling the three columns by `user_id`; `users, partition-local` reads the files "
+            "with `user_id` as index (divisions from the parquet statistics) and caps each "
+            "user within its partition.",
             "",
-            "LocalCluster, two worker processes of one thread (the client also hosts the "
-            "scheduler):",
+            "LocalCluster, two worker processes of one thread (peak memory: both workers, "
+            "sampled; the client also hosts the scheduler):",
             "",
-            table(headers, _rows(measured["private", "cluster"], measured["plain", "cluster"])),
+            _table(measured["cluster"]),
             "",
-            "Threaded scheduler (the client process does all the work):",
+            "Threaded scheduler (the client process does all the work; peak memory: its RSS):",
             "",
-            table(headers, _rows(measured["private", "threads"], measured["plain", "threads"])),
-            "",
-            "pandas-dp also shuffles the three columns by `user_id` to cap each user's rows "
-            "(the plain query does no such thing).",
+            _table(measured["threads"]),
         ]
     )
 

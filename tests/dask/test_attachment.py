@@ -151,11 +151,12 @@ def test_dropping_the_unit_column_is_refused(priv) -> None:
         priv[["amount", "age"]].dp.sum("amount", bounds=(0, 1), epsilon=1.0)
 
 
-def test_series_releases_point_to_the_frame(priv) -> None:
-    with pytest.raises(NotProtectedError, match=r"priv\.dp\.sum\('amount'"):
-        priv["amount"].dp.sum(bounds=(0, 500), epsilon=0.2)
-    with pytest.raises(NotProtectedError, match="Release from the DataFrame"):
-        priv["country"].dp.value_counts(keys=COUNTRIES, epsilon=0.2)
+def test_series_filtered_on_themselves_point_to_the_frame(priv) -> None:
+    amount = priv["amount"]
+    with pytest.raises(NotProtectedError, match=r"priv\[priv\['x'\] > 0\]\['x'\]"):
+        amount[amount > 0].dp.sum(bounds=(0, 500), epsilon=0.2)
+    with pytest.raises(NotProtectedError, match="Filter the frame first"):
+        priv[["amount"]].dropna()["amount"].dp.count(epsilon=0.2)  # a frame without the unit
     assert priv.dp.session.releases == ()
 
 
@@ -165,13 +166,11 @@ def test_randomized_response_is_refused_before_any_charge(priv) -> None:
     assert priv.dp.session.releases == ()
 
 
-def test_protect_needs_a_privacy_unit(raw) -> None:
-    with pytest.raises(DPValueError, match=r"needs privacy_unit=.*max_rows_per_unit=1"):
-        raw.dp.protect(epsilon=1.0)
-    with pytest.raises(DPValueError, match="needs privacy_unit"):
-        raw["amount"].dp.protect(epsilon=1.0)  # a Series cannot hold the unit column
+def test_protect_checks_the_privacy_unit_column(raw) -> None:
     with pytest.raises(pandas_dp.DPKeyError, match="'person'"):
         raw.dp.protect(epsilon=1.0, privacy_unit="person", max_rows_per_unit=1)
+    with pytest.raises(DPValueError, match="needs a DataFrame"):
+        raw["amount"].dp.protect(epsilon=1.0, privacy_unit="user_id", max_rows_per_unit=1)
 
 
 def test_protecting_again_needs_replace(priv) -> None:
@@ -201,7 +200,7 @@ def test_a_dask_frame_made_from_a_protected_pandas_frame_shares_its_session(even
     collection = dd.from_pandas(pandas_priv, npartitions=3)
     assert collection.dp.session is pandas_priv.dp.session
     rows = second.dp.protect(epsilon=1.0)  # one row per person: its guard needs the index
-    with pytest.raises(NotProtectedError, match="without a privacy unit"):
+    with pytest.raises(DuplicatedRowsError, match="FromPandas"):  # no protect layer to trace
         dd.from_pandas(rows, npartitions=3).dp.count(epsilon=0.5)
     assert rows.dp.session.releases == ()
 

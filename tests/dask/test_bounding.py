@@ -114,9 +114,9 @@ def _recorded_boundings(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
     original = dask_engine.aggregate_partition
 
-    def spy(frame: Any, measures: Any, grouping: Any, bounding: Any) -> Any:
+    def spy(frame: Any, measures: Any, grouping: Any, bounding: Any, division: Any) -> Any:
         seen.append(bounding)
-        return original(frame, measures, grouping, bounding)
+        return original(frame, measures, grouping, bounding, division)
 
     monkeypatch.setattr(dask_engine, "aggregate_partition", spy)
     return seen

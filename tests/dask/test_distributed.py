@@ -25,7 +25,11 @@ from .test_bounding import COUNTRIES as HEAVY_COUNTRIES
 def client() -> Iterator[Any]:
     with (
         distributed.LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+            # a free port for the dashboard: another cluster on this machine may hold 8787
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
         ) as cluster,
         distributed.Client(cluster) as client,
     ):
@@ -85,3 +89,18 @@ def test_workers_never_hold_a_session(client, twins, noise) -> None:
     found = client.run(_sessions_here)
     assert len(found) == 2
     assert set(found.values()) == {0}
+
+
+def test_row_level_and_partition_local_releases_on_a_cluster(client, noise) -> None:
+    """Both shuffle-free paths on worker processes: one row per person (no unit column), and
+    units capped within the partitions of a collection indexed by unit."""
+    data = heavy_data()
+    rows = dd.from_pandas(data, npartitions=4).dp.protect(epsilon=10.0)
+    indexed = dd.from_pandas(data, npartitions=4).set_index("user_id", drop=False)
+    units = indexed.dp.protect(epsilon=10.0, privacy_unit="user_id", max_rows_per_unit=CAP)
+    with noise(rows):
+        assert rows.dp.count(epsilon=1.0) == len(data)
+        assert rows["amount"].dp.count(epsilon=1.0) == data["amount"].count()
+    with noise(units):
+        assert units.dp.count(epsilon=1.0) == OTHERS + CAP
+        assert units["amount"].dp.count(epsilon=1.0) == OTHERS + CAP  # no missing amounts

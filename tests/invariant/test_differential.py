@@ -119,6 +119,10 @@ VALUE_RELEASES: dict[str, tuple[str, Release]] = {
     "histogram": ("count", lambda p: p.dp.histogram("x", [0, 10, 50, 100], epsilon=1.0)),
     "series sum": ("sum", lambda p: p["x"].dp.sum(bounds=BOUNDS, epsilon=1.0)),
     "series count": ("count", lambda p: p["x"].dp.count(epsilon=1.0)),
+    "count by value": (  # integer columns against integer keys: codes by table lookup
+        "count",
+        lambda p: p.dp.groupby("x", keys=list(range(90))).count(epsilon=1.0),
+    ),
     "group sum": (
         "sum",
         lambda p: p.dp.groupby("g", keys=["a", "b"]).sum("x", bounds=BOUNDS, epsilon=1.0),

@@ -59,14 +59,6 @@ def protect(
             raise DPValueError("privacy_unit needs a DataFrame that holds the unit column")
         if unit.column not in engine.columns(obj):
             raise DPKeyError(f"privacy_unit column {unit.column!r} not found in this frame")
-    elif not engine.in_memory:
-        raise DPValueError(
-            f"protecting a {engine.name} frame needs privacy_unit='<id column>' and "
-            "max_rows_per_unit=k: its rows are not in memory, so pandas-dp cannot check them "
-            "for duplicates, but it can cap each unit's rows. For one row per person, use a "
-            "column with a unique id per row and max_rows_per_unit=1 (duplicated rows then "
-            "share an id and are capped)."
-        )
     if has_session_mark(obj) and not replace:
         raise DPValueError(
             "this object is already protected (or derived from a protected one); protecting it "
@@ -74,7 +66,7 @@ def protect(
             "(obj.dp.session), or, if you are the data owner and mean to start over, pass "
             "replace=True."
         )
-    if unit.is_rows and not obj.index.is_unique:
+    if unit.is_rows and engine.in_memory and not obj.index.is_unique:
         raise DPValueError(
             "the index has repeated labels, so pandas-dp could not tell later whether rows were "
             "duplicated. Protect df.reset_index(drop=True) instead."

@@ -4,9 +4,12 @@ Each partition is aggregated by :func:`~pandas_dp.engines.pandas_engine.aggregat
 the pandas engine's own code, and the per-partition integers are added up exactly in one
 final task. Only those aggregates (one integer per measure and group) reach the client.
 
-Contribution bounding per privacy unit needs all of a unit's rows in one place. Before
-bounding, the needed columns (and only those) are **shuffled by the unit id**, so every
-unit's rows land in one partition; each partition then applies the caps to its own units.
+Contribution bounding per privacy unit needs all of a unit's rows in one place. A
+collection whose index is the unit column with known divisions has them there already:
+each partition bounds its own units, after dropping any row whose id lies outside its
+division (:mod:`pandas_dp.engines.divisions`), with no shuffle. Otherwise the needed columns
+(and only those) are **shuffled by the unit id**, so every unit's rows land in one
+partition, which then applies the caps to its own units.
 Partitions receive the public plan and a picklable priority source, never the session or
 its accountant: in production every worker draws priorities from its own ``os.urandom``.
 
@@ -29,6 +32,7 @@ from dask import base
 from dask.delayed import delayed
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
+from pandas_dp.engines.divisions import Division, unit_divisions
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.plan import (
     Aggregate,
@@ -113,10 +117,18 @@ def aggregate_partition(
     measures: tuple[Measure, ...],
     grouping: Grouping | None,
     bounding: Bounding | None,
+    division: Division | None = None,
 ) -> Aggregates:
-    """Aggregate one partition (runs on a worker; ``bounding`` carries no session)."""
+    """Aggregate one partition (runs on a worker; ``bounding`` carries no session).
+
+    With a ``division`` (partition-local bounding), rows whose unit id lies outside it are
+    dropped first: whatever the divisions claimed, each unit's rows are then counted in
+    one partition only, where its caps apply.
+    """
     if bounding is not None:
         assert bounding.spawn is None, "partitions must not receive the session"
+        if division is not None:
+            frame = frame[division.holds(frame[bounding.unit])]
         if getattr(bounding.priorities, "canonical", False):
             frame = _canonical(frame)
     return aggregate_frame(frame, measures, grouping, bounding)
@@ -221,14 +233,25 @@ class DaskEngine(Engine):
         id when units are bounded, aggregated per partition and added up exactly.
         """
         assert isinstance(data, dd.DataFrame)
-        frame = data[_columns(measures, grouping, bounding)]
+        # Resolve the scheduler before optimising: optimising a parquet read may compute
+        # file statistics inside a temporary dask config, and a first import of distributed
+        # there (dask's own scheduler lookup) would lose its settings when that config ends.
+        get_scheduler()
+        # Optimised first, so that the partitions counted here are those computed (reading
+        # fewer columns, dask may merge small partitions).
+        frame = data[_columns(measures, grouping, bounding)].optimize()
         partition_bounding: list[Bounding | None]
+        divisions: list[Division | None] = [None] * frame.npartitions
         if bounding is None:
             partition_bounding = [None] * frame.npartitions
         else:
-            frame = frame.shuffle(
-                on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
-            )
+            by_unit = unit_divisions(frame, bounding.unit)
+            if by_unit is None:  # units may span partitions: gather each unit's rows
+                frame = frame.shuffle(
+                    on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
+                )
+            else:
+                divisions = list(by_unit)
             source = bounding.spawn() if bounding.spawn is not None else SystemPriorities()
             partition_bounding = [
                 dataclasses.replace(bounding, priorities=source.for_partition(i), spawn=None)
@@ -237,8 +260,10 @@ class DaskEngine(Engine):
         shared = delayed(grouping, pure=True)  # one copy of the public keys in the graph
         task = delayed(aggregate_partition)
         parts = [
-            task(partition, measures, shared, local)
-            for partition, local in zip(frame.to_delayed(), partition_bounding, strict=True)
+            task(partition, measures, shared, local, division)
+            for partition, local, division in zip(
+                frame.to_delayed(optimize_graph=False), partition_bounding, divisions, strict=True
+            )
         ]
         observed = grouping is not None and grouping.keys is None
         result: Aggregates = delayed(combine)(parts, observed).compute()

@@ -1,23 +1,38 @@
-"""Whether a Dask collection's privacy-unit column still holds its protect-time ids.
+"""What a Dask collection's expression graph proves about its rows since ``protect``.
 
-A Dask collection keeps no row labels in memory, so the ids cannot be pinned by label as on
-pandas (:mod:`pandas_dp.api.unit_ids`). Instead every release reads the collection's
-expression graph (``ddf.expr``, public: it is the caller's code, not the data) from the
-collection back to the identity layer that ``protect`` inserted, and accepts it only if each
-step on the way provably leaves the unit column's values untouched:
+A Dask collection keeps no rows in memory, so nothing can be checked against labels as on
+pandas. Instead every release reads the collection's expression graph (``ddf.expr``,
+public: it is the caller's code, not the data) back to the identity layer that ``protect``
+inserted, and accepts it only if each step on the way is on an allow-list. The decision
+depends on the operations only, never on values, and costs nothing at run time. Anything
+not listed is refused (fail closed). Two rules:
+
+**The unit column keeps its protect-time ids** (user-level privacy,
+:func:`rewriting_step`):
 
 - row selections and reorderings (filters, ``query``, ``loc``, ``dropna``, ``sample``,
   ``partitions[...]``, ``repartition``, ``sort_values``, ``reset_index``);
 - column selections and ``drop``; ``assign``, ``fillna``, ``astype`` and ``rename`` that do
   not write the unit column (nor name another column after it);
-- ``concat`` of collections that each pass;
+- ``concat`` of collections that each pass (the caps bound the copies as one unit's rows);
 - ``persist()`` of the protected collection itself (its partitions keep the name of the
   ``protect`` layer).
 
-Anything else (``assign``/``where``/``replace``/``mask`` of the unit column, ``map_partitions``
-with a function of the caller's, ``persist`` after other steps, merges) is refused: its effect
-on the ids cannot be read from the graph. The decision depends on the operations only, never
-on values.
+**No row can appear twice** (row-level privacy, :func:`duplicating_step`):
+
+- row selections and reorderings as above, except ``sample(replace=True)``,
+  ``partitions[...]`` naming a partition twice and ``loc`` with a repeated label;
+- column selections, ``assign`` (the frame's rows, whatever the values), and elementwise
+  steps (arithmetic, comparisons, ``clip``, ``fillna``, ``astype``, ``map``, ``where``,
+  ``rename``, ``to_frame``, ...) whose inputs were all derived from one collection by such
+  steps, so that pandas combines them row by row (inputs derived differently would be
+  aligned by label, and an outer join of labels can repeat rows);
+- ``persist()`` of the protected collection itself.
+
+Refused by both: ``merge``, ``explode``, ``melt``, group-bys and reductions, ``set_index``,
+``shuffle``, ``map_partitions`` with a function of the caller's, ``persist`` after other
+steps, and (for rows) every ``concat``: their effect on the rows cannot be read from the
+graph.
 """
 
 from __future__ import annotations
@@ -25,7 +40,12 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
+import dask.dataframe as dd
+
 from pandas_dp.engines.dask_engine import _unchanged
+
+#: A frame expression's collection (dask's constructor, typed).
+_frame: Callable[[Any], dd.DataFrame] = dd.DataFrame
 
 #: Steps that select or reorder rows or columns: their unit column is their input's.
 _PASS_THROUGH = frozenset(
@@ -36,10 +56,33 @@ _PASS_THROUGH = frozenset(
     }
 )  # fmt: skip
 
+#: Steps that keep a subset of their input's rows, each once (checked further below).
+_ROW_SUBSETS = frozenset(
+    {
+        "Filter", "Query", "Loc", "LocSlice", "LocElement", "LocList", "DropnaFrame",
+        "DropnaSeries", "Sample", "Partitions", "Repartition", "RepartitionToFewer",
+        "RepartitionToMore", "RepartitionDivisions", "RepartitionNpartitions", "SortValues",
+        "ResetIndex", "Head", "Tail",
+    }
+)  # fmt: skip
 
-def rewriting_step(
-    expr: Any, unit: Hashable, is_origin: Callable[[Mapping[str, Any]], bool], origin: str
-) -> str | None:
+#: Elementwise steps: each output row is its input's row at the same place, same label.
+_ELEMENTWISE = frozenset(
+    {
+        "Projection", "Abs", "AsType", "Between", "Clip", "Fillna", "IsNa", "NotNull", "Isin",
+        "Invert", "Neg", "Pos", "Round", "Sqrt", "Map", "Apply", "Where", "Mask", "Replace",
+        "RenameFrame", "RenameSeries", "ToFrame", "ToNumeric", "ToDatetime", "ToTimedelta",
+        "ToTimestamp", "ArrowStringConversion", "Eval", "CaseWhen", "AddPrefix", "AddSuffix",
+        "AddPrefixSeries", "AddSuffixSeries", "Drop", "MethodOperator",
+    }
+)  # fmt: skip
+
+#: What a rule answers for one step: the inputs to trace further, or why it is refused.
+Inputs = list[Any] | str
+Origin = Callable[[Mapping[str, Any]], bool]
+
+
+def rewriting_step(expr: Any, unit: Hashable, is_origin: Origin, origin: str) -> str | None:
     """The first step between ``expr`` and its protect-time origin that may rewrite ``unit``.
 
     Parameters
@@ -60,6 +103,35 @@ def rewriting_step(
         A short description of the offending step (its class name), or None when every path
         back to the origin leaves the unit column as ``protect`` saw it.
     """
+    return _first_refused(
+        expr, is_origin, origin, lambda node, kind: _unit_inputs(node, kind, unit)
+    )
+
+
+def duplicating_step(expr: Any, is_origin: Origin, origin: str) -> str | None:
+    """The first step between ``expr`` and its origin that may repeat a row, or None.
+
+    Parameters as for :func:`rewriting_step` (without a unit).
+    """
+    return _first_refused(expr, is_origin, origin, _row_inputs)
+
+
+def aligned_frame(expr: Any, unit: Hashable) -> dd.DataFrame | None:
+    """The frame holding ``unit`` that a Series was derived from elementwise, or None.
+
+    Such a Series holds one value per row of that frame, at the same place and under the
+    same label, so the frame can carry it next to its unit ids (``assign`` then pairs them
+    row by row). None when the Series went through any other step (a filter of the Series
+    itself, a reduction, ...) or its frame lacks the unit column.
+    """
+    base = _aligned_base(expr)
+    if base.ndim != 2 or unit not in base._meta.columns:
+        return None
+    return _frame(base)
+
+
+def _first_refused(expr: Any, is_origin: Origin, origin: str, rule: Callable) -> str | None:
+    """Walk every path from ``expr`` back to the origin; the first step ``rule`` refuses."""
     pending = [expr]
     seen: set[str] = set()
     while pending:
@@ -76,13 +148,19 @@ def rewriting_step(
             if {key[0] for key in node.operand("keys")} == {origin}:
                 continue
             return "persist after other steps"
-        if kind == "Concat":
-            pending.extend(node.dependencies())
-            continue
-        if kind not in _PASS_THROUGH and not _keeps_column(node, kind, unit):
-            return kind
-        pending.append(node.frame)
+        inputs = rule(node, kind)
+        if isinstance(inputs, str):
+            return inputs
+        pending.extend(inputs)
     return None
+
+
+def _unit_inputs(node: Any, kind: str, unit: Hashable) -> Inputs:
+    if kind == "Concat":
+        return list(node.dependencies())
+    if kind not in _PASS_THROUGH and not _keeps_column(node, kind, unit):
+        return kind
+    return [node.frame]
 
 
 def _keeps_column(node: Any, kind: str, unit: Hashable) -> bool:
@@ -98,3 +176,67 @@ def _keeps_column(node: Any, kind: str, unit: Hashable) -> bool:
             return False
         return unit not in mapping and unit not in mapping.values()
     return False
+
+
+def _row_inputs(node: Any, kind: str) -> Inputs:
+    if kind in _ROW_SUBSETS:
+        repeats = _repeats(node, kind)
+        return repeats if repeats else [node.frame]
+    if kind == "Assign":  # pandas aligns the values to the frame: its rows, each once
+        return [node.frame]
+    if _is_elementwise(node, kind):
+        operands = _collections(node)
+        bases = {_aligned_base(operand)._name for operand in operands}
+        if len(bases) == 1:
+            return operands[:1]
+        return f"{kind} of collections derived differently"
+    return kind
+
+
+def _repeats(node: Any, kind: str) -> str:
+    """Why a row-selecting step may repeat a row ("" when it cannot), from its arguments."""
+    if kind == "Sample" and node.operand("replace") is not False:
+        return "sample with replacement"
+    if kind == "Partitions":
+        chosen = list(node.operand("partitions"))
+        if len(set(chosen)) != len(chosen):
+            return "partitions[...] naming a partition twice"
+    if kind == "LocList":
+        labels = list(node.operand("iindexer"))
+        try:
+            unique = len(set(labels)) == len(labels)
+        except TypeError:  # unhashable labels: cannot tell
+            unique = False
+        if not unique:
+            return "loc with repeated labels"
+    if kind == "Loc":  # a Series indexer: only a boolean mask selects each row at most once
+        indexer = node.operand("iindexer")
+        if not hasattr(indexer, "_meta") or str(indexer._meta.dtype) not in ("bool", "boolean"):
+            return "loc with labels from a collection"
+    return ""
+
+
+def _is_elementwise(node: Any, kind: str) -> bool:
+    return kind in _ELEMENTWISE or any(c.__name__ == "Binop" for c in type(node).__mro__)
+
+
+def _collections(node: Any) -> list[Any]:
+    """The node's inputs that hold rows (Series or frames, not scalars such as a mean)."""
+    return [d for d in node.dependencies() if getattr(d, "ndim", 0) >= 1]
+
+
+def _aligned_base(expr: Any) -> Any:
+    """Strip elementwise steps whose inputs share one base: the collection they all align to."""
+    node = expr
+    while True:
+        kind = type(node).__name__
+        if kind == "Assign":  # the frame's rows and labels, whatever the values
+            node = node.frame
+            continue
+        if not _is_elementwise(node, kind):
+            return node
+        operands = _collections(node)
+        bases = {base._name: base for base in map(_aligned_base, operands)}
+        if len(bases) != 1:
+            return node
+        (node,) = bases.values()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 import pandas as pd
@@ -11,11 +11,13 @@ from pandas_dp.api.attach import ATTRS_KEY, session_of
 from pandas_dp.api.release.types import Target
 from pandas_dp.api.session import Session
 from pandas_dp.api.unit_ids import PINNED
-from pandas_dp.engines import engine_for
-from pandas_dp.errors import NotProtectedError
+from pandas_dp.engines import Engine, engine_for
+from pandas_dp.errors import DuplicatedRowsError, NotProtectedError
 
 #: Name given to a Series' values when it has no name of its own.
 SERIES_COLUMN = "values"
+#: The column that carries a Dask Series' values next to its unit ids (never a user's name).
+_VALUES = "\x00pandas-dp values"
 
 
 def resolve(obj: pd.DataFrame | pd.Series) -> Target:
@@ -32,12 +34,9 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
     engine = engine_for(obj)
     unit = session.unit.column
     if unit is None and not engine.in_memory:
-        raise NotProtectedError(
-            f"this {engine.name} frame comes from a frame protected without a privacy unit "
-            "(one row per person), whose check for duplicated rows needs the rows in memory. "
-            "Release from the in-memory frame, or protect the data with "
-            "privacy_unit='<id column>' and max_rows_per_unit=k"
-        )
+        _check_rows(obj, session, engine.name)
+    if unit is not None and not engine.in_memory and engine.is_series(obj):
+        return _series_with_units(obj, session, unit, engine)
     if session.guard is not None:
         session.guard.check(engine.index(obj))
     if session.unit_ids is not None:  # ids pinned at protect, looked up by label
@@ -74,6 +73,63 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
     return Target(session, obj, engine, unit=unit)
 
 
+def _series_with_units(series: Any, session: Session, unit: Hashable, engine: Engine) -> Target:
+    """A Dask Series under a unit, released from its frame: its values next to their ids.
+
+    The Series must have been derived elementwise from a frame that holds the unit column
+    (:func:`~pandas_dp.engines.dask_lineage.aligned_frame`): that frame then carries the
+    values row by row (``assign``), and its own lineage is checked like any frame's.
+    """
+    from pandas_dp.engines.dask_lineage import aligned_frame
+
+    own: Any = series.name
+    column: Hashable = own if own is not None else SERIES_COLUMN
+    base = aligned_frame(series.expr, unit)
+    if base is None:
+        raise NotProtectedError(
+            f"this {engine.name} Series was derived from the protected frame by steps that do "
+            f"not keep it row by row next to the privacy-unit column {unit!r} (a filter or "
+            "reduction of the Series itself, or a frame without the unit column), so its rows' "
+            "units cannot be capped. Filter the frame first and take the column last, e.g. "
+            "priv[priv['x'] > 0]['x'], or release from the frame"
+        )
+    frame = base.assign(**{_VALUES: series})[[_VALUES, unit]]
+    _check_lineage(frame, session, unit, engine.name)
+    ids = PINNED if column == unit else unit  # a Series of the ids themselves: two columns
+    frame = frame.rename(columns={_VALUES: column, unit: ids})
+    return Target(session, frame, engine, column=column, unit=ids)
+
+
+def _check_rows(obj: Any, session: Session, kind: str) -> None:
+    """Refuse a collection whose rows a step after ``protect`` may have repeated.
+
+    Row-level privacy on a collection out of memory: no labels to check, so its expression
+    graph (the caller's code, public) is traced back to ``protect`` instead
+    (:func:`~pandas_dp.engines.dask_lineage.duplicating_step`).
+    """
+    from pandas_dp.engines.dask_lineage import duplicating_step
+
+    step = duplicating_step(obj.expr, _is_origin(session), session.origin)
+    if step is not None:
+        raise DuplicatedRowsError(
+            f"this {kind} frame was derived from the protected one by a step ({step}) that may "
+            "repeat rows (or replace them by aggregates), and with one row per person a "
+            "repeated row counts one person twice. Derive frames with filters, column "
+            "selection, assign, elementwise operations, sort_values, repartition, "
+            "sample without replacement, or persist right after protect; or protect with "
+            "privacy_unit='<id column>' and max_rows_per_unit=k (the caps then bound copies)"
+        )
+
+
+def _is_origin(session: Session) -> Callable[[Any], bool]:
+    """Whether a meta frame's attrs mark ``session``'s own ``protect`` layer."""
+
+    def is_origin(attrs: Any) -> bool:
+        return attrs.get(ATTRS_KEY) is session.handle
+
+    return is_origin
+
+
 def _check_lineage(obj: Any, session: Session, unit: Hashable, kind: str) -> None:
     """Refuse a collection whose unit column a step after ``protect`` may have rewritten.
 
@@ -83,10 +139,7 @@ def _check_lineage(obj: Any, session: Session, unit: Hashable, kind: str) -> Non
     """
     from pandas_dp.engines.dask_lineage import rewriting_step
 
-    def is_origin(attrs: Any) -> bool:
-        return attrs.get(ATTRS_KEY) is session.handle
-
-    step = rewriting_step(obj.expr, unit, is_origin, session.origin)
+    step = rewriting_step(obj.expr, unit, _is_origin(session), session.origin)
     if step is not None:
         raise NotProtectedError(
             f"this {kind} frame was derived from the protected one by a step ({step}) that "
