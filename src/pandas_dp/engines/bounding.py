@@ -29,6 +29,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from pandas_dp.engines.integers import unit_codes
+
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
 #: Draws ``n`` independent uniform 64-bit priorities.
@@ -128,8 +130,7 @@ def ranks_within(groups: I64, priority: npt.NDArray[np.uint64]) -> I64:
 def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) -> Bools:
     """Which rows of ``frame`` survive the caps; ``group_codes`` is -1 for dropped keys."""
     assert bounding.priorities is not None, "bounding needs a source of random priorities"
-    units, _ = pd.factorize(frame[bounding.unit], use_na_sentinel=True)
-    units = np.asarray(units, dtype=np.int64)
+    units = unit_codes(frame[bounding.unit])
     keep = units >= 0
     if group_codes is not None:
         keep &= group_codes >= 0

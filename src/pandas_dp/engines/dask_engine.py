@@ -32,6 +32,7 @@ from dask import base
 from dask.delayed import delayed
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
+from pandas_dp.engines.codes import public_codes
 from pandas_dp.engines.divisions import Division, unit_divisions
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.plan import (
@@ -50,6 +51,8 @@ from pandas_dp.engines.plan import (
     WeightedSum,
 )
 
+#: The column that carries key codes through a shuffle (never a user's column name).
+_KEY_CODE = "\x00pandas-dp key code"
 #: int64 additions below this magnitude cannot overflow.
 _INT64_SAFE = 1 << 62
 #: The scheduler a ``compute()`` here would use (dask's function, typed).
@@ -186,6 +189,40 @@ def combine(parts: Sequence[Aggregates], observed: bool) -> Aggregates:
     return Aggregates(union, totals)
 
 
+def _coded(
+    frame: Any, grouping: Grouping | None, measures: tuple[Measure, ...], bounding: Bounding
+) -> tuple[Any, Grouping | None]:
+    """Replace the group-by columns by their codes among the public keys, before a shuffle.
+
+    A shuffle moves every row, so it should move as few bytes as possible: one small
+    integer instead of the key columns (often strings), and none of the rows outside the
+    keys, which bounding drops first anyway. Returns the coded frame and the grouping on
+    the codes (keys ``0 .. len(keys) - 1``, in the public keys' order). Public keys only:
+    private keys are chosen after the shuffle, and bins are cheap to shuffle as numbers.
+    """
+    if grouping is None or grouping.keys is None or grouping.binning is not None:
+        return frame, grouping
+    kept = _columns(measures, None, bounding)  # the unit and measured columns
+    meta = frame._meta[kept].assign(**{_KEY_CODE: np.zeros(0, dtype=_code_dtype(grouping))})
+    coded = frame.map_partitions(_code_keys, grouping, kept, meta=meta, enforce_metadata=False)
+    return coded, Grouping((_KEY_CODE,), pd.RangeIndex(len(grouping.keys), name=_KEY_CODE))
+
+
+def _code_keys(partition: pd.DataFrame, grouping: Grouping, kept: list[Hashable]) -> pd.DataFrame:
+    """The partition's ``kept`` columns and each row's key code; rows outside the keys go."""
+    assert grouping.keys is not None
+    codes = public_codes(partition, grouping.by, grouping.keys)
+    inside = codes >= 0
+    out = partition.loc[inside, kept]
+    return out.assign(**{_KEY_CODE: codes[inside].astype(_code_dtype(grouping))})
+
+
+def _code_dtype(grouping: Grouping) -> type[np.signedinteger]:
+    """int32 codes (half the bytes to shuffle) unless there are 2**31 keys or more."""
+    assert grouping.keys is not None
+    return np.int32 if len(grouping.keys) < 1 << 31 else np.int64
+
+
 class DaskEngine(Engine):
     """Engine for :class:`dask.dataframe.DataFrame` collections (see the module docstring)."""
 
@@ -240,18 +277,16 @@ class DaskEngine(Engine):
         # Optimised first, so that the partitions counted here are those computed (reading
         # fewer columns, dask may merge small partitions).
         frame = data[_columns(measures, grouping, bounding)].optimize()
-        partition_bounding: list[Bounding | None]
-        divisions: list[Division | None] = [None] * frame.npartitions
-        if bounding is None:
-            partition_bounding = [None] * frame.npartitions
-        else:
-            by_unit = unit_divisions(frame, bounding.unit)
-            if by_unit is None:  # units may span partitions: gather each unit's rows
-                frame = frame.shuffle(
-                    on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
-                )
-            else:
-                divisions = list(by_unit)
+        by_unit = None if bounding is None else unit_divisions(frame, bounding.unit)
+        public = grouping
+        if bounding is not None and by_unit is None:  # units may span partitions: gather them
+            frame, grouping = _coded(frame, grouping, measures, bounding)
+            frame = frame.shuffle(
+                on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
+            ).optimize()
+        divisions: list[Division | None] = list(by_unit or [None] * frame.npartitions)
+        partition_bounding: list[Bounding | None] = [None] * frame.npartitions
+        if bounding is not None:
             source = bounding.spawn() if bounding.spawn is not None else SystemPriorities()
             partition_bounding = [
                 dataclasses.replace(bounding, priorities=source.for_partition(i), spawn=None)
@@ -267,6 +302,9 @@ class DaskEngine(Engine):
         ]
         observed = grouping is not None and grouping.keys is None
         result: Aggregates = delayed(combine)(parts, observed).compute()
+        if grouping is not public:  # coded before the shuffle: the codes' public keys
+            assert public is not None
+            return Aggregates(public.keys, result.values)
         return result
 
 
