@@ -57,6 +57,8 @@ _KEY_CODE = "\x00pandas-dp key code"
 _INT64_SAFE = 1 << 62
 #: The scheduler a ``compute()`` here would use (dask's function, typed).
 get_scheduler: Callable[[], Any] = base.get_scheduler
+#: A frame expression's collection (dask's constructor, typed).
+collection: Callable[[Any], dd.DataFrame] = dd.DataFrame
 
 
 def _unchanged(partition: pd.DataFrame, tag: str) -> pd.DataFrame:
@@ -131,7 +133,9 @@ def aggregate_partition(
     if bounding is not None:
         assert bounding.spawn is None, "partitions must not receive the session"
         if division is not None:
-            frame = frame[division.holds(frame[bounding.unit])]
+            inside = division.holds(frame[bounding.unit])
+            if not inside.all():  # (a copy only when the divisions were wrong)
+                frame = frame[inside]
         if getattr(bounding.priorities, "canonical", False):
             frame = _canonical(frame)
     return aggregate_frame(frame, measures, grouping, bounding)
@@ -187,6 +191,22 @@ def combine(parts: Sequence[Aggregates], observed: bool) -> Aggregates:
         assert total is not None
         totals.append(total)
     return Aggregates(union, totals)
+
+
+def _unmarked(data: dd.DataFrame) -> dd.DataFrame:
+    """The collection without the identity layers that carry session marks.
+
+    They do nothing to the data (the lineage check has read them already), but dask's
+    optimiser treats them as steps of their own: a parquet read below one gets its files
+    fused into a few large partitions, which costs the workers memory the plain read does
+    not. Computing without them gives the partitions a plain query gets.
+    """
+    expr: Any = data.expr
+    nodes: list[Any] = list(expr.walk())
+    for node in nodes:
+        if type(node).__name__ == "MapPartitions" and node.operand("func") is _unchanged:
+            expr = expr.substitute(node, node.frame)
+    return collection(expr)
 
 
 def _coded(
@@ -276,12 +296,14 @@ class DaskEngine(Engine):
         get_scheduler()
         # Optimised first, so that the partitions counted here are those computed (reading
         # fewer columns, dask may merge small partitions).
-        frame = data[_columns(measures, grouping, bounding)].optimize()
+        # (Optimised once only: dask may fail on a graph optimised twice.)
+        selected = _unmarked(data)[_columns(measures, grouping, bounding)]
+        frame = selected.optimize()
         by_unit = None if bounding is None else unit_divisions(frame, bounding.unit)
         public = grouping
         if bounding is not None and by_unit is None:  # units may span partitions: gather them
-            frame, grouping = _coded(frame, grouping, measures, bounding)
-            frame = frame.shuffle(
+            coded, grouping = _coded(selected, grouping, measures, bounding)
+            frame = coded.shuffle(
                 on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
             ).optimize()
         divisions: list[Division | None] = list(by_unit or [None] * frame.npartitions)

@@ -42,10 +42,7 @@ from typing import Any
 
 import dask.dataframe as dd
 
-from pandas_dp.engines.dask_engine import _unchanged
-
-#: A frame expression's collection (dask's constructor, typed).
-_frame: Callable[[Any], dd.DataFrame] = dd.DataFrame
+from pandas_dp.engines.dask_engine import _unchanged, collection
 
 #: Steps that select or reorder rows or columns: their unit column is their input's.
 _PASS_THROUGH = frozenset(
@@ -127,7 +124,7 @@ def aligned_frame(expr: Any, unit: Hashable) -> dd.DataFrame | None:
     base = _aligned_base(expr)
     if base.ndim != 2 or unit not in base._meta.columns:
         return None
-    return _frame(base)
+    return collection(base)
 
 
 def _first_refused(expr: Any, is_origin: Origin, origin: str, rule: Callable) -> str | None:
