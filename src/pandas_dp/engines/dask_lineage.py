@@ -145,6 +145,8 @@ def _first_refused(expr: Any, is_origin: Origin, origin: str, rule: Callable) ->
             if {key[0] for key in node.operand("keys")} == {origin}:
                 continue
             return "persist after other steps"
+        if not node.dependencies():  # a source (a reader, from_pandas) before any protect
+            return f"{kind}, data that did not pass through this session's protect on Dask"
         inputs = rule(node, kind)
         if isinstance(inputs, str):
             return inputs
