@@ -8,9 +8,10 @@ temporary directory, then runs each of these in a fresh Python process:
   files' statistics);
 - pandas-dp: ``dp.groupby("country", keys=...).agg(n="count", total=("amount", "sum"),
   spend=("amount", "mean"))`` after ``protect`` with one row per person (no unit column:
-  nothing is shuffled), with ``privacy_unit="user_id", max_rows_per_unit=50`` (the three
-  columns are shuffled by ``user_id`` to cap each user's rows), and with the same unit on the
-  frame indexed by ``user_id`` (each partition caps its own users: no shuffle);
+  nothing is shuffled), with ``privacy_unit="user_id", max_rows_per_unit=50`` (the user
+  ids, amounts and key codes are shuffled by ``user_id`` to cap each user's rows), and with
+  the same unit on the frame indexed by ``user_id`` (each partition caps its own users: no
+  shuffle);
 
 first on a ``LocalCluster`` (two worker processes, peer-to-peer shuffle spilling to disk):
 the client's peak RSS (``resource.getrusage``; it also hosts the scheduler) shows that no rows
@@ -225,9 +226,9 @@ def run(rows: int = ROWS) -> str:
             f"in memory (written in {written:.0f} s), each file holding its own range of users. "
             "Each run is a fresh process. Releases: `rows` protects with one row per person "
             "(no unit column, no shuffle); `users, shuffled` caps each user at 50 rows after "
-            "shuffling the three columns by `user_id`; `users, partition-local` reads the files "
-            "with `user_id` as index (divisions from the parquet statistics) and caps each "
-            "user within its partition.",
+            "shuffling the user ids, amounts and key codes by `user_id`; "
+            "`users, partition-local` reads the files with `user_id` as index (divisions "
+            "from the parquet statistics) and caps each user within its partition.",
             "",
             "LocalCluster, two worker processes of one thread (peak memory: both workers, "
             "sampled; the client also hosts the scheduler):",
