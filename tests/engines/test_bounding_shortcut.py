@@ -34,3 +34,31 @@ def test_a_unit_one_row_over_the_cap_is_still_capped() -> None:
     kept = keep_mask(frame, Bounding("unit", 3, None, None, SeededPriorities((1,))), None)
     assert kept[:4].sum() == 3
     assert kept[4:].all()
+
+
+class _Stateless:
+    """A stateless source (like ``os.urandom``) that records how many words were read."""
+
+    stateless = True
+
+    def __init__(self) -> None:
+        self.read: list[int] = []
+
+    def __call__(self, n: int) -> np.ndarray:
+        self.read.append(n)
+        return np.frombuffer(np.random.default_rng(n).bytes(8 * n), dtype=np.uint64)
+
+
+def test_a_stateless_source_is_read_only_when_a_unit_exceeds_its_cap() -> None:
+    frame = pd.DataFrame({"unit": [0, 0, 1, 2, 2]})
+    within = _Stateless()
+    assert keep_mask(frame, Bounding("unit", 2, None, None, within), None).all()
+    assert within.read == []  # every unit within its cap: every row kept, nothing drawn
+    over = _Stateless()
+    kept = keep_mask(frame, Bounding("unit", 1, None, None, over), None)
+    assert over.read == [5]
+    assert kept.sum() == 3  # one row per unit
+    seeded = SeededPriorities((3,))  # a stream is read all the same (it must stay in step)
+    before = SeededPriorities((3,))(5)
+    keep_mask(frame, Bounding("unit", 2, None, None, seeded), None)
+    assert not np.array_equal(seeded(5), before)

@@ -56,6 +56,8 @@ class SystemPriorities:
     """
 
     canonical = False
+    #: Nothing to keep in step: words not needed (every unit within its cap) are not read.
+    stateless = True
 
     def __call__(self, n: int) -> npt.NDArray[np.uint64]:
         """``n`` uniform 64-bit words from ``os.urandom``."""
@@ -149,9 +151,11 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
         cell = unit * (int(group_codes.max()) + 1) + group_codes[rows]
         rank = ranks_within(cell, bounding.priorities(rows.size))
         rows, unit = _filter(rows, unit, rank < bounding.max_rows_per_group)
-    priority = bounding.priorities(rows.size)
-    if not _within(unit, bounding.max_rows):
-        rows = rows[ranks_within(unit, priority) < bounding.max_rows]
+    within = _within(unit, bounding.max_rows)
+    if not within or not getattr(bounding.priorities, "stateless", False):
+        priority = bounding.priorities(rows.size)  # drawn all the same from a stream
+        if not within:
+            rows = rows[ranks_within(unit, priority) < bounding.max_rows]
     out = np.zeros(len(frame), dtype=np.bool_)
     out[rows] = True
     return out
@@ -160,8 +164,10 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
 def _within(codes: I64, cap: int) -> bool:
     """Whether no code occurs more than ``cap`` times, so that every rank is below the cap.
 
-    A shortcut, not a different rule: the priorities are drawn all the same (the random
-    stream does not change), and the rows kept are exactly those the ranks would keep.
+    A shortcut, not a different rule: the rows kept are exactly those the ranks would keep,
+    and the priorities are drawn all the same from a stream (seeded, or the session's), so
+    that the stream does not change; only a stateless source (``os.urandom`` on a worker) is
+    spared the words nobody reads.
     """
     return codes.size == 0 or int(np.bincount(codes).max()) <= cap
 
