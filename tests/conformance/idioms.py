@@ -179,6 +179,7 @@ IDIOMS: dict[str, Idiom] = {
     "s.value_counts()": Idiom(
         lambda d: d["k"].value_counts().sort_index(),
         lambda p: p["k"].dp.value_counts(keys=["p", "q", "r"], epsilon=E).sort_index(), COUNT,
+        True,
     ),
     "s.value_counts(normalize=True)": Idiom(
         lambda d: d["k"].value_counts(normalize=True).sort_index(),
@@ -193,7 +194,7 @@ IDIOMS: dict[str, Idiom] = {
     "np.histogram(bins=5, range=)": Idiom(
         lambda d: pd.Series(np.histogram(d["x"], bins=5, range=(0, 100))[0], name="count"),
         lambda p: p["x"].dp.histogram(bins=5, range=(0, 100), epsilon=E).reset_index(drop=True),
-        COUNT,
+        COUNT, True,
     ),
     # --- tables -----------------------------------------------------------------------------
     "pd.crosstab(margins=True)": Idiom(

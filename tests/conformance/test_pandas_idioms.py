@@ -95,16 +95,19 @@ def test_idiom_conforms_to_pandas(name: str, key_dtype: str, value_dtype: str) -
 DASK_IDIOMS = [name for name, idiom in IDIOMS.items() if idiom.dask]
 
 
+@pytest.mark.parametrize("unit", [False, True], ids=["rows", "unit column"])
 @pytest.mark.parametrize("name", DASK_IDIOMS)
-def test_idiom_conforms_on_dask(name: str) -> None:
+def test_idiom_conforms_on_dask(name: str, unit: bool) -> None:
     import dask.dataframe as dd
 
-    df = frame("object", "float64").assign(person=np.arange(1_800))
-    ddf = dd.from_pandas(df, npartitions=3).dp.protect(
-        epsilon=1e6, privacy_unit="person", max_rows_per_unit=1
-    )
+    df = frame("object", "float64")
+    if unit:  # one row per person, named by an id column (capped at one row each)
+        ddf = dd.from_pandas(df.assign(person=np.arange(1_800)), npartitions=3)
+        ddf = ddf.dp.protect(epsilon=1e6, privacy_unit="person", max_rows_per_unit=1)
+    else:
+        ddf = dd.from_pandas(df, npartitions=3).dp.protect(epsilon=1e6)
     idiom = IDIOMS[name]
-    assert_conforms(idiom.dp(ddf), idiom.pandas(df.drop(columns="person")), idiom.tolerance)
+    assert_conforms(idiom.dp(ddf), idiom.pandas(df), idiom.tolerance)
 
 
 def test_the_suite_covers_what_it_says() -> None:
