@@ -113,21 +113,19 @@ class Min(Quantile):
     how: ClassVar[str] = "min"
 
     def notes(self) -> tuple[str, ...]:
-        """What a DP minimum is."""
-        return (*super().notes(), "min: the 0 quantile (a grid edge with about no value below it)")
+        """What a DP extreme is."""
+        side = "below" if self.q == 0 else "above"
+        what = f"{self.how}: the {self.q} quantile (a grid edge with about no value {side} it)"
+        return (*super().notes(), what)
 
 
 @dataclass(frozen=True)
-class Max(Quantile):
-    """A DP maximum: the 1 quantile, the grid edge with about no value above it."""
+class Max(Min):
+    """A DP maximum: the 1 quantile, the grid edge with about no value above it (see Min)."""
 
     q: Fraction = Fraction(1)
 
     how: ClassVar[str] = "max"
-
-    def notes(self) -> tuple[str, ...]:
-        """What a DP maximum is."""
-        return (*super().notes(), "max: the 1 quantile (a grid edge with about no value above it)")
 
 
 @dataclass(frozen=True)
