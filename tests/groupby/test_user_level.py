@@ -319,3 +319,15 @@ def test_the_ledger_describes_the_caps(protect_seeded):
     assert "privacy unit pid: ≤ 2 groups, ≤ 3 rows per group, ≤ 6 rows in all" in note
     (measurement,) = priv.dp.session.releases[-1].measurements
     assert (measurement.sensitivity, measurement.scale) == (6, 6)
+
+
+@pytest.mark.parametrize("option", ["max_groups_per_unit", "max_rows_per_group"])
+def test_an_empty_frame_and_its_one_row_neighbour_release_alike(protect_seeded, noise, option):
+    # The caps once read the largest group code of the rows, which an empty frame (or an
+    # empty Dask partition after a shuffle) does not have: the release failed, and was
+    # charged, exactly when the frame had no rows.
+    for rows in (0, 1):
+        priv = protect_unit(protect_seeded, base_frame().iloc[:rows])
+        with noise(priv):
+            counts = priv.dp.groupby("region", keys=REGIONS, **{option: 1}).count(epsilon=1)
+        assert counts.sum() == rows

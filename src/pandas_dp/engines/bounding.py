@@ -138,8 +138,10 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
         keep &= group_codes >= 0
     rows = np.flatnonzero(keep)
     unit = units[rows]
+    # Codes per (unit, group); an empty partition (a shuffle may leave one) has no maximum.
+    width = int(group_codes.max()) + 1 if group_codes is not None and group_codes.size else 1
     if group_codes is not None and bounding.max_groups is not None:
-        pair, _ = pd.factorize(unit * (int(group_codes.max()) + 1) + group_codes[rows])
+        pair, _ = pd.factorize(unit * width + group_codes[rows])
         pair = np.asarray(pair, dtype=np.int64)
         pair_priority = bounding.priorities(int(pair.max()) + 1 if pair.size else 0)
         first_of_pair = np.unique(pair, return_index=True)[1]
@@ -148,7 +150,7 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
             pair_rank = ranks_within(pair_unit, pair_priority)
             rows, unit = _filter(rows, unit, pair_rank[pair] < bounding.max_groups)
     if group_codes is not None and bounding.max_rows_per_group is not None:
-        cell = unit * (int(group_codes.max()) + 1) + group_codes[rows]
+        cell = unit * width + group_codes[rows]
         rank = ranks_within(cell, bounding.priorities(rows.size))
         rows, unit = _filter(rows, unit, rank < bounding.max_rows_per_group)
     within = _within(unit, bounding.max_rows)
