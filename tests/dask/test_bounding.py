@@ -110,6 +110,18 @@ def test_rows_without_a_unit_id_are_dropped(noise) -> None:
     assert counts[0] == counts[1] == HEAVY_ROWS + OTHERS - 5
 
 
+def test_a_unit_within_its_row_cap_is_held_to_its_group_cap(noise) -> None:
+    # Unit 0 has 4 rows, one per country (under max_rows_per_unit = 50), spread over the
+    # partitions: its rows must meet in one place to be held to one group.
+    data = heavy_data()
+    data = data[(data["user_id"] != 0) | (data["amount"] <= 4)]
+    priv = protect(data=data, max_rows_per_unit=50)
+    grouped = priv.dp.groupby("country", keys=COUNTRIES, max_groups_per_unit=1)
+    with noise(priv):
+        counts = grouped.count(epsilon=1.0)
+    assert sorted((counts - OTHERS // 4).tolist()) == [0, 0, 0, 1]
+
+
 def _recorded_boundings(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     seen: list[Any] = []
     original = dask_engine.aggregate_partition
@@ -167,3 +179,14 @@ def test_seeded_choices_are_reproducible_and_vary_with_the_seed(protect_seeded, 
     assert kept == [_seeded_sum(protect_seeded, noise, seed) for seed in range(12)]
     assert all(1 <= k <= HEAVY_ROWS for k in kept)
     assert len(set(kept)) >= 6  # 12 uniform draws among 40 rows: far from one choice
+
+
+@pytest.mark.parametrize("option", ["max_groups_per_unit", "max_rows_per_group"])
+def test_partitions_left_empty_by_the_shuffle_are_bounded(noise, option) -> None:
+    # Two units over 13 partitions: the shuffle by unit leaves most partitions empty.
+    data = heavy_data()
+    data = data[data["user_id"] <= 1]
+    priv = protect(13, data=data, max_rows_per_unit=CAP)
+    with noise(priv):
+        counts = priv.dp.groupby("country", keys=COUNTRIES, **{option: 1}).count(epsilon=1.0)
+    assert counts.sum() == 1 + CAP  # unit 1 keeps its one row, unit 0 three of its 40
