@@ -144,3 +144,27 @@ def test_released_noise_is_discrete_laplace_through_the_public_api(protect_seede
     tail = q**4 / (1 + q)
     counts = np.bincount(np.clip(released, -4, 4) + 4, minlength=9)
     assert stats.chisquare(counts, 1_000 * np.array([tail, *pmf, tail])).pvalue > 1e-6
+
+
+def test_frame_nunique_is_a_series_over_the_columns_like_pandas(protect_seeded, noise):
+    df = frame()
+    priv = protect_seeded(df, epsilon=5)
+    with noise(priv) as calls:
+        counts = priv.dp.nunique(epsilon=1)
+        with_ci = priv.dp.nunique(epsilon=1, ci=0.9)
+    pd.testing.assert_series_equal(counts, df.nunique())  # int64, indexed by the columns
+    assert list(with_ci.columns) == ["nunique", "nunique_lower", "nunique_upper"]
+    assert with_ci["nunique"].tolist() == df.nunique().tolist()
+    assert (with_ci["nunique_lower"] < with_ci["nunique"]).all()
+    # Sequential composition over the three columns: each count gets a third of ε.
+    assert [call.mechanism.scale for call in calls[:3]] == [3, 3, 3]
+    measurements = priv.dp.session.releases[0].measurements
+    assert [m.label for m in measurements] == ["nunique(g)", "nunique(x)", "nunique(s)"]
+    assert sum(m.epsilon for m in measurements) == 1
+    assert all(m.sensitivity == 1 for m in measurements)
+
+
+def test_frame_nunique_keeps_missing_values_out(protect_seeded, charges_nothing):
+    priv = protect_seeded(frame(), epsilon=5)
+    with charges_nothing(priv), pytest.raises(DPValueError, match="dropna=True"):
+        priv.dp.nunique(epsilon=1, dropna=False)
