@@ -151,3 +151,14 @@ def test_sum_scale_does_not_depend_on_the_data(
     assert len(set(scales)) == 1
     exponents = {r.measurements[0].exponent for r in priv.dp.session.releases}
     assert len(exponents) == 1
+
+
+def test_sums_of_a_list_of_integer_columns_are_int64_like_pandas(protect_seeded, noise):
+    df = pd.DataFrame({"i": [1, 2, 3], "j": [4, 5, 6], "x": [0.5, 1.5, 2.5]})
+    priv = protect_seeded(df, epsilon=10)
+    bounds = {"i": (0, 5), "j": (0, 9), "x": (0, 3)}
+    with noise(priv):
+        integers = priv.dp.sum(["i", "j"], bounds=bounds, epsilon=1)
+        mixed = priv.dp.sum(["i", "x"], bounds=bounds, epsilon=1)
+    pd.testing.assert_series_equal(integers, df[["i", "j"]].sum())
+    pd.testing.assert_series_equal(mixed, df[["i", "x"]].sum())

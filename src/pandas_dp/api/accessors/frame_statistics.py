@@ -152,9 +152,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         if dropna is not True:
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
         columns = list(self._obj.columns)
-        counts = self._execute(plan_columns(self._obj, "nunique", columns, ci=ci, **options))
-        # Noisy counts are whole numbers (discrete noise on integers): int64, as pandas.
-        return counts if ci is not None else counts.astype("int64")
+        return self._execute(plan_columns(self._obj, "nunique", columns, ci=ci, **options))
 
     @overload
     def median(

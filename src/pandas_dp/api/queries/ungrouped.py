@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import is_integer_dtype
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.outputs import Estimate
@@ -106,6 +107,10 @@ def plan_columns(
                 for suffix in ("", "_lower", "_upper")
             }
             return pd.DataFrame(parts, index=index)
+        if one and all(is_integer_dtype(table[c].dtype) for c in columns):
+            # Integer results (sums of integer columns, distinct counts) stay int64, as pandas
+            # gives for integer columns; decided from the table's dtypes (public), not values.
+            return pd.Series([table[c].iloc[0] for c in columns], index=index, name=name)
         if one:  # datetimes stay datetimes (an object Series when mixed with numbers)
             return pd.Series([scalar(row[c]) for c in columns], index=index, name=name)
         values = {  # each column's levels as one typed Series (dates keep their unit)
