@@ -99,7 +99,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         Examples
         --------
         >>> import numpy as np, pandas as pd, pandas_dp
-        >>> rng = np.random.default_rng(0)
+        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
         >>> df = pd.DataFrame({"sex": rng.integers(0, 2, 5000),
         ...                    "region": rng.choice(["n", "s", "e"], 5000)})
         >>> priv = df.dp.protect(epsilon=1.0, delta=1e-6)
@@ -182,7 +182,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         Examples
         --------
         >>> import numpy as np, pandas as pd, pandas_dp
-        >>> rng = np.random.default_rng(0)
+        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
         >>> df = pd.DataFrame({"sex": rng.integers(0, 2, 2000),
         ...                    "region": rng.choice(["n", "s"], 2000)})
         >>> priv = df.dp.protect(epsilon=1.0, delta=1e-6)
