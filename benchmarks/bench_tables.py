@@ -11,7 +11,8 @@ at ε = 1 in a session with δ = 1e-6, averaged over seeded releases:
 - ``separate, Laplace``: one ``groupby(table).count(epsilon=1/k)`` per table (k tables), the
   default way to release them with the same total ε (pure);
 - ``separate, Gaussian``: the same with ``mechanism="gaussian"`` and ``delta=1e-6/k`` each;
-- ``synthesize (MST)``: the workload's tables counted on ``priv.dp.synthesize(...)``'s rows;
+- ``synthesize (MST)``, ``synthesize (AIM)``: the workload's tables counted on
+  ``priv.dp.synthesize(...)``'s rows (``method="mst"``, ``method="aim"``);
 - ``mbi``: where the ``mbi`` package (Private-PGM, McKenna et al.; needs JAX) is installed,
   its mirror-descent estimator on the same noisy measurements as ``tables`` (exact inference:
   the census only, whose full domain has 13,824 cells), and its graphical model and rows from
@@ -108,6 +109,7 @@ def errors(
     k = len(workload)
     results: dict[str, list] = {"tables": [], "separate, Laplace": [], "separate, Gaussian": []}
     results["synthesize (MST)"] = []
+    results["synthesize (AIM)"] = []
     if with_mbi and mbi_tables:
         results["mbi on the tables' measurements"] = []
     if with_mbi:
@@ -140,6 +142,10 @@ def errors(
         counted = {t: exact(synth, t, sizes) for t in workload}
         times["synthesize (MST)"] += time.perf_counter() - start
         results["synthesize (MST)"].append(l1(counted, truth))
+        start = time.perf_counter()
+        synth = priv.dp.synthesize(columns, keys=keys, epsilon=EPSILON, delta=DELTA, method="aim")
+        times["synthesize (AIM)"] += time.perf_counter() - start
+        results["synthesize (AIM)"].append(l1({t: exact(synth, t, sizes) for t in workload}, truth))
         if with_mbi and mbi_tables:
             seconds, error = mbi_error(frame, priv, workload, keys, sizes, truth)
             times["mbi on the tables' measurements"] += seconds

@@ -237,6 +237,12 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
             ["k", "g"], keys={"k": KEY_SET, "g": ["a", "b"]}, epsilon=1.0, rows=40
         ),
     ),
+    "synthesize, AIM": (
+        "choice",
+        lambda p: p.dp.synthesize(
+            ["k", "g"], keys={"k": KEY_SET, "g": ["a", "b"]}, epsilon=1.0, rows=40, method="aim"
+        ),
+    ),
     "hierarchy": (  # consistent counts are post-processed: compared as statistics
         "stat",
         lambda p: p.dp.hierarchy(["g", "k"], keys={"a": KEY_SET, "b": KEY_SET}).count(epsilon=1.0),

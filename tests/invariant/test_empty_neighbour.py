@@ -104,6 +104,9 @@ RELEASES: dict[str, Callable[[Any], Any]] = {
     ),
     "tables": lambda p: p.dp.tables([["g", "k"], ["k"]], keys=PAIRS, epsilon=1),
     "synthesize": lambda p: p.dp.synthesize(columns=["g", "k"], keys=PAIRS, epsilon=1, rows=10),
+    "synthesize, AIM": lambda p: p.dp.synthesize(
+        columns=["g", "k"], keys=PAIRS, epsilon=1, method="aim"
+    ),
     "mode": lambda p: p["k"].dp.mode(candidates=["p", "q"], epsilon=1),
     "top_k": lambda p: p["k"].dp.top_k(2, candidates=["p", "q"], epsilon=1),
     "hierarchy": lambda p: p.dp.hierarchy(["g", "k"], keys=PAIRS).count(epsilon=1),

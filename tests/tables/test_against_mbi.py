@@ -14,6 +14,10 @@ tables from the same noisy marginals by least squares weighted by ``1/σ²``.
   optimises over distributions. Our tables must then be about as accurate as mbi's: over 20
   seeded cases, a mean L1 error within 5% of mbi's (measured: 0.998 of it).
 
+AIM's graphical model (:mod:`pandas_dp.mechanisms.graphical_model`) is checked against mbi's
+on a cycle of pairs, where least squares over residuals cannot say anything about the
+diagonals and a graphical model must.
+
 The noisy marginals here are test inputs drawn with numpy (no release is made).
 """
 
@@ -26,6 +30,7 @@ import jax
 import numpy as np
 import pytest
 
+from pandas_dp.mechanisms.graphical_model import Measured, Model, fit
 from pandas_dp.mechanisms.marginals import Clique
 from pandas_dp.mechanisms.reconstruction import consistent_tables, marginalize
 
@@ -109,3 +114,44 @@ def test_as_accurate_as_mbi_where_noise_makes_cells_negative():
     assert negative >= 15  # non-negativity binds in most cases
     ours_mean, theirs_mean = np.mean(errors, axis=0)
     assert ours_mean <= 1.05 * theirs_mean, (ours_mean, theirs_mean)
+
+
+CYCLE = {(0, 1): 2.0, (1, 2): 2.0, (2, 3): 2.0, (0, 3): 10.0, (0,): 1.0}
+
+
+def fitted(noisy: Mapping[Clique, np.ndarray], sigmas: Mapping[Clique, float], sizes) -> Model:
+    measured = [Measured(c, noisy[c], sigmas[c]) for c in noisy]
+    return fit(measured, sizes, float(noisy[(0,)].sum()), iterations=ITERATIONS)
+
+
+def test_aims_model_agrees_with_mbi_on_a_cycle():
+    """AIM's graphical model (our mirror descent) and mbi's fit the same family (potentials
+    on the measured cliques, a 4-cycle of pairs, one pair five times noisier) to the same
+    weighted loss: the marginals, measured or not (the diagonals), agree within 4 of 5,000
+    in L1 (measured 1.9; after 2,000 steps both optimisers are about that far from the
+    optimum). Weighting every measurement alike (the mutant) is off by 9.4."""
+    sizes = (3, 4, 2, 3)
+    _, noisy = noisy_marginals(4, 5_000, sizes, CYCLE)
+    ours = fitted(noisy, CYCLE, sizes)
+    sigma2 = {c: s * s for c, s in CYCLE.items()}
+    names = tuple(f"c{i}" for i in range(len(sizes)))
+    measurements = [
+        mbi.LinearMeasurement(
+            np.asarray(y).ravel(), tuple(names[i] for i in c), float(np.sqrt(sigma2[c]))
+        )
+        for c, y in noisy.items()
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = mbi.estimation.MirrorDescent().estimate(
+            mbi.Domain(names, sizes), measurements, iters=ITERATIONS
+        )
+    mutant = fitted(noisy, dict.fromkeys(CYCLE, 1.0), sizes)
+    worst = {"ours": 0.0, "mutant": 0.0}
+    for clique in [*CYCLE, (0, 2), (1, 3)]:
+        theirs = np.asarray(model.project([names[i] for i in clique]).datavector(flatten=False))
+        for name, estimate in (("ours", ours), ("mutant", mutant)):
+            gap = float(np.abs(estimate.marginal(clique) - theirs).sum())
+            worst[name] = max(worst[name], gap)
+    assert worst["ours"] < 4.0, worst
+    assert worst["mutant"] > 8.0, worst

@@ -122,7 +122,6 @@ def test_a_pure_session_uses_laplace_and_a_rho_session_rho(options, protect_seed
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"method": "aim"}, "DPValueError", "mst"),
         ({"method": "gan"}, "DPValueError", "one of"),
         ({"rows": -1}, "DPValueError", "rows"),
         ({"rows": True}, "DPTypeError", "rows"),

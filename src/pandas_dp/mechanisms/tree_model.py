@@ -97,7 +97,7 @@ def sample_tree(
     for start in range(len(sizes)):
         if start in seen:
             continue
-        out[:, start] = _draw(gen, _proportions(tables[(start,)]), rows)
+        out[:, start] = randomized_draw(gen, _proportions(tables[(start,)]), rows)
         seen.add(start)
         queue = [start]
         while queue:
@@ -111,7 +111,7 @@ def sample_tree(
                 given = out[:, parent]
                 for value in range(sizes[parent]):  # one draw per parent value's rows
                     rows_here = np.flatnonzero(given == value)
-                    out[rows_here, child] = _draw(gen, conditional[value], rows_here.size)
+                    out[rows_here, child] = randomized_draw(gen, conditional[value], rows_here.size)
                 seen.add(child)
                 queue.append(child)
     return out
@@ -126,7 +126,7 @@ def _conditionals(joint: F64, margin: F64) -> F64:
         return np.where(sums > 0, clamped / np.where(sums > 0, sums, 1.0), fallback)
 
 
-def _draw(gen: np.random.Generator, probabilities: F64, rows: int) -> np.ndarray:
+def randomized_draw(gen: np.random.Generator, probabilities: F64, rows: int) -> np.ndarray:
     """``rows`` categories in random order, by randomized rounding of ``probabilities``.
 
     Each category gets its expected count ``rows · p`` rounded down, and the rows left over

@@ -125,8 +125,9 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         delta: Real | None = None,
         method: str = "mst",
         rows: int | None = None,
+        workload: Sequence[Sequence[Hashable]] | None = None,
     ) -> Any:
-        """Release synthetic rows whose one-way and chosen two-way marginals match the data.
+        """Release synthetic rows whose one-way and chosen marginals match the data.
 
         Parameters
         ----------
@@ -139,10 +140,16 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         delta : float, optional
             δ for Gaussian noise; by default the session's δ in proportion to ``epsilon``.
             With δ = 0 the noise is Laplace.
-        method : {"mst"}
-            MST (McKenna, Miklau & Sheldon 2021). ``"aim"`` is not available yet.
+        method : {"mst", "aim"}
+            MST (McKenna, Miklau & Sheldon 2021): a tree of pairs. AIM (McKenna, Mullins,
+            Sheldon & Miklau 2022): rounds that measure the marginals of ``workload`` the
+            model explains worst; it needs Gaussian noise (δ > 0 or a ρ session).
         rows : int, optional
             How many rows to generate; by default the model's noisy total.
+        workload : list of lists of labels, optional
+            AIM only: the tables the rows should reproduce best (default: every pair of
+            ``columns``). Its tables and their sub-tables of two or more columns are AIM's
+            candidates.
 
         Returns
         -------
@@ -175,9 +182,20 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         ``(2ε/3, δ)`` through zCDP and the tree ``ε/3``; without, a third each to the one-way
         marginals, the tree and the pairs. One ledger entry lists them all.
 
-        *Post-processing* (free): consistent non-negative marginals as in :meth:`tables`,
-        then rows drawn from the tree model they define (each column given its parent in the
-        tree, counts by randomized rounding), with randomness from the session's generator.
+        *AIM* measures every one-way marginal, then in each of ``len(columns)`` rounds
+        fits a graphical model to the measurements so far and chooses, by the exponential
+        mechanism, the candidate whose table the model misses most in L1, less the noise its
+        measurement would add, weighted by its overlap with the workload (sensitivity ``k``
+        times the largest weight, plus ``1/16``), then measures it. Budget: nine tenths to
+        the ``d + rounds`` Gaussian measurements in equal shares, a tenth to the choices.
+        The rounds' budgets are fixed in advance (the paper adapts them as it goes), so the
+        ledger lists every measurement.
+
+        *Post-processing* (free): MST: consistent non-negative marginals as in
+        :meth:`tables`, then rows drawn from the tree model they define (each column given
+        its parent in the tree, counts by randomized rounding). AIM: rows drawn from the
+        graphical model fitted to all its measurements (Private-PGM), clique by clique.
+        Randomness from the session's generator.
 
         Examples
         --------
@@ -194,6 +212,6 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         return self._execute(
             plan_synthesize(
                 self._obj, columns, keys, bins=bins, epsilon=epsilon, delta=delta,
-                method=method, rows=rows,
+                method=method, rows=rows, workload=workload,
             )
         )  # fmt: skip

@@ -54,12 +54,13 @@ TREE = MeasurementKey("marginal", ("tree",), level=0)
 
 
 def pair_tables(exact: Aggregate, pairs: Sequence[Clique], sizes: Sequence[int]) -> list[Any]:
-    """The exact pair tables, from the cells of all pairs side by side."""
+    """The exact tables of ``pairs`` (any cliques), from their cells side by side."""
     flat = np.asarray(exact).reshape(-1)
     out, start = [], 0
-    for i, j in pairs:
-        stop = start + sizes[i] * sizes[j]
-        out.append(flat[start:stop].reshape(sizes[i], sizes[j]))
+    for clique in pairs:
+        shape = [sizes[i] for i in clique]
+        stop = start + math.prod(shape)
+        out.append(flat[start:stop].reshape(shape))
         start = stop
     return out
 
@@ -104,7 +105,7 @@ class ChosenPairPart(Part):
         return add_noise(cast(Aggregate, cells), session.draw(self.mechanism, cells.size))
 
 
-def _noise(
+def marginal_noise(
     label: str, epsilon: Fraction, delta: Fraction | None, rho: float | None, k: int
 ) -> tuple[Noise, Measurement]:
     """Laplace noise for ``epsilon`` (``rho`` None), else Gaussian noise for ``rho``."""
@@ -142,7 +143,7 @@ def mst_parts(
         key = MeasurementKey("marginal", (axis.column,))
         share = Fraction(1, stages * d)
         others = tuple(a for n, a in enumerate(axes) if n != i)
-        noise, record = _noise(
+        noise, record = marginal_noise(
             key.label, marginals * share, delta and delta * share,
             None if rho is None else rho * float(share), k,
         )  # fmt: skip
@@ -151,7 +152,7 @@ def mst_parts(
     if not rounds:
         return parts
     pairs = tuple((i, j) for i in range(d) for j in range(i + 1, d))
-    within = ManyTables(tuple(_pair_counts(axes, pair) for pair in pairs))
+    within = ManyTables(tuple(clique_counts(axes, pair) for pair in pairs))
     sensitivity = Fraction(k) + Fraction(1, SCORE_STEPS)
     chooser = ExponentialMechanism(pure_tree, sensitivity)
     record = SelectionMeasurement(
@@ -159,13 +160,13 @@ def mst_parts(
     )
     oneway = tuple(parts)
     parts[TREE] = TreeChoicePart(
-        "tree", within, chooser, record, _no_score, _same, rounds=rounds, pairs=pairs,
+        "tree", within, chooser, record, no_score, same, rounds=rounds, pairs=pairs,
         oneway=oneway, sizes=sizes,
     )  # fmt: skip
     for r in range(rounds):
         key = MeasurementKey("marginal", (f"tree pair {r + 1}",), level=r + 1)
         share = Fraction(1, 2 * rounds)
-        noise, record = _noise(
+        noise, record = marginal_noise(
             key.label, marginals * share, delta and delta * share,
             None if rho is None else rho * float(share), k,
         )  # fmt: skip
@@ -175,15 +176,17 @@ def mst_parts(
     return parts
 
 
-def _pair_counts(axes: Sequence[Axis], pair: Clique) -> JointCounts:
-    """The pair's table, over the rows inside every axis."""
+def clique_counts(axes: Sequence[Axis], pair: Clique) -> JointCounts:
+    """The table of ``pair`` (any clique), over the rows inside every axis."""
     others = tuple(a for n, a in enumerate(axes) if n not in pair)
     return JointCounts(tuple(axes[n] for n in pair), within=others)
 
 
-def _no_score(exact: Aggregate) -> tuple[np.ndarray, int]:
-    raise AssertionError("the tree is chosen by release_after")
+def no_score(exact: Aggregate) -> tuple[np.ndarray, int]:
+    """The score of a staged choice, which never runs (``release_after`` chooses)."""
+    raise AssertionError("a staged choice is made by release_after")
 
 
-def _same(value: Any) -> Any:
+def same(value: Any) -> Any:
+    """Chosen positions are released as they are."""
     return value

@@ -10,7 +10,7 @@ One call is one release; the rows are post-processing and cost nothing more.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -19,6 +19,7 @@ import pandas as pd
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_by
+from pandas_dp.api.measurement.aim import AimPlan, aim_parts
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.marginals import MarginalPart
 from pandas_dp.api.measurement.synthesis import TREE, mst_parts
@@ -37,21 +38,18 @@ from pandas_dp.mechanisms.tree_model import sample_tree
 METHODS = ("mst", "aim")
 #: The most rows one call may generate (they are held in memory).
 MAX_ROWS = 10**8
+#: Mirror-descent steps of AIM's last fit, warm-started from its last round's.
+FINAL_ITERATIONS = 300
 
 
 def plan_synthesize(
     obj: pd.DataFrame, columns: Any, keys: Any = None, *, bins: Any = None, epsilon: Any,
-    delta: Any = None, method: str = "mst", rows: Any = None,
+    delta: Any = None, method: str = "mst", rows: Any = None, workload: Any = None,
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """The planned release of synthetic rows (see ``DataFrame.dp.synthesize``)."""
     target = resolve(obj)
     if method not in METHODS:
         raise DPValueError(f"method must be one of {METHODS}, got {method!r}")
-    if method == "aim":
-        raise DPValueError(
-            "method='aim' is not available in this version of pandas-dp (it needs general "
-            "graphical-model inference); use method='mst'"
-        )
     labels = parse_by(list(columns) if isinstance(columns, list | tuple) else columns)
     count = _rows(rows)
     domains = parse_domains(target, labels, keys, bins)
@@ -59,9 +57,24 @@ def plan_synthesize(
     d, rho = release_budget(target, eps, delta)
     gaussian = rho is not None
     n = len(labels)
-    check_cells(domains, [(i, j) for i in range(n) for j in range(i + 1, n)])
+    pairs: list[Clique] = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    cliques = pairs if method == "mst" else _workload(workload, labels, pairs)
+    if method == "mst" and workload is not None:
+        raise DPValueError("workload= is AIM's (method='aim'); MST always measures a tree of pairs")
+    if method == "aim" and not gaussian:
+        raise DPValueError(
+            "method='aim' measures with Gaussian noise under zCDP, as the paper does: protect "
+            "with delta > 0 (or rho=), or use method='mst', which also runs with Laplace noise"
+        )
+    check_cells(domains, cliques)
     caps = caps_for(target, False)
-    parts = mst_parts(domains.axes, eps, d if gaussian else None, gaussian, caps.contribution.l1)
+    k = caps.contribution.l1
+    parts: dict[MeasurementKey, Any]
+    aim: AimPlan | None = None
+    if method == "aim":
+        parts, aim = aim_parts(domains.axes, cliques, eps, d, k, aim_rounds(n))
+    else:
+        parts = mst_parts(domains.axes, eps, d if gaussian else None, gaussian, k)
     everything = tuple(parts)
     stats = [
         Table((label,), None, (i,), domains.sizes, (everything[i],))
@@ -71,7 +84,7 @@ def plan_synthesize(
         (*stats, Synthetic("synthetic rows", None, everything)), eps, "synthesize", caps=caps,
         delta=d if gaussian else None, gaussian=gaussian and d is not None,
         shares=tuple(p.measurement.epsilon / eps for p in parts.values()),
-        notes=_notes(domains, gaussian, caps.describe() if caps.bounding else ""),
+        notes=_notes(domains, gaussian, caps.describe() if caps.bounding else "", method),
     )  # fmt: skip
     dtypes = dict(target.engine.dtypes(target.data).items())
     session = target.session
@@ -80,6 +93,8 @@ def plan_synthesize(
         def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> pd.DataFrame:
             words = [int(w) for w in session.priorities(4)]  # the session's CSPRNG
             gen = np.random.Generator(np.random.PCG64(words))
+            if aim is not None:
+                return _synthesize_aim(aim, noisy, domains, count, gen, dtypes, eps)
             return _synthesize(parts, noisy, domains, count, gen, dtypes, eps)
 
         return finish
@@ -87,6 +102,29 @@ def plan_synthesize(
     planned = plan(target, request, finisher, calibrated=dict(parts))
     release = dataclasses.replace(planned.release, columns=tuple(map(str, labels)))
     return dataclasses.replace(planned, release=release)
+
+
+def aim_rounds(columns: int) -> int:
+    """AIM's rounds over ``columns`` columns (public): one per column."""
+    return max(columns, 1)
+
+
+def _workload(workload: Any, labels: Sequence[Hashable], pairs: list[Clique]) -> list[Clique]:
+    """AIM's workload as cliques of column positions (by default every pair of columns)."""
+    if workload is None:
+        return pairs or [(0,)]
+    if not isinstance(workload, list | tuple) or not workload:
+        raise DPTypeError("workload must be a non-empty list of lists of columns")
+    cliques = []
+    for table in workload:
+        names = list(table) if isinstance(table, list | tuple) else [table]
+        missing = [c for c in names if c not in labels]
+        if missing or not names or len(set(names)) != len(names):
+            raise DPValueError(
+                f"each workload table must list distinct columns among {labels}, got {table!r}"
+            )
+        cliques.append(tuple(sorted(list(labels).index(c) for c in names)))
+    return list(dict.fromkeys(cliques))
 
 
 def _rows(rows: Any) -> int | None:
@@ -123,10 +161,7 @@ def _synthesize(
     estimates = consistent_tables(tables, variance, wanted, sizes)
     total = float(estimates[(0,)].sum())
     count = rows if rows is not None else int(min(round(max(total, 0.0)), MAX_ROWS))
-    codes = sample_tree(estimates, edges, sizes, count, gen)
-    frame = pd.DataFrame(
-        {c: _decode(codes[:, i], domains, i, dtypes[c], gen) for i, c in enumerate(domains.columns)}
-    )
+    frame = _frame(sample_tree(estimates, edges, sizes, count, gen), domains, dtypes, gen)
     tau = residual_variances(list(tables), list(variance.values()), sizes)
     names = {clique: " × ".join(str(domains.columns[i]) for i in clique) for clique in wanted}
     frame.attrs["synthesis"] = {
@@ -140,6 +175,41 @@ def _synthesize(
         "measured one-way and tree pair marginals up to their noise, nothing else",
     }
     return frame
+
+
+def _synthesize_aim(
+    plan: AimPlan, noisy: dict[MeasurementKey, Aggregate], domains: Domains, rows: int | None,
+    gen: np.random.Generator, dtypes: dict[Hashable, Any], epsilon: Fraction,
+) -> pd.DataFrame:  # fmt: skip
+    """The model fitted to every measurement, its rows and the report (post-processing)."""
+    rounds = len(plan.measured) - len(plan.sizes)
+    model = plan.model(noisy, rounds + 1, FINAL_ITERATIONS)
+    count = rows if rows is not None else int(min(round(model.total), MAX_ROWS))
+    frame = _frame(model.sample(count, gen), domains, dtypes, gen)
+    chosen = [plan.candidate(noisy, r) for r in range(1, rounds + 1)]
+    frame.attrs["synthesis"] = {
+        "method": "aim",
+        "epsilon": float(epsilon),
+        "rows": count,
+        "total": model.total,
+        "measured": [[str(domains.columns[i]) for i in c] for c in chosen],
+        "sigma": plan.sigma,
+        "model": [[str(domains.columns[i]) for i in c] for c in model.tree.cliques],
+        "note": "post-processing of one release (no further charge); every one-way marginal "
+        f"and the {rounds} chosen marginals were measured with Gaussian noise of standard "
+        f"deviation {plan.sigma:.4g} per cell; the rows follow the graphical model fitted to "
+        "them, and other marginals only as far as that model explains them",
+    }
+    return frame
+
+
+def _frame(
+    codes: np.ndarray, domains: Domains, dtypes: dict[Hashable, Any], gen: np.random.Generator
+) -> pd.DataFrame:
+    """The synthetic frame from cell codes, one column per attribute."""
+    return pd.DataFrame(
+        {c: _decode(codes[:, i], domains, i, dtypes[c], gen) for i, c in enumerate(domains.columns)}
+    )
 
 
 def _decode(
@@ -160,15 +230,29 @@ def _decode(
         return values
 
 
-def _notes(domains: Domains, gaussian: bool, caps: str) -> tuple[str, ...]:
+def _notes(domains: Domains, gaussian: bool, caps: str, method: str) -> tuple[str, ...]:
     noise = "discrete Gaussian" if gaussian else "discrete Laplace"
+    columns = ", ".join(map(str, domains.columns))
+    if method == "aim":
+        how = [
+            f"AIM over {columns} (McKenna, Mullins, Sheldon & Miklau 2022): nine tenths of the "
+            f"budget to the one-way marginals and one marginal per round ({noise} noise, "
+            "equal shares), a tenth to choosing each round's marginal (exponential mechanism)",
+            "post-processing (no budget): a graphical model fitted to the measurements "
+            "(Private-PGM), rows sampled from it",
+        ]
+    else:
+        how = [
+            f"MST over {columns} (McKenna, Miklau & Sheldon 2021): "
+            f"a third of the budget to the one-way marginals and a third to the tree's pairs "
+            f"({noise} noise), a third to choosing the tree (exponential mechanism)",
+            "post-processing (no budget): consistent non-negative marginals, rows sampled from "
+            "the tree model",
+        ]
     notes = [
-        f"MST over {', '.join(map(str, domains.columns))} (McKenna, Miklau & Sheldon 2021): "
-        f"a third of the budget to the one-way marginals and a third to the tree's pairs "
-        f"({noise} noise), a third to choosing the tree (exponential mechanism)",
+        how[0],
         "a row counts only where every column's value is among its keys or bins",
-        "post-processing (no budget): consistent non-negative marginals, rows sampled from "
-        "the tree model",
+        how[1],
         *domains.sources,
     ]
     if caps:

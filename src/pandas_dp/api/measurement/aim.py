@@ -1,0 +1,243 @@
+"""Calibration of AIM's measurements: one-way marginals, then rounds of choose-and-measure.
+
+AIM (McKenna, Mullins, Sheldon & Miklau, "AIM: an adaptive and iterative mechanism for
+differentially private synthetic data", VLDB 2022) measures every one-way marginal, then in
+each round fits a graphical model to what was measured so far
+(:mod:`pandas_dp.mechanisms.graphical_model`), chooses with the exponential mechanism the
+workload clique the model explains worst, weighed against the noise a measurement of it would
+add, and measures that clique with Gaussian noise.
+
+The rounds' budgets are fixed in advance: ``rounds`` rounds (public), every Gaussian
+measurement the same σ, each choice the same ε. The paper instead halves σ when a measurement
+barely changed the model (annealing), which makes how many rounds run, and at which σ,
+depend on the data through the noisy answers; fixing them lets the ledger list every
+measurement and its noise before anything is released, and keeps every accountant, PLD
+included, exact. The choices' candidates are the workload's cliques (and their subsets of two
+or more attributes) whose junction tree, joined to the model so far, stays within
+:data:`MAX_MODEL_CELLS`, a limit that grows with the rounds as AIM's does; both depend only on
+public inputs and on earlier choices, which are released.
+
+Budget, like MST's: in an (ε, δ) session the Gaussian measurements together get
+``(9ε/10, δ)`` (a ρ that converts to it) and the choices ``ε/10`` (pure), so basic
+composition gives ``(ε, δ)``; in a ρ session the measurements get ``0.9ρ`` and the choices
+``0.1ρ`` (a pure ``ε_c`` costs ``ε_c²/2``). A unit with ``k`` rows moves each marginal by
+``k`` cells and each choice's score by ``k`` times the candidate's workload weight (plus
+the score's rounding).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any, cast
+
+import numpy as np
+
+from pandas_dp.accounting.events import SelectionMeasurement
+from pandas_dp.api.measurement.choices import SelectPart
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
+from pandas_dp.api.measurement.parts import Part, add_noise
+from pandas_dp.api.measurement.synthesis import (
+    clique_counts,
+    marginal_noise,
+    no_score,
+    pair_tables,
+    same,
+)
+from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
+from pandas_dp.mechanisms.exponential import ExponentialMechanism
+from pandas_dp.mechanisms.graphical_model import Measured, Model, fit, junction_tree
+from pandas_dp.mechanisms.marginals import Clique, cells, downward_closure
+from pandas_dp.mechanisms.tree_model import SCORE_STEPS
+
+if TYPE_CHECKING:
+    from pandas_dp.api.session import Session
+
+#: The most cells the model's junction tree may hold after the last round.
+MAX_MODEL_CELLS = 1_000_000
+#: Mirror-descent steps of each round's fit (warm-started from the round before).
+ROUND_ITERATIONS = 100
+#: The share of the budget the choices get.
+CHOICE_SHARE = Fraction(1, 10)
+
+
+@dataclass(frozen=True)
+class AimPlan:
+    """What every round shares: the candidates, the measurements in order, their noise.
+
+    ``measured`` lists each measurement's key and clique (None for a round's: its choice
+    says which); ``models`` remembers each round's fit (post-processing), to warm-start the
+    next one.
+    """
+
+    candidates: tuple[Clique, ...]
+    weights: tuple[int, ...]
+    sizes: tuple[int, ...]
+    sigma: float
+    measured: tuple[tuple[MeasurementKey, Clique | None], ...]
+    models: dict[int, Model] = field(default_factory=dict, compare=False)
+
+    def model(self, noisy: dict[MeasurementKey, Any], before: int, iterations: int) -> Model:
+        """The model fitted to the one-way marginals and the rounds before round ``before``."""
+        measured = []
+        for key, clique in self.measured[: len(self.sizes) + before - 1]:
+            if clique is None:
+                clique = self.candidates[int(np.asarray(noisy[_choice_key(key.level or 0)])[0])]
+            shape = [self.sizes[i] for i in clique]
+            values = np.asarray(noisy[key], dtype=np.float64).reshape(shape)
+            measured.append(Measured(clique, values, self.sigma))
+        totals = [float(np.maximum(m.values, 0).sum()) for m in measured if len(m.clique) == 1]
+        start = self.models.get(before - 1)
+        model = fit(measured, self.sizes, float(np.mean(totals)), start=start,
+                    iterations=iterations)  # fmt: skip
+        self.models[before] = model
+        return model
+
+    def candidate(self, noisy: dict[MeasurementKey, Any], r: int) -> Clique:
+        """The clique round ``r`` measured."""
+        return self.candidates[int(np.asarray(noisy[_choice_key(r)])[0])]
+
+
+@dataclass(frozen=True)
+class AimChoicePart(SelectPart):
+    """Round ``stage``'s choice: the position, among the candidates, of the clique to measure."""
+
+    stage: int = 0
+    plan: AimPlan | None = None
+    limit: int = MAX_MODEL_CELLS
+
+    def release_after(
+        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+    ) -> Aggregate:
+        """Fit the model to the measurements so far, then choose where it errs most."""
+        assert self.plan is not None
+        model = self.plan.model(noisy, self.stage, ROUND_ITERATIONS)
+        allowed, scores = self.scores(exact, model)
+        pick = session.choose(self.mechanism, -scores[None, :], SCORE_STEPS)
+        return np.asarray([allowed[int(pick[0])]], dtype=np.int64)
+
+    def scores(self, exact: Aggregate, model: Model) -> tuple[list[int], np.ndarray]:
+        """The candidates the model can grow by, and their integer scores (``1/16`` units).
+
+        ``w_r (‖M_r(data) - M_r(model)‖₁ - sqrt(2/π) σ n_r)`` rounded down: one row moves a
+        candidate's exact table by one cell, so its score by at most ``w_r`` (plus the
+        rounding); the model and the penalty are public.
+        """
+        plan = self.plan
+        assert plan is not None
+        tables = pair_tables(exact, plan.candidates, plan.sizes)
+        attributes = len(plan.sizes)
+        allowed = [
+            k for k, c in enumerate(plan.candidates)
+            if junction_tree([*model.tree.cliques, c], attributes).size(plan.sizes) <= self.limit
+        ]  # fmt: skip
+        penalty = math.sqrt(2 / math.pi) * plan.sigma
+        scores = np.zeros(len(allowed), dtype=np.int64)
+        for n, k in enumerate(allowed):
+            clique = plan.candidates[k]
+            error = float(np.abs(tables[k] - model.marginal(clique)).sum())
+            quality = plan.weights[k] * (error - penalty * cells(clique, plan.sizes))
+            scores[n] = math.floor(quality * SCORE_STEPS)
+        return allowed, scores
+
+
+@dataclass(frozen=True)
+class AimMeasurePart(Part):
+    """Round ``stage``'s noisy marginal of the clique its choice picked (staged)."""
+
+    stage: int = 0
+    candidates: tuple[Clique, ...] = ()
+    sizes: tuple[int, ...] = ()
+
+    def release_after(
+        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+    ) -> Aggregate:
+        """The chosen clique's cells with noise."""
+        position = int(np.asarray(noisy[_choice_key(self.stage)])[0])
+        table = pair_tables(exact, self.candidates, self.sizes)[position]
+        flat = np.asarray(table).reshape(-1)
+        return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
+
+
+def _choice_key(r: int) -> MeasurementKey:
+    return MeasurementKey("marginal", (f"aim choice {r}",), level=r)
+
+
+def round_key(r: int) -> MeasurementKey:
+    """The key of round ``r``'s measurement (rounds count from 1)."""
+    return MeasurementKey("marginal", (f"aim round {r}",), level=r)
+
+
+def candidates_of(workload: Sequence[Clique], sizes: Sequence[int]) -> tuple[
+    tuple[Clique, ...], tuple[int, ...]
+]:  # fmt: skip
+    """Cliques of two or more attributes under the workload, and their weights.
+
+    A candidate's weight is how many attributes it shares with the workload's cliques, summed
+    (AIM's ``w_r``): cliques that overlap much of the workload matter more.
+    """
+    closure = [c for c in downward_closure(workload) if len(c) >= 2]
+    closure.sort(key=lambda c: (len(c), c))
+    weights = tuple(sum(len(set(c) & set(w)) for w in workload) for c in closure)
+    return tuple(closure), weights
+
+
+def aim_parts(
+    axes: Sequence[Axis], workload: Sequence[Clique], epsilon: Fraction,
+    delta: Fraction | None, k: int, rounds: int,
+) -> tuple[dict[MeasurementKey, Part | SelectPart], AimPlan]:  # fmt: skip
+    """AIM's calibrated parts over ``axes``, in release order, and the plan its rounds share."""
+    d = len(axes)
+    sizes = tuple(axis.size for axis in axes)
+    candidates, weights = candidates_of(workload, sizes)
+    rounds = rounds if candidates else 0
+    if delta is not None:  # an (ε, δ) session: basic composition of the two shares
+        choices = epsilon * CHOICE_SHARE if rounds else Fraction(0)
+        rho = release_rho(epsilon - choices, delta)
+        each_choice = choices / rounds if rounds else Fraction(0)
+    else:  # a ρ session: ε²/2 in all; a pure ε_c costs ε_c²/2 (a hair less, for rounding)
+        total = release_rho(epsilon, None)
+        rho = total * (1 - float(CHOICE_SHARE)) if rounds else total
+        each = math.sqrt(2 * total * float(CHOICE_SHARE) / rounds) if rounds else 0.0
+        each_choice = Fraction(each * (1 - 1e-12))
+        choices = each_choice * rounds
+    gaussians = epsilon - choices  # their nominal ε together
+    share = Fraction(1, d + rounds)
+    parts: dict[MeasurementKey, Part | SelectPart] = {}
+    sigma = 1.0
+    measured: list[tuple[MeasurementKey, Clique | None]] = []
+    for i, axis in enumerate(axes):
+        key = MeasurementKey("marginal", (axis.column,))
+        noise, record = marginal_noise(
+            key.label, gaussians * share, delta and delta * share, rho * float(share), k
+        )
+        sigma = math.sqrt(float(noise.variance()))
+        others = tuple(a for n, a in enumerate(axes) if n != i)
+        measure = JointCounts((axis,), within=others)
+        parts[key] = MarginalPart(key.label, measure, noise, record, clique=(i,), home=(i,))
+        measured.append((key, (i,)))
+    measured += [(round_key(r), None) for r in range(1, rounds + 1)]
+    plan = AimPlan(candidates, weights, sizes, sigma, tuple(measured))
+    within = ManyTables(tuple(clique_counts(axes, c) for c in candidates))
+    sensitivity = Fraction(k * max(weights, default=1)) + Fraction(1, SCORE_STEPS)
+    for r in range(1, rounds + 1):
+        chooser = ExponentialMechanism(each_choice, sensitivity)
+        key = _choice_key(r)
+        record = SelectionMeasurement(
+            key.label, chooser.name, each_choice, k, 2 * sensitivity / each_choice
+        )
+        parts[key] = AimChoicePart(
+            key.label, within, chooser, record, no_score, same, stage=r, plan=plan,
+            limit=MAX_MODEL_CELLS * r // rounds,
+        )  # fmt: skip
+        key = round_key(r)
+        noise, record = marginal_noise(
+            key.label, gaussians * share, delta and delta * share, rho * float(share), k
+        )
+        parts[key] = AimMeasurePart(
+            key.label, within, noise, record, stage=r, candidates=candidates, sizes=sizes
+        )
+    return parts, plan
