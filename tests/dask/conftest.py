@@ -220,3 +220,26 @@ def agree(noise: Callable[..., Any]) -> Callable[..., Any]:
         return results[1]
 
     return check
+
+
+@pytest.fixture
+def moved(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Records how rows were gathered by unit: ``"exchange"`` or ``"shuffle"``, per release."""
+    import dask.dataframe as dd
+
+    from pandas_dp.engines import dask_engine
+
+    calls: list[str] = []
+    shuffle, exchange = dd.DataFrame.shuffle, dask_engine.exchange
+
+    def spy_shuffle(self: Any, *args: Any, **kwargs: Any) -> Any:
+        calls.append("shuffle")
+        return shuffle(self, *args, **kwargs)
+
+    def spy_exchange(*args: Any, **kwargs: Any) -> Any:
+        calls.append("exchange")
+        return exchange(*args, **kwargs)
+
+    monkeypatch.setattr(dd.DataFrame, "shuffle", spy_shuffle)
+    monkeypatch.setattr(dask_engine, "exchange", spy_exchange)
+    return calls

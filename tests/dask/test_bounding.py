@@ -18,6 +18,7 @@ import pytest
 
 from pandas_dp.engines import dask_engine
 from pandas_dp.engines.bounding import SeededPriorities, SystemPriorities
+from pandas_dp.engines.exchange import bucket_count
 
 COUNTRIES = ["DE", "FR", "NL", "PL"]
 HEAVY_ROWS = 40
@@ -139,7 +140,7 @@ def test_partitions_draw_from_the_os_csprng_and_never_see_the_session(monkeypatc
     priv = protect(max_rows_per_unit=CAP)
     with noise(priv):
         priv.dp.count(epsilon=1.0)
-    assert len(seen) == 6
+    assert len(seen) == bucket_count(6)  # one per bucket
     for bounding in seen:
         assert type(bounding.priorities) is SystemPriorities
         assert bounding.spawn is None
@@ -160,7 +161,7 @@ def test_seeded_sessions_give_each_partition_its_own_stream(monkeypatch, protect
     priv.dp.count(epsilon=1.0)
     entropies = {bounding.priorities.entropy for bounding in seen}
     assert all(type(b.priorities) is SeededPriorities for b in seen)
-    assert len(entropies) == 6  # one stream per partition
+    assert len(entropies) == bucket_count(6)  # one stream per bucket the rows are bounded in
 
 
 def _seeded_sum(protect_seeded: Any, noise: Any, seed: int) -> float:

@@ -42,17 +42,9 @@ def _protect(collection: Any) -> Any:
     return collection.dp.protect(epsilon=100.0, privacy_unit="pid", max_rows_per_unit=CAP)
 
 
-def test_a_collection_indexed_by_unit_is_bounded_without_a_shuffle(noise, monkeypatch) -> None:
+def test_a_collection_indexed_by_unit_is_bounded_without_a_shuffle(noise, moved) -> None:
     from pandas_dp.engines import dask_engine
 
-    shuffled = []
-    original = dd.DataFrame.shuffle
-
-    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
-        shuffled.append(True)
-        return original(self, *args, **kwargs)
-
-    monkeypatch.setattr(dd.DataFrame, "shuffle", spy)
     indexed = dd.from_pandas(_rows(), npartitions=4).set_index("pid", drop=False)
     assert unit_divisions(indexed, "pid") is not None
     assert dask_engine.unit_divisions is unit_divisions
@@ -60,11 +52,11 @@ def test_a_collection_indexed_by_unit_is_bounded_without_a_shuffle(noise, monkey
     with noise(priv):
         assert priv.dp.count(epsilon=1) == _capped_count()
         assert priv["x"].dp.sum(bounds=(0, 1), epsilon=1) == _capped_count()  # a Series too
-    assert shuffled == []
-    plain = _protect(dd.from_pandas(_rows(), npartitions=4))  # not indexed by unit: shuffled
+    assert moved == []
+    plain = _protect(dd.from_pandas(_rows(), npartitions=4))  # not indexed by unit: exchanged
     with noise(plain):
         assert plain.dp.count(epsilon=1) == _capped_count()
-    assert shuffled == [True]
+    assert moved == ["exchange"]
 
 
 def test_divisions_that_lie_cannot_count_a_unit_twice(noise) -> None:

@@ -129,3 +129,26 @@ def test_grouping_on_two_columns() -> None:
     keys = pd.MultiIndex.from_tuples([(2, "x"), (1, "y"), (9, "x"), (1, "x")])
     (rows,) = _aggregate(frame, Rows(), grouping=Grouping(("a", "b"), keys))
     assert rows == [2, 1, 0, 1]
+
+
+def test_a_frame_is_freed_as_soon_as_it_is_aggregated():
+    """No reference cycle keeps the frame alive after aggregation (a Dask worker would
+    otherwise hold several partitions until the garbage collector ran). Every kind of
+    measure, grouped, with the centred sum that reuses the plain one."""
+    import gc
+    import weakref
+
+    from pandas_dp.engines.pandas_engine import aggregate_frame
+    from pandas_dp.engines.plan import ClippedSquares
+
+    frame = pd.DataFrame({"g": ["a", "b", "a"], "x": [1.0, 2.0, None]})
+    alive = weakref.ref(frame)
+    measures = (Rows(), NonNull("x"), ClippedSum("x", 0, 0, 8), ClippedSum("x", 0, 0, 8, offset=4),
+                ClippedSquares("x", 0, 4.0, 0.0, 8.0, 64))  # fmt: skip
+    gc.disable()
+    try:
+        aggregate_frame(frame, measures, Grouping(("g",), pd.Index(["a", "b"])))
+        del frame
+        assert alive() is None
+    finally:
+        gc.enable()

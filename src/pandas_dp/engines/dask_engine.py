@@ -8,8 +8,8 @@ Contribution bounding per privacy unit needs all of a unit's rows in one place. 
 collection whose index is the unit column with known divisions has them there already:
 each partition bounds its own units, after dropping any row whose id lies outside its
 division (:mod:`pandas_dp.engines.divisions`), with no shuffle. Otherwise the needed columns
-(and only those) are **shuffled by the unit id**, so every unit's rows land in one
-partition, which then applies the caps to its own units.
+(and only those) are **exchanged by the unit id** (:mod:`pandas_dp.engines.exchange`), so
+every unit's rows land in one bucket, which then applies the caps to its own units.
 Partitions receive the public plan and a picklable priority source, never the session or
 its accountant: in production every worker draws priorities from its own ``os.urandom``.
 
@@ -34,6 +34,7 @@ from dask.delayed import delayed
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
 from pandas_dp.engines.codes import public_codes
 from pandas_dp.engines.divisions import Division, unit_divisions
+from pandas_dp.engines.exchange import MAX_PARTITIONS, exchange
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.plan import (
     Aggregate,
@@ -238,9 +239,10 @@ def _code_keys(partition: pd.DataFrame, grouping: Grouping, kept: list[Hashable]
 
 
 def _code_dtype(grouping: Grouping) -> type[np.signedinteger]:
-    """int32 codes (half the bytes to shuffle) unless there are 2**31 keys or more."""
+    """The smallest integer codes that hold every key's position (fewer bytes to move)."""
     assert grouping.keys is not None
-    return np.int32 if len(grouping.keys) < 1 << 31 else np.int64
+    n = len(grouping.keys)
+    return next(t for t in (np.int8, np.int16, np.int32, np.int64) if n <= np.iinfo(t).max)
 
 
 class DaskEngine(Engine):
@@ -301,25 +303,33 @@ class DaskEngine(Engine):
         frame = selected.optimize()
         by_unit = None if bounding is None else unit_divisions(frame, bounding.unit)
         public = grouping
+        inputs: list[Any] | None = None
         if bounding is not None and by_unit is None:  # units may span partitions: gather them
             coded, grouping = _coded(selected, grouping, measures, bounding)
-            frame = coded.shuffle(
-                on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
-            ).optimize()
-        divisions: list[Division | None] = list(by_unit or [None] * frame.npartitions)
-        partition_bounding: list[Bounding | None] = [None] * frame.npartitions
+            frame = coded.optimize()
+            if frame.npartitions > MAX_PARTITIONS:
+                frame = coded.shuffle(
+                    on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
+                ).optimize()
+            else:  # ids may be relabelled unless the release reads them as values
+                relabel = bounding.unit not in _columns(measures, grouping, None)
+                inputs = exchange(frame.to_delayed(optimize_graph=False), bounding.unit, relabel)
+        if inputs is None:
+            inputs = frame.to_delayed(optimize_graph=False)
+        divisions: list[Division | None] = list(by_unit or [None] * len(inputs))
+        partition_bounding: list[Bounding | None] = [None] * len(inputs)
         if bounding is not None:
             source = bounding.spawn() if bounding.spawn is not None else SystemPriorities()
             partition_bounding = [
                 dataclasses.replace(bounding, priorities=source.for_partition(i), spawn=None)
-                for i in range(frame.npartitions)
+                for i in range(len(inputs))
             ]
         shared = delayed(grouping, pure=True)  # one copy of the public keys in the graph
         task = delayed(aggregate_partition)
         parts = [
             task(partition, measures, shared, local, division)
             for partition, local, division in zip(
-                frame.to_delayed(optimize_graph=False), partition_bounding, divisions, strict=True
+                inputs, partition_bounding, divisions, strict=True
             )
         ]
         observed = grouping is not None and grouping.keys is None

@@ -225,23 +225,35 @@ def aggregate_frame(
             keys, codes = _kept_keys(keys, codes)
     groups = 1 if keys is None else len(keys)
     bins = None if codes is None else codes + 1
-    cache: dict[Measure, Aggregate] = {}
-    axes: dict[Axis, I64] = {}  # one hash pass per column of the contingency tables
-
-    def codes_of(axis: Axis) -> I64:
-        if axis not in axes:
-            axes[axis] = axis_codes(frame, axis)
-        return axes[axis]
-
-    def measured(measure: Measure) -> Aggregate:
-        if measure not in cache:
-            shared = _shared(measure, measured)
-            if shared is None:
-                shared = _measure(frame, measure, bins, groups, codes_of)
-            cache[measure] = shared
-        return cache[measure]
-
+    measured = _Measured(frame, bins, groups)
     return Aggregates(keys, [measured(m) for m in measures])
+
+
+class _Measured:
+    """Each measure of one frame, computed once (a centred sum reuses the plain one).
+
+    An object rather than a closure that calls itself: such a closure is a reference cycle
+    that keeps the frame alive until the garbage collector runs, so a Dask worker would hold
+    several partitions' columns at once.
+    """
+
+    def __init__(self, frame: pd.DataFrame, bins: I64 | None, groups: int) -> None:
+        self.frame, self.bins, self.groups = frame, bins, groups
+        self.cache: dict[Measure, Aggregate] = {}
+        self.axes: dict[Axis, I64] = {}  # one hash pass per column of the contingency tables
+
+    def codes_of(self, axis: Axis) -> I64:
+        if axis not in self.axes:
+            self.axes[axis] = axis_codes(self.frame, axis)
+        return self.axes[axis]
+
+    def __call__(self, measure: Measure) -> Aggregate:
+        if measure not in self.cache:
+            shared = _shared(measure, self)
+            if shared is None:
+                shared = _measure(self.frame, measure, self.bins, self.groups, self.codes_of)
+            self.cache[measure] = shared
+        return self.cache[measure]
 
 
 def _shared(measure: Measure, measured: Callable[[Measure], Aggregate]) -> Aggregate | None:
