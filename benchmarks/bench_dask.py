@@ -8,16 +8,16 @@ temporary directory, then runs each of these in a fresh Python process:
   files' statistics);
 - pandas-dp: ``dp.groupby("country", keys=...).agg(n="count", total=("amount", "sum"),
   spend=("amount", "mean"))`` after ``protect`` with one row per person (no unit column:
-  nothing is shuffled), with ``privacy_unit="user_id", max_rows_per_unit=50`` (the user
-  ids, amounts and key codes are shuffled by ``user_id`` to cap each user's rows), and with
-  the same unit on the frame indexed by ``user_id`` (each partition caps its own users: no
-  shuffle);
+  nothing is moved), with ``privacy_unit="user_id", max_rows_per_unit=50`` (the user
+  ids, amounts and key codes are exchanged by ``user_id``, so that each user's rows meet
+  and are capped in one bucket), and with the same unit on the frame indexed by
+  ``user_id`` (each partition caps its own users: nothing is moved);
 
-first on a ``LocalCluster`` (two worker processes, peer-to-peer shuffle spilling to disk):
+first on a ``LocalCluster`` (two worker processes, pieces moved between them as task results):
 the client's peak RSS (``resource.getrusage``; it also hosts the scheduler) shows that no rows
 come back, and the workers' peak memory (``distributed.diagnostics.MemorySampler``) what the
 computation needs; then on the threaded scheduler, where the client process does all the
-work (and Dask shuffles through ``partd`` on disk), so its peak RSS is the whole cost.
+work (and holds every piece of the exchange in memory), so its peak RSS is the whole cost.
 
 Opt-in from ``benchmarks/run.py`` with ``--dask`` (it writes about a gigabyte); on its own:
 ``python benchmarks/bench_dask.py [rows]``.
@@ -120,12 +120,12 @@ QUERIES: dict[str, Callable[[str], object]] = {
     "plain": _plain,
     "plain, indexed by user": partial(_plain, indexed=True),
     "rows": partial(_private, unit=False),
-    "users, shuffled": partial(_private, unit=True),
+    "users, exchanged": partial(_private, unit=True),
     "users, partition-local": partial(_private, unit=True, indexed=True),
 }
 BASELINE = {
     "rows": "plain",
-    "users, shuffled": "plain",
+    "users, exchanged": "plain",
     "users, partition-local": "plain, indexed by user",
 }
 
@@ -225,8 +225,8 @@ def run(rows: int = ROWS) -> str:
             f"Data: {on_disk / mib:,.0f} MiB of parquet, {in_memory / mib:,.0f} MiB as columns "
             f"in memory (written in {written:.0f} s), each file holding its own range of users. "
             "Each run is a fresh process. Releases: `rows` protects with one row per person "
-            "(no unit column, no shuffle); `users, shuffled` caps each user at 50 rows after "
-            "shuffling the user ids, amounts and key codes by `user_id`; "
+            "(no unit column, nothing moved); `users, exchanged` caps each user at 50 rows "
+            "after exchanging the user ids, amounts and key codes by `user_id`; "
             "`users, partition-local` reads the files with `user_id` as index (divisions "
             "from the parquet statistics) and caps each user within its partition.",
             "",
