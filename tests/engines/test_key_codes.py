@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -51,3 +54,56 @@ def test_table_codes_equal_the_hash_pass(dtype: str, keys: list[int]) -> None:
 def test_other_columns_and_keys_take_the_hash_pass(column: pd.Series, keys: pd.Index) -> None:
     assert integer_codes(column, keys) is None
     np.testing.assert_array_equal(level_codes(column, keys), _hash_pass(column, keys))
+
+
+COLUMNS_TO_COUNT = {
+    "str with missing": (pd.Series(["a", "b", None, "a", "z"]), pd.Index(["a", "b", "c"])),
+    "arrow str": (pd.Series(["x", "y", "x"], dtype="string[pyarrow]"), pd.Index(["x", "y"])),
+    "object, mixed equal values": (
+        pd.Series([1, 1.0, True, "1", -0.0, 0.0, None], dtype=object),
+        pd.Index([1, 0, "1"], dtype=object),
+    ),
+    "object, unhashable": (pd.Series([[1], "a", {"k": 1}, "a"], dtype=object), pd.Index(["a"])),
+    "categorical": (pd.Series(pd.Categorical(["u", "v", "u", None])), pd.Index(["v", "u", "w"])),
+    "float with -0.0 and NaN": (pd.Series([0.0, -0.0, np.nan, 2.5]), pd.Index([0.0, 2.5])),
+    "dates": (
+        pd.Series(pd.to_datetime(["2020-01-01", "2020-01-02", None])),
+        pd.DatetimeIndex(["2020-01-02", "2020-01-01"]),
+    ),
+    "two values, one key": (  # a Timestamp and a date differ, yet both match the key
+        pd.Series([pd.Timestamp("2020-01-01"), datetime.date(2020, 1, 1), None], dtype=object),
+        pd.DatetimeIndex(["2020-01-01"]),
+    ),
+    "no key present": (pd.Series(["q", "r"]), pd.Index(["a", "b"])),
+    "empty": (pd.Series([], dtype=object), pd.Index(["a"])),
+}
+
+
+@pytest.mark.parametrize("name", list(COLUMNS_TO_COUNT))
+def test_counts_per_key_equal_the_counted_codes(name: str) -> None:
+    """A release of counts only skips the code per row; its counts must be those codes'."""
+    from pandas_dp.engines import Grouping, Rows
+    from pandas_dp.engines.codes import level_counts
+    from pandas_dp.engines.pandas_engine import aggregate_frame
+
+    column, keys = COLUMNS_TO_COUNT[name]
+    with warnings.catch_warnings():  # pandas deprecates matching dates to timestamps
+        warnings.simplefilter("ignore")
+        codes = level_codes(column, keys)
+        counts = level_counts(column, keys)
+        frame = pd.DataFrame({"g": column})
+        released = aggregate_frame(frame, (Rows(), Rows()), Grouping(("g",), keys))
+    expected = np.bincount(codes[codes >= 0], minlength=len(keys)).astype(np.int64)
+    if name == "object, unhashable":
+        assert counts is None  # the row-by-row path decides, as for the codes
+    else:
+        assert counts is not None
+        np.testing.assert_array_equal(counts, expected)
+    for values in released.values:
+        np.testing.assert_array_equal(values, expected)
+
+
+def test_integer_columns_keep_their_lookup_table() -> None:
+    from pandas_dp.engines.codes import level_counts
+
+    assert level_counts(pd.Series([1, 2, 2]), pd.Index([1, 2])) is None

@@ -195,6 +195,30 @@ def level_codes(column: pd.Series, keys: pd.Index) -> I64:
     return _total(fast, slow)
 
 
+def level_counts(column: pd.Series, keys: pd.Index) -> I64 | None:
+    """Rows per public key (one level), without a code per row: a release of counts only.
+
+    The hash pass of :func:`level_codes`, counted per distinct value and then added per
+    key: the same counts as coding every row and counting the codes, without writing and
+    reading a code per row. None where :func:`level_codes` would not hash (integer columns,
+    which may read a lookup table, and values that cannot be hashed or compared): count its
+    codes instead.
+    """
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+        return None
+    try:
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        found = plain_index(keys, None).get_indexer(plain_index(uniques, None))
+    except Exception:  # as in level_codes: the row-by-row path decides
+        return None
+    per_value = np.bincount(codes + 1, minlength=len(uniques) + 1)[1:]  # code -1: missing
+    counts = np.zeros(len(keys), dtype=np.int64)
+    matched = found >= 0
+    np.add.at(counts, found[matched], per_value[matched])  # equal values may share a key
+    return counts
+
+
 def _lookup(positions: dict[Any, int], value: Any) -> int:
     try:
         if pd.isna(value) is True:

@@ -28,7 +28,13 @@ from pandas_dp.engines.cells import (
     cell_counts,
     joint_codes,
 )
-from pandas_dp.engines.codes import distinct_codes, missing_mask, observed_codes, public_codes
+from pandas_dp.engines.codes import (
+    distinct_codes,
+    level_counts,
+    missing_mask,
+    observed_codes,
+    public_codes,
+)
 from pandas_dp.engines.columns import F64, numeric_values
 from pandas_dp.engines.integers import integer_units
 from pandas_dp.engines.plan import (
@@ -127,6 +133,23 @@ def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, 
     return grouping.keys.append(pd.Index([np.nan], name=column)), codes
 
 
+def _counts_only(
+    frame: pd.DataFrame, measures: tuple[Measure, ...], grouping: Grouping | None
+) -> I64 | None:
+    """Rows per public key of one column, for a release of row counts only (else None).
+
+    The most common grouped release; counted per distinct value (see
+    :func:`~pandas_dp.engines.codes.level_counts`), with no code per row.
+    """
+    if grouping is None or grouping.keys is None or grouping.binning is not None:
+        return None
+    if grouping.missing or len(grouping.by) != 1 or not measures:
+        return None
+    if not all(type(m) is Rows for m in measures):
+        return None
+    return level_counts(frame[grouping.by[0]], grouping.keys)
+
+
 def _kept_keys(keys: pd.Index, codes: I64) -> tuple[pd.Index, I64]:
     """Observed keys that still hold a row after contribution bounding, re-coded.
 
@@ -214,6 +237,11 @@ def aggregate_frame(
     Rows outside the keys and rows dropped by contribution bounding land in bin 0, which
     is discarded; the frame itself is never copied.
     """
+    counts = None if bounding is not None else _counts_only(frame, measures, grouping)
+    if counts is not None:
+        assert grouping is not None
+        assert grouping.keys is not None
+        return Aggregates(grouping.keys, [counts.copy() for _ in measures])
     keys: pd.Index | None = None
     codes: I64 | None = None
     if grouping is not None:
