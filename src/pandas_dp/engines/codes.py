@@ -180,8 +180,7 @@ def level_codes(column: pd.Series, keys: pd.Index) -> I64:
         return table
 
     def fast() -> I64:
-        codes, uniques = pd.factorize(column, use_na_sentinel=True)
-        found = plain_index(keys, None).get_indexer(plain_index(uniques, None))
+        codes, found = _hash_pass(column, keys)
         return np.asarray(np.append(found, -1)[codes], dtype=np.int64)  # -1: missing
 
     def slow() -> I64:
@@ -193,6 +192,16 @@ def level_codes(column: pd.Series, keys: pd.Index) -> I64:
         )
 
     return _total(fast, slow)
+
+
+def _hash_pass(column: pd.Series, keys: pd.Index) -> tuple[I64, I64]:
+    """Each row's distinct-value code (-1: missing), and each distinct value's key (or -1).
+
+    May raise on values that cannot be hashed or compared (the callers fall back).
+    """
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    found = plain_index(keys, None).get_indexer(plain_index(uniques, None))
+    return np.asarray(codes, dtype=np.int64), np.asarray(found, dtype=np.int64)
 
 
 def level_counts(column: pd.Series, keys: pd.Index) -> I64 | None:
@@ -208,11 +217,10 @@ def level_counts(column: pd.Series, keys: pd.Index) -> I64 | None:
     if isinstance(dtype, np.dtype) and dtype.kind in "iub":
         return None
     try:
-        codes, uniques = pd.factorize(column, use_na_sentinel=True)
-        found = plain_index(keys, None).get_indexer(plain_index(uniques, None))
+        codes, found = _hash_pass(column, keys)
     except Exception:  # as in level_codes: the row-by-row path decides
         return None
-    per_value = np.bincount(codes + 1, minlength=len(uniques) + 1)[1:]  # code -1: missing
+    per_value = np.bincount(codes + 1, minlength=len(found) + 1)[1:]  # code -1: missing
     counts = np.zeros(len(keys), dtype=np.int64)
     matched = found >= 0
     np.add.at(counts, found[matched], per_value[matched])  # equal values may share a key

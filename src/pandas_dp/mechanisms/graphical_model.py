@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -155,14 +156,19 @@ class Model:
     sizes: tuple[int, ...]
     total: float
 
+    @cached_property
+    def calibrated(self) -> list[F64]:
+        """The marginals of the tree's cliques (belief propagation, run once per model)."""
+        return beliefs(self.potentials, self.tree, self.sizes, self.total)
+
     def marginal(self, clique: Clique) -> F64:
         """The model's marginal on any clique (a larger tree when no clique holds it)."""
-        tree = self.tree
+        tree, tables = self.tree, None
         if tree.home(clique) < 0:
             tree = junction_tree([*tree.cliques, clique], len(self.sizes))
-        tables = beliefs(self.potentials, tree, self.sizes, self.total)
+            tables = beliefs(self.potentials, tree, self.sizes, self.total)
         h = tree.home(clique)
-        return marginalize(tables[h], tree.cliques[h], clique)
+        return marginalize((tables or self.calibrated)[h], tree.cliques[h], clique)
 
     def sample(self, rows: int, gen: np.random.Generator) -> np.ndarray:
         """``rows`` draws (one int column per attribute), clique by clique down the tree.
@@ -170,8 +176,7 @@ class Model:
         The first clique's cells by randomized rounding, then each clique's new attributes
         given its separator's values, the same way within each separator value.
         """
-        tree, sizes = self.tree, self.sizes
-        tables = beliefs(self.potentials, tree, sizes, self.total)
+        tree, sizes, tables = self.tree, self.sizes, self.calibrated
         out = np.zeros((rows, len(sizes)), dtype=np.int64)
         for i, clique in enumerate(tree.cliques):
             sep = () if i == 0 else tuple(a for a in clique if a in tree.cliques[tree.parents[i]])

@@ -42,9 +42,9 @@ from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
 from pandas_dp.api.measurement.parts import Part, add_noise
 from pandas_dp.api.measurement.synthesis import (
     clique_counts,
+    clique_tables,
     marginal_noise,
     no_score,
-    pair_tables,
     same,
 )
 from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
@@ -128,7 +128,7 @@ class AimChoicePart(SelectPart):
         """
         plan = self.plan
         assert plan is not None
-        tables = pair_tables(exact, plan.candidates, plan.sizes)
+        tables = clique_tables(exact, plan.candidates, plan.sizes)
         attributes = len(plan.sizes)
         allowed = [
             k for k, c in enumerate(plan.candidates)
@@ -157,7 +157,7 @@ class AimMeasurePart(Part):
     ) -> Aggregate:
         """The chosen clique's cells with noise."""
         position = int(np.asarray(noisy[_choice_key(self.stage)])[0])
-        table = pair_tables(exact, self.candidates, self.sizes)[position]
+        table = clique_tables(exact, self.candidates, self.sizes)[position]
         flat = np.asarray(table).reshape(-1)
         return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
 

@@ -53,11 +53,11 @@ if TYPE_CHECKING:
 TREE = MeasurementKey("marginal", ("tree",), level=0)
 
 
-def pair_tables(exact: Aggregate, pairs: Sequence[Clique], sizes: Sequence[int]) -> list[Any]:
-    """The exact tables of ``pairs`` (any cliques), from their cells side by side."""
+def clique_tables(exact: Aggregate, cliques: Sequence[Clique], sizes: Sequence[int]) -> list[Any]:
+    """The exact tables of ``cliques``, from their cells side by side."""
     flat = np.asarray(exact).reshape(-1)
     out, start = [], 0
-    for clique in pairs:
+    for clique in cliques:
         shape = [sizes[i] for i in clique]
         stop = start + math.prod(shape)
         out.append(flat[start:stop].reshape(shape))
@@ -78,7 +78,8 @@ class TreeChoicePart(SelectPart):
     ) -> Aggregate:
         """Positions (among :attr:`pairs`) of the chosen pairs, in the order chosen."""
         oneway = {i: np.asarray(noisy[key], dtype=np.float64) for i, key in enumerate(self.oneway)}
-        scores = independence_scores(self.pairs, pair_tables(exact, self.pairs, self.sizes), oneway)
+        tables = clique_tables(exact, self.pairs, self.sizes)
+        scores = independence_scores(self.pairs, tables, oneway)
         each = dataclasses.replace(self.mechanism, epsilon=self.mechanism.epsilon / self.rounds)
         chosen: list[int] = []
         for _ in range(self.rounds):
@@ -101,7 +102,7 @@ class ChosenPairPart(Part):
     ) -> Aggregate:
         """The chosen pair's cells with noise."""
         pair = int(np.asarray(noisy[TREE])[self.position])
-        cells = np.asarray(pair_tables(exact, self.pairs, self.sizes)[pair]).reshape(-1)
+        cells = np.asarray(clique_tables(exact, self.pairs, self.sizes)[pair]).reshape(-1)
         return add_noise(cast(Aggregate, cells), session.draw(self.mechanism, cells.size))
 
 
