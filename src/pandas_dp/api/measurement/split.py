@@ -24,6 +24,7 @@ small ε where the split matters, so the rule is near-optimal there too.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
 from typing import TypeVar
@@ -34,7 +35,8 @@ K = TypeVar("K", bound=Hashable)
 #: count multiplied by a centre of 0, must still leave a valid, positive ε).
 _FLOOR = Fraction(1, 100)
 #: Shares are whole multiples of ``1/_STEPS`` (exact, short in the ledger, and within
-#: ``1/_STEPS`` of the optimum).
+#: ``1/_STEPS`` of the optimum); of ``1/(_STEPS * 10**k)`` when a release has so many
+#: measurements that the floor falls below one step (see :func:`_denominator`).
 _STEPS = 10_000
 
 
@@ -74,26 +76,60 @@ def optimal_shares(
     roots = [demand[key] ** (1 / 3) for key in needs]
     if max(roots) - min(roots) <= 1e-12 * max(roots):
         return (Fraction(1, len(needs)),) * len(needs)  # exactly equal, as 1/3 not 3333/10000
-    return _in_steps([max(r / sum(roots), _FLOOR / len(needs)) for r in roots])
+    total = sum(roots)
+    if not (math.isfinite(total) and total > 0):  # overflowed weights: no ratio to follow
+        return (Fraction(1, len(needs)),) * len(needs)
+    floor = float(_FLOOR) / len(needs)
+    return _in_steps([max(r / total, floor) for r in roots])
+
+
+def _denominator(count: int) -> int:
+    """``_STEPS``, times the least power of 10 that leaves the floor a step or more.
+
+    The floor is ``_FLOOR / count`` of ε (a little less once renormalised), so ``count``
+    measurements need at least ``count / _FLOOR`` steps for the smallest to round to a step
+    rather than be raised to one. Up to 100 measurements this is ``_STEPS`` itself.
+    """
+    steps = _STEPS
+    while steps * _FLOOR < count:
+        steps *= 10
+    return steps
 
 
 def _in_steps(weights: list[float]) -> tuple[Fraction, ...]:
-    """``weights`` (positive, any sum) as exact shares summing to exactly 1.
+    """``weights`` (positive, any sum) as exact positive shares summing to exactly 1.
 
     Simple fractions when rounding each share to a denominator of at most 100 already sums
-    to 1 (and lies within ``1/20,000`` of it); otherwise multiples of ``1/_STEPS``.
+    to 1 (and lies within ``1/20,000`` of it); otherwise whole steps of ``1/D`` with ``D``
+    from :func:`_denominator` (``_STEPS`` up to 100 measurements).
 
-    Largest remainders: each share is rounded down, and the steps left over go to the
-    largest fractional parts, so no share moves by a full step and none reaches 0.
+    Largest remainders: each share is rounded down (to one step at least), then the steps
+    left over go to the largest fractional parts. A share raised to one step may leave
+    more steps handed out than ``D``; the excess is taken back one step at a time from the
+    shares rounded up the most that keep a step, so the steps always sum to ``D`` exactly
+    (never more: the shares are ε's split, and their sum is what the ledger charges).
     """
     total = sum(weights)
     simple = [Fraction(w / total).limit_denominator(100) for w in weights]
     close = all(abs(float(f) - w / total) <= 5e-5 for f, w in zip(simple, weights, strict=True))
     if close and sum(simple) == 1 and all(share > 0 for share in simple):
         return tuple(simple)  # (1/2, 1/6, 1/6, 1/6) as such, not as 1667/10000
-    exact = [w / total * _STEPS for w in weights]
+    denominator = _denominator(len(weights))
+    exact = [w / total * denominator for w in weights]
     steps = [max(1, int(x)) for x in exact]
-    by_remainder = sorted(range(len(exact)), key=lambda i: steps[i] - exact[i])
-    for i in by_remainder[: _STEPS - sum(steps)]:
-        steps[i] += 1
-    return tuple(Fraction(k, _STEPS) for k in steps)
+    left = denominator - sum(steps)
+    while left > 0:  # fewer than len(weights) (once): each rounded down by under a step
+        by_remainder = sorted(range(len(exact)), key=lambda i: steps[i] - exact[i])
+        for i in by_remainder[:left]:
+            steps[i] += 1
+        left -= min(left, len(exact))
+    while left < 0:  # some share was raised to one step; len(weights) <= denominator
+        over = sorted(
+            (i for i in range(len(exact)) if steps[i] > 1), key=lambda i: exact[i] - steps[i]
+        )
+        for i in over[:-left]:
+            steps[i] -= 1
+        left += min(-left, len(over))
+    assert sum(steps) == denominator
+    assert min(steps) >= 1
+    return tuple(Fraction(k, denominator) for k in steps)
