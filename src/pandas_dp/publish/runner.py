@@ -127,7 +127,7 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
     if spec.schema is not None:
         from pandas_dp.schema import read_schema
 
-        declared = {label for label, _ in read_schema(str(spec.schema)).columns}
+        declared = {label for label, _ in read_schema(spec.schema).columns}
     numeric = {
         column
         for query in spec.queries
@@ -151,7 +151,7 @@ def _protect_options(spec: ReleaseSpec) -> dict[str, Any]:
         options["privacy_unit"] = privacy["privacy_unit"]
         options["max_rows_per_unit"] = privacy["max_rows_per_unit"]
     if spec.schema is not None:
-        options["schema"] = str(spec.schema)
+        options["schema"] = spec.schema  # a Path: never read as YAML text
     return options
 
 

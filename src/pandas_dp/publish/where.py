@@ -17,11 +17,16 @@ a whitelist before any data is read; nothing is ever passed to ``eval``, ``exec`
 
 Anything else (attributes, other calls, subscripts, ``@`` locals, lambdas, comprehensions,
 f-strings) is refused with the construct named. Types are checked against the column
-dtypes (public metadata) before any row is used: ordering comparisons and arithmetic need
-numbers. Evaluation is total: a value that cannot be compared (an unhashable object, a
-signalling NaN) compares false, missing values compare as in pandas (equal to nothing), and
-a missing result keeps no row, so whether a row is kept depends on that row alone and no
-error can depend on the data.
+dtypes (public metadata) before any row is used: text is never ordered against or combined
+with numbers, ``in`` takes a list. Columns of mixed Python objects (dtype ``object``) are
+compared value by value.
+
+Evaluation (:mod:`pandas_dp.publish.where_eval`) has one semantics, decided row by row, so
+whether a row is kept depends on that row alone and no error can depend on the data: a
+missing value equals nothing (``==``, ``<`` ... and ``in`` are false, ``!=`` and ``not in``
+true, as in pandas); a value that cannot be compared (unhashable, such as a list, or whose
+comparison raises) matches no comparison, ``!=`` and ``not in`` included; ``~``/``not``
+negate their operand's result; a missing result keeps no row.
 """
 
 from __future__ import annotations
@@ -36,7 +41,8 @@ import pandas as pd
 
 from pandas_dp.errors import SpecError
 
-Kind = Literal["number", "text", "bool", "any"]
+Kind = Literal["number", "text", "bool", "any", "mixed"]
+_NUMERIC: frozenset[Kind] = frozenset({"number", "bool", "mixed"})  # "mixed": dtype object
 
 COMPARE: dict[type, Callable[[Any, Any], Any]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
@@ -159,6 +165,8 @@ def _rename(tree: ast.expr, names: Mapping[str, str]) -> ast.expr:
 
 
 def _column_kind(dtype: Any) -> Kind:
+    if pd.api.types.is_object_dtype(dtype):
+        return "mixed"  # Python objects: compared value by value, non-numbers compare false
     if pd.api.types.is_bool_dtype(dtype):
         return "bool"
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
@@ -197,20 +205,25 @@ def _kind(node: ast.AST, dtypes: Mapping[Hashable, Any]) -> Kind:
         return "bool"
     if isinstance(node, ast.BinOp):
         for side in (node.left, node.right):
-            if _kind(side, dtypes) not in ("number", "bool"):
+            if _kind(side, dtypes) not in _NUMERIC:
                 raise SpecError("arithmetic in a where needs numbers on both sides")
         return "number"
     if isinstance(node, ast.UnaryOp):
         inner = _kind(node.operand, dtypes)
-        if isinstance(node.op, ast.USub | ast.UAdd) and inner not in ("number", "bool"):
+        if isinstance(node.op, ast.USub | ast.UAdd) and inner not in _NUMERIC:
             raise SpecError("a sign in a where applies to numbers")
         return inner if isinstance(node.op, ast.USub | ast.UAdd) else "bool"
     if isinstance(node, ast.Compare):
         left = _kind(node.left, dtypes)
         for op, right_node in zip(node.ops, node.comparators, strict=True):
-            right = _kind(right_node, dtypes) if not isinstance(right_node, ast.List) else "any"
+            listed = isinstance(right_node, ast.List | ast.Tuple)
+            if listed != isinstance(op, ast.In | ast.NotIn):
+                raise SpecError("in and not in take a list of literals, e.g. x in ['a', 'b']")
+            right = _kind(right_node, dtypes) if not listed else "any"
             ordered = type(op) in (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
-            if ordered and not ({left, right} <= {"number", "bool"} or left == right == "text"):
+            if ordered and not (
+                {left, right} <= _NUMERIC or left == right == "text" or "mixed" in {left, right}
+            ):
                 raise SpecError("<, <=, > and >= in a where compare numbers (or text with text)")
             left = right
         return "bool"
@@ -218,7 +231,7 @@ def _kind(node: ast.AST, dtypes: Mapping[Hashable, Any]) -> Kind:
         assert isinstance(node.func, ast.Attribute)
         kind = _kind(node.func.value, dtypes)
         if node.func.attr == "between" and (
-            kind not in ("number", "bool")
+            kind not in _NUMERIC
             or len(node.args) != 2
             or any(_kind(a, dtypes) != "number" for a in node.args)
         ):

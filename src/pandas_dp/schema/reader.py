@@ -56,15 +56,19 @@ class SchemaRules:
 def _as_schema(schema: Any) -> Any:
     pandera = require("pandera.pandas", "pandera")
     if isinstance(schema, str) and "\n" in schema:  # YAML text, e.g. from schema.to_yaml()
-        return pandera.DataFrameSchema.from_yaml(_only_builtin_checks(schema))
+        return _from_yaml(schema, "the schema YAML")
     if isinstance(schema, str | Path):
+        source = f"schema file {str(schema)!r}"
         if not Path(schema).is_file():
             raise DPValueError(
-                f"schema file {str(schema)!r} not found; pass the path of a pandera YAML "
+                f"{source} not found; pass the path of a pandera YAML "
                 "schema, its YAML text, a DataFrameSchema or a DataFrameModel class"
             )
-        text = Path(schema).read_text(encoding="utf-8")
-        return pandera.DataFrameSchema.from_yaml(_only_builtin_checks(text))
+        try:
+            text = Path(schema).read_text(encoding="utf-8")
+        except (OSError, UnicodeError):  # the message would quote bytes of the file
+            raise DPValueError(f"{source} cannot be read as UTF-8 text") from None
+        return _from_yaml(text, source)
     if isinstance(schema, type) and hasattr(schema, "to_schema"):
         return schema.to_schema()
     if isinstance(schema, pandera.DataFrameSchema):
@@ -95,43 +99,106 @@ _FIELDS = frozenset(
         "checks", "metadata", "parsers",
     ]
 )  # fmt: skip
+#: The top-level keys of a schema YAML (what pandera writes and reads for a DataFrameSchema).
+_SCHEMA_KEYS = frozenset(
+    [
+        "schema_type", "version", "api", "dataframe_library", "columns", "checks", "index",
+        "multiindex", "dtype", "coerce", "strict", "name", "ordered", "unique",
+        "report_duplicates", "unique_column_names", "add_missing_columns", "title",
+        "description", "metadata", "drop_invalid_rows",
+    ]
+)  # fmt: skip
+#: The options a check may carry in the list form (``options: {check_name: ...}``).
+_CHECK_OPTIONS = frozenset(
+    [
+        "check_name", "ignore_na", "raise_warning", "n_failure_cases", "groupby", "groups",
+        "error", "name", "title", "description",
+    ]
+)  # fmt: skip
 
 
-def _only_builtin_checks(text: str) -> str:
-    """``text`` unchanged, after checking that every check it names is a built-in one."""
+class _RefusedError(Exception):
+    """What is wrong with a schema mapping, in general terms (no content of the file)."""
+
+
+def _from_yaml(text: str, source: str) -> Any:
+    """A DataFrameSchema from YAML ``text``: parsed here, checked, handed over as a mapping.
+
+    pandera's ``from_yaml`` would open its argument as a path if it can (a file whose text is
+    a path names another file) and looks up check names with ``getattr``; so pandas-dp parses
+    the text itself (``yaml.safe_load``), requires a mapping whose checks are all built-ins,
+    and gives pandera only that mapping. No message quotes the text: a schema path may point
+    at a data file.
+    """
     yaml = require("yaml", "yaml")
+    deserialize = require("pandera.io.pandas_io", "pandera").deserialize_schema
     try:
         loaded = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise DPValueError(f"the schema is not valid YAML: {error}") from None
-    names: list[Any] = []
-    if isinstance(loaded, dict):
-        names += _check_names(loaded.get("checks"))
-        entries = list((loaded.get("columns") or {}).values())
-        index = loaded.get("index") or []
-        entries += index if isinstance(index, list) else [index]
-        for entry in entries:
-            if isinstance(entry, dict):
-                names += [key for key in entry if key not in _FIELDS]
-                names += _check_names(entry.get("checks"))
-    unknown = sorted({str(name) for name in names if name not in BUILTIN_CHECKS})
-    if unknown:
+    except Exception:  # YAMLError quotes the offending line; other errors quote values
+        raise DPValueError(f"{source} is not valid YAML") from None
+    try:
+        _check_schema(loaded)
+    except _RefusedError as refused:
+        raise DPValueError(f"{source}: {refused}") from None
+    try:
+        return deserialize(loaded)
+    except Exception:  # pandera's messages may quote values of the file
         raise DPValueError(
-            f"the schema names checks that are not pandera built-ins: {unknown}; only "
-            f"{sorted(BUILTIN_CHECKS)} are read from YAML"
-        )
-    return text
+            f"{source} is not a pandera DataFrameSchema that pandera can build (a dtype, a "
+            "check's arguments or a field has the wrong form)"
+        ) from None
 
 
-def _check_names(checks: Any) -> list[Any]:
+def _check_schema(loaded: Any) -> None:
+    """Refuse anything but a mapping of known keys whose checks are all pandera built-ins."""
+    if not isinstance(loaded, dict):
+        raise _RefusedError("does not hold a pandera schema (a YAML mapping with 'columns')")
+    if any(key not in _SCHEMA_KEYS for key in loaded):
+        raise _RefusedError(f"has a top-level key that a pandera schema does not have; allowed: "
+                       f"{sorted(_SCHEMA_KEYS)}")  # fmt: skip
+    _check_list(loaded.get("checks"))
+    columns = loaded.get("columns")
+    if isinstance(columns, dict):
+        entries = list(columns.values())
+    elif isinstance(columns, list) or columns is None:
+        entries = list(columns or [])
+    else:
+        raise _RefusedError("'columns' must be a mapping of column entries")
+    index = loaded.get("index")
+    if not isinstance(index, list | type(None)):
+        raise _RefusedError("'index' must be a list of index entries")
+    for entry in entries + list(index or []):
+        if not isinstance(entry, dict):
+            raise _RefusedError(
+                "each column and index entry must be a mapping of fields and checks"
+            )
+        if any(key not in _FIELDS and key not in BUILTIN_CHECKS for key in entry):
+            raise _RefusedError(_NOT_BUILTIN)
+        _check_list(entry.get("checks"))
+
+
+_NOT_BUILTIN = (
+    f"names checks that are not pandera built-ins; only {sorted(BUILTIN_CHECKS)} are read from YAML"
+)
+
+
+def _check_list(checks: Any) -> None:
+    """``checks``: absent, ``{name: arguments}`` or ``[{..., options: {check_name: name}}]``."""
+    if checks is None:
+        return
     if isinstance(checks, dict):
-        return list(checks)
-    if isinstance(checks, list):
-        return [
-            (item.get("options") or {}).get("check_name") if isinstance(item, dict) else item
-            for item in checks
-        ]
-    return []
+        if any(name not in BUILTIN_CHECKS for name in checks):
+            raise _RefusedError(_NOT_BUILTIN)
+        return
+    if not isinstance(checks, list):
+        raise _RefusedError("'checks' must be a mapping or a list of checks")
+    for item in checks:
+        options = item.get("options") if isinstance(item, dict) else None
+        if not isinstance(options, dict) or any(key not in _CHECK_OPTIONS for key in options):
+            raise _RefusedError("each check in a 'checks' list needs 'options' with a 'check_name'")
+        name = options.get("check_name")
+        if not isinstance(name, str) or name not in BUILTIN_CHECKS:
+            raise _RefusedError(_NOT_BUILTIN)
 
 
 def _bounds(column: Hashable, checks: list[Any]) -> tuple[tuple[float, float] | None, str]:
