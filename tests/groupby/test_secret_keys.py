@@ -197,8 +197,8 @@ def test_no_secret_under_a_privacy_unit(protect_seeded):
     assert warned == ""
     assert_no_secret(text_of(result))
     assert_no_secret(priv.dp.session.ledger.to_string())
-    # A Series carries its unit ids (pinned at protect, looked up by label): it releases too.
-    counts, warned = run_quietly(lambda p: p["city"].dp.value_counts(keys=CITIES, epsilon=1), priv)
+    # The frame's value counts under the unit: the same keys, no secret either.
+    counts, warned = run_quietly(lambda p: p.dp.groupby("city", keys=CITIES).size(epsilon=1), priv)
     assert warned == ""
     assert_no_secret(text_of(counts))
 

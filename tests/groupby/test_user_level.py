@@ -264,13 +264,31 @@ def test_duplicated_frames_are_accepted_and_still_bounded(protect_seeded, noise)
 # --- refusals and the ledger -------------------------------------------------------------
 
 
-def test_frame_without_the_unit_column_keeps_its_units(protect_seeded, noise):
-    """The ids are pinned at protect: selecting columns without the unit column changes
-    nothing, and a heavy person stays one person."""
+def test_frame_without_the_unit_column_is_refused(protect_seeded, charges_nothing):
+    """Which unit a row belongs to is read from the unit column, never from index labels
+    (reset_index renumbers them): a selection without the column is refused, uncharged."""
+    data = pd.concat([base_frame(), heavy_person()], ignore_index=True)
+    priv = protect_unit(protect_seeded, data, k=1)
+    with charges_nothing(priv), pytest.raises(NotProtectedError, match="lacks the privacy-unit"):
+        priv[["region", "income"]].dp.groupby("region", keys=REGIONS).count(epsilon=1)
+
+
+@pytest.mark.parametrize(
+    "derive",
+    [
+        lambda p: p.sort_values("income").reset_index(drop=True),
+        lambda p: p.sample(frac=1.0, random_state=0).reset_index(drop=True),
+        lambda p: p.set_axis(range(len(p))[::-1]),
+        lambda p: p[p["income"] > 0].reset_index(drop=True),
+    ],
+    ids=["sort then reset", "shuffle then reset", "set_axis", "filter then reset"],
+)
+def test_relabelled_frames_keep_their_units(protect_seeded, noise, derive):
+    """A heavy person stays one person however the rows are renumbered."""
     data = pd.concat([base_frame(), heavy_person()], ignore_index=True)
     priv = protect_unit(protect_seeded, data, k=1)
     with noise(priv) as calls:
-        counts = priv[["region", "income"]].dp.groupby("region", keys=REGIONS).count(epsilon=1)
+        counts = derive(priv).dp.groupby("region", keys=REGIONS).count(epsilon=1)
     assert counts.sum() == 201  # 200 people and the heavy one, one row each
     assert calls[0].mechanism.scale == 1
 
@@ -284,14 +302,21 @@ def test_frame_without_the_unit_column_keeps_its_units(protect_seeded, noise):
     ],
     ids=["value_counts", "histogram", "count"],
 )
-def test_series_releases_cap_each_unit(protect_seeded, noise, column, release):
-    """A Series taken from a protected frame releases with its pinned unit ids: a unit with
-    a thousand rows moves the result by at most the declared bound (fake sampler)."""
+def test_series_releases_are_refused_but_the_unit_column_itself(
+    protect_seeded, noise, charges_nothing, column, release
+):
+    """A Series' labels cannot say whose rows it holds: refused before any charge. The
+    Series of the unit column carries the ids themselves and releases (one row per unit)."""
     data = pd.concat([base_frame(), heavy_person()], ignore_index=True)
     priv = protect_unit(protect_seeded, data, k=2)
+    with (
+        charges_nothing(priv),
+        pytest.raises(NotProtectedError, match="Release from the DataFrame"),
+    ):
+        release(priv[column])
     with noise(priv) as calls:
-        total = release(priv[column])
-    assert 200 <= total <= 202  # 200 one-row people, and at most 2 rows of the heavy one
+        people = priv["pid"].dp.count(epsilon=1)
+    assert 200 <= people <= 202  # 200 one-row people, and at most 2 rows of the heavy one
     assert calls[0].mechanism.scale == 2  # sensitivity: the unit's 2 rows
 
 

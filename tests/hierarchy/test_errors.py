@@ -145,10 +145,13 @@ def test_unprotected_frames_and_units_without_their_column(regional, keys, prote
     with pytest.raises(NotProtectedError):
         regional.dp.hierarchy(BY, keys=keys)
     priv = protect_seeded(regional, epsilon=1.0, privacy_unit="pid", max_rows_per_unit=2)
-    # The unit ids were pinned at protect: a frame without the unit column keeps them.
-    assert priv[BY].dp.hierarchy(BY, keys=keys).count(epsilon=0.5).dtype == np.int64
-    relabelled = priv[BY].reset_index(drop=True).set_axis(np.arange(len(priv)) + 10**6)
-    table = relabelled.dp.hierarchy(BY, keys=keys).count(epsilon=0.5)  # rows of no one
+    # Which unit a row belongs to is read from the unit column: a frame without it is
+    # refused, one that keeps it releases however its rows were renumbered.
+    with pytest.raises(NotProtectedError, match="lacks the privacy-unit column"):
+        priv[BY].dp.hierarchy(BY, keys=keys).count(epsilon=0.5)
+    assert priv.dp.session.spent.epsilon == 0
+    relabelled = priv[[*BY, "pid"]].reset_index(drop=True).set_axis(np.arange(len(priv)) + 10**6)
+    table = relabelled.dp.hierarchy(BY, keys=keys).count(epsilon=0.5)
     assert (table >= 0).all()
 
 

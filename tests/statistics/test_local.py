@@ -224,4 +224,4 @@ def test_randomizing_rows_of_a_privacy_unit_is_refused(protect_seeded):
     with pytest.raises(DPError):
         priv["smoker"].dp.randomized_response(epsilon=1.0)
     assert priv.dp.session.spent.epsilon == 0
-    assert priv["smoker"].dp.mode(candidates=[True, False], epsilon=1.0) in (True, False)
+    assert priv.dp.mode("smoker", candidates=[True, False], epsilon=1.0) in (True, False)

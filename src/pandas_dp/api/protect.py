@@ -71,7 +71,7 @@ def protect(
             "the index has repeated labels, so pandas-dp could not tell later whether rows were "
             "duplicated. Protect df.reset_index(drop=True) instead."
         )
-    # Under a unit, each row's id is pinned now and looked up by label at every release.
+    # Under a unit, the ids present now are recorded: a release drops rows with made-up ids.
     pinned = None
     if unit.column is not None and engine.in_memory:
         assert isinstance(obj, pd.DataFrame)  # a unit needs a frame (checked above)

@@ -102,7 +102,7 @@ class Session:
         )
         self.guard = guard
         self.unit = unit or PrivacyUnit()
-        self.unit_ids = unit_ids  # pinned at protect (in-memory frames under a unit)
+        self.unit_ids = unit_ids  # the ids present at protect (in-memory frames under a unit)
         #: The expression name of a Dask ``protect`` layer, where lineage checks stop.
         self.origin = ""
         self.schema = schema

@@ -155,6 +155,22 @@ def canonical_column(column: pd.Series) -> pd.Series:
     return column
 
 
+def canonical_unit_ids(ids: pd.Series) -> pd.Series:
+    """Privacy-unit ids in the one form every engine path tells units apart by.
+
+    :func:`canonical_column`, with booleans as the integers they equal (``True`` is unit
+    ``1`` in any column), so that equal ids are one unit however a row spells them: the
+    pandas engine's lookup, the Dask exchange's buckets, Dask's shuffle and partition-local
+    caps all read this form. Row by row, total: an unhashable id becomes missing (no unit).
+    """
+    dtype = ids.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
+        return ids.astype(np.int64)
+    if isinstance(dtype, pd.BooleanDtype):
+        return ids.astype("Int64")
+    return canonical_column(ids)
+
+
 # --- codes ----------------------------------------------------------------------------------
 
 

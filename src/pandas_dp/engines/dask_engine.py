@@ -32,7 +32,7 @@ from dask import base
 from dask.delayed import delayed
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
-from pandas_dp.engines.codes import public_codes
+from pandas_dp.engines.codes import canonical_unit_ids, public_codes
 from pandas_dp.engines.divisions import Division, unit_divisions
 from pandas_dp.engines.exchange import MAX_PARTITIONS, exchange
 from pandas_dp.engines.pandas_engine import aggregate_frame
@@ -87,6 +87,30 @@ def _columns(
             tables = measure.tables if isinstance(measure, ManyTables) else (measure,)
             needed.extend(axis.column for t in tables for axis in (*t.axes, *t.within))
     return list(dict.fromkeys(needed))
+
+
+def _with_canonical_ids(partition: pd.DataFrame, unit: Hashable) -> pd.DataFrame:
+    """The partition with its unit ids in canonical form (runs on a worker, row by row)."""
+    partition = partition.copy(deep=False)
+    partition[unit] = canonical_unit_ids(partition[unit])
+    return partition
+
+
+def _canonical_ids(frame: Any, unit: Hashable) -> Any:
+    """Unit ids in the one form every route tells units apart by, before any row moves.
+
+    The exchange's buckets, Dask's shuffle and partition-local caps hash or compare the ids
+    as they are; ``1``, ``1.0`` and ``True`` (or one instant in two time zones) would be
+    three units there and one in the pandas engine. Integer and text columns already hold
+    one form per id and are left as they are (decided from the dtype).
+    """
+    dtype = frame._meta[unit].dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "iuM":
+        return frame
+    if isinstance(dtype, pd.StringDtype):
+        return frame
+    meta = _with_canonical_ids(frame._meta, unit)
+    return frame.map_partitions(_with_canonical_ids, unit, meta=meta)
 
 
 def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
@@ -300,6 +324,8 @@ class DaskEngine(Engine):
         # fewer columns, dask may merge small partitions).
         # (Optimised once only: dask may fail on a graph optimised twice.)
         selected = _unmarked(data)[_columns(measures, grouping, bounding)]
+        if bounding is not None:
+            selected = _canonical_ids(selected, bounding.unit)
         frame = selected.optimize()
         by_unit = None if bounding is None else unit_divisions(frame, bounding.unit)
         public = grouping

@@ -65,10 +65,12 @@ def unit_divisions(frame: Any, unit: Hashable) -> tuple[Division, ...] | None:
     """One :class:`Division` per partition if ``frame`` is split by ``unit``, else None.
 
     Split by unit means: the index is named after the unit column, and the divisions are
-    known, strictly increasing (the last two may be equal) and comparable. Read from the
-    collection's metadata only.
+    known, values of the unit column's dtype, strictly increasing (the last two may be
+    equal) and comparable. Read from the collection's metadata only.
     """
     if frame._meta.index.name != unit or not frame.known_divisions:
+        return None
+    if not _of_dtype(frame.divisions, frame._meta[unit].dtype):
         return None
     bounds = list(frame.divisions)
     try:
@@ -82,3 +84,18 @@ def unit_divisions(frame: Any, unit: Hashable) -> tuple[Division, ...] | None:
     return tuple(
         Division(bounds[i], bounds[i + 1], closed=i == last) for i in range(len(bounds) - 1)
     )
+
+
+def _of_dtype(bounds: tuple[Any, ...], dtype: Any) -> bool:
+    """Whether the divisions are values of the unit column's dtype, unchanged by it.
+
+    Dask computes divisions before it turns an object column into text: the divisions of
+    ids ``0 .. 39`` stay the integers while the column holds ``"0" .. "39"``, an id would
+    compare with no division, and every row would be dropped (a wrong answer). Such a
+    collection is exchanged by unit instead.
+    """
+    try:
+        typed = pd.Index(list(bounds), dtype=dtype)
+        return all(bool(a == b) for a, b in zip(typed, bounds, strict=True))
+    except Exception:  # divisions that the column's dtype cannot hold
+        return False

@@ -18,6 +18,22 @@ from pandas_dp.errors import DuplicatedRowsError, NotProtectedError
 SERIES_COLUMN = "values"
 #: The column that carries a Dask Series' values next to its unit ids (never a user's name).
 _VALUES = "\x00pandas-dp values"
+#: Why a frame without the unit column cannot be released under a unit.
+_LACKS_UNIT = (
+    "this frame lacks the privacy-unit column {unit!r}, and which unit a row belongs to is "
+    "read from that column (index labels cannot tell: reset_index or set_axis renumber "
+    "them), so the rows of one unit cannot be capped. Keep the column when selecting "
+    "columns, e.g. priv[[..., {unit!r}]]"
+)
+#: Why an in-memory Series cannot be released under a unit.
+_SERIES_UNDER_A_UNIT = (
+    "this session protects units identified by column {unit!r}, which a Series does not "
+    "carry, and its index labels cannot tell which unit a row belongs to (reset_index or "
+    "set_axis renumber them), so the rows of one unit cannot be capped. Release from the "
+    "DataFrame instead, e.g. priv.dp.sum({name!r}, ...), "
+    "priv.dp.groupby({name!r}, keys=[...]).count(...) or "
+    "priv.dp.histogram({name!r}, bins=[...], ...)"
+)
 
 
 def resolve(obj: pd.DataFrame | pd.Series) -> Target:
@@ -39,37 +55,30 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         return _series_with_units(obj, session, unit, engine)
     if session.guard is not None:
         session.guard.check(engine.index(obj))
-    if session.unit_ids is not None:  # ids pinned at protect, looked up by label
-        ids = session.unit_ids.lookup(engine.index(obj))
+    if session.unit_ids is not None:  # each row's own canonical id, among those pinned
+        assert unit is not None
         column: Hashable | None = None
-        frame = obj
-        if engine.is_series(obj):
-            own: Any = obj.name
-            column = own if own is not None else SERIES_COLUMN
-            frame = engine.to_frame(obj, column)
-        frame = frame.copy(deep=False)
-        frame[PINNED] = pd.arrays.IntegerArray(ids, ids < 0)  # a missing id: no unit
+        if engine.is_series(obj):  # only a Series of the ids themselves says whose rows
+            if obj.name != unit:
+                raise NotProtectedError(_SERIES_UNDER_A_UNIT.format(unit=unit, name=obj.name))
+            column, obj = unit, engine.to_frame(obj, unit)
+        assert isinstance(obj, pd.DataFrame)  # in memory: a Series became its frame above
+        if unit not in engine.columns(obj):
+            raise NotProtectedError(_LACKS_UNIT.format(unit=unit))
+        frame = obj.copy(deep=False)
+        ids = session.unit_ids.lookup(frame[unit])
+        frame[PINNED] = pd.arrays.IntegerArray(ids, ids < 0)  # -1: no unit, dropped
         return Target(session, frame, engine, column=column, unit=PINNED)
     if engine.is_series(obj):
         if unit is not None:
-            raise NotProtectedError(
-                f"this session protects units identified by column {unit!r}, which a Series "
-                "does not carry, so the rows of one unit cannot be capped. Release from the "
-                f"DataFrame instead, e.g. priv.dp.sum({obj.name!r}, ...), "
-                f"priv.dp.groupby({obj.name!r}, keys=[...]).count(...) or "
-                f"priv.dp.histogram({obj.name!r}, bins=[...], ...)"
-            )
+            raise NotProtectedError(_SERIES_UNDER_A_UNIT.format(unit=unit, name=obj.name))
         label: Any = obj.name
         name: Hashable = label if label is not None else SERIES_COLUMN
         return Target(session, engine.to_frame(obj, name), engine, column=name)
     if unit is not None and not engine.in_memory:
         _check_lineage(obj, session, unit, engine.name)
     if unit is not None and unit not in engine.columns(obj):
-        raise NotProtectedError(
-            f"this frame lacks the privacy-unit column {unit!r} that the session needs to cap "
-            "each unit's rows; keep it when selecting columns (e.g. priv[[..., "
-            f"{unit!r}]])"
-        )
+        raise NotProtectedError(_LACKS_UNIT.format(unit=unit))
     return Target(session, obj, engine, unit=unit)
 
 
