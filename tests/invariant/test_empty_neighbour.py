@@ -15,7 +15,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from pandas_dp import NotProtectedError
+from pandas_dp import NoiseDominatedWarning, NotProtectedError
 
 KEYS = [0, 1, 2]
 PAIRS = {"g": KEYS, "k": ["p", "q"]}
@@ -129,7 +129,11 @@ CASES = len(RELEASES) * 2  # row-level and under a privacy unit
 
 
 def outcome(protect_seeded: Any, rows: int, unit: bool, release: Callable[[Any], Any]) -> Any:
-    """The exception type (None when it released) and the warnings' categories."""
+    """The exception type (None when it released) and the warnings' categories.
+
+    Left out: NoiseDominatedWarning, post-processing of the released values (as in
+    test_differential.py): with one seed, the two frames' noisy counts differ by the row.
+    """
     units = {"privacy_unit": "pid", "max_rows_per_unit": 2} if unit else {}
     priv = protect_seeded(one_row().iloc[:rows], seed=3, epsilon=1e4, delta=1e-5, **units)
     with warnings.catch_warnings(record=True) as caught:
@@ -139,7 +143,8 @@ def outcome(protect_seeded: Any, rows: int, unit: bool, release: Callable[[Any],
             error = None
         except Exception as exc:  # the outcome under test, whatever it is
             error = type(exc)
-    return error, sorted(w.category.__name__ for w in caught)
+    kept = [w for w in caught if not issubclass(w.category, NoiseDominatedWarning)]
+    return error, sorted(w.category.__name__ for w in kept)
 
 
 @pytest.mark.parametrize("unit", [False, True], ids=["rows", "unit"])

@@ -50,9 +50,8 @@ def test_every_level_releases(q: float) -> None:
 
 def test_scores_are_exact_beyond_int64() -> None:
     q = Fraction(10**15 + 1, 3 * 10**15)  # a denominator that overflows int64 products
-    counts = np.array([[7, 0, 90_000, 3]], dtype=np.int64)
-    scores, denominator = quantile_scores(counts, q)
-    ranks = [0, 7, 7, 90_007, 90_010]
+    ranks = [0, 7, 7, 90_007, 90_010]  # no value on an edge: #{x < c} = #{x <= c}
+    scores, denominator = quantile_scores(np.array([ranks + ranks], dtype=np.int64), q)
     expected = [abs(q.denominator * r - q.numerator * 90_010) for r in ranks]
     assert denominator == q.denominator
     assert [int(s) for s in scores[0]] == expected

@@ -33,35 +33,54 @@ def test_constants():
     assert (DEFAULT_CELLS, MAX_CELLS) == (4096, 65536)
 
 
+def edge_ranks(at_edges: np.ndarray, in_cells: np.ndarray) -> np.ndarray:
+    """``[#{x < c_k}..., #{x <= c_k}...]`` per row from the values at each of the ``K + 1``
+    edges and strictly inside each of the ``K`` cells (the engine's EdgeRanks layout)."""
+    rows, edges = at_edges.shape
+    below = np.zeros((rows, edges), dtype=np.int64)
+    for k in range(1, edges):
+        below[:, k] = at_edges[:, :k].sum(axis=1) + in_cells[:, :k].sum(axis=1)
+    return np.concatenate([below, below + at_edges], axis=1)
+
+
+def interval_score(a: int, b: int, target: Fraction) -> Fraction:
+    """The distance from ``q n`` to the rank interval ``[a, b]``."""
+    return max(Fraction(0), a - target, target - b)
+
+
 @pytest.mark.parametrize(
     "q", [Fraction(0), Fraction(1, 2), Fraction(3, 10), Fraction(1), Fraction(7, 9)]
 )
-def test_scores_are_distances_of_ranks_to_q_n(q):
-    counts = np.array([[0, 3, 1, 0, 4, 2], [5, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]])
-    scores, denominator = quantile_scores(counts, q)
-    assert scores.shape == (3, 7)  # one more edge than cells
+def test_scores_are_distances_of_q_n_to_rank_intervals(q):
+    at_edges = np.array([[0, 2, 0, 1, 0, 0, 3], [0, 0, 0, 0, 0, 0, 0], [5, 0, 0, 0, 0, 0, 0]])
+    in_cells = np.array([[0, 3, 1, 0, 4, 2], [5, 0, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0]])
+    ranks = edge_ranks(at_edges, in_cells)
+    scores, denominator = quantile_scores(ranks, q)
+    assert scores.shape == (3, 7)  # one per edge
     assert scores.dtype == np.int64
     assert denominator == q.denominator
-    for row, cells in zip(scores, counts, strict=True):
-        ranks = [sum(cells[:k]) for k in range(len(cells) + 1)]  # values below edge k
-        n = sum(cells)
-        expected = [abs(Fraction(r) - q * n) for r in ranks]
+    for row, edges, cells in zip(scores, at_edges, in_cells, strict=True):
+        n = int(edges.sum() + cells.sum())
+        below = [int(edges[:k].sum() + cells[:k].sum()) for k in range(7)]  # values below c_k
+        expected = [interval_score(a, a + int(edges[k]), q * n) for k, a in enumerate(below)]
         assert [Fraction(int(s), denominator) for s in row] == expected
 
 
-def test_scores_change_by_at_most_one_when_a_value_is_added():
-    # Adding one value moves every score by at most max(q, 1 - q) <= 1: the sensitivity.
+def test_scores_change_by_at_most_the_sensitivity_when_a_value_is_added():
+    # Adding one value (below, at or above an edge) moves every score by at most
+    # max(q, 1 - q) <= 1: the sensitivity, attained.
     rng = np.random.default_rng(3)
-    counts = rng.integers(0, 5, (1, 12))
+    at_edges, in_cells = rng.integers(0, 4, (1, 13)), rng.integers(0, 4, (1, 12))
     for q in (Fraction(0), Fraction(1, 4), Fraction(1, 2), Fraction(9, 10), Fraction(1)):
-        base, d = quantile_scores(counts, q)
+        base, d = quantile_scores(edge_ranks(at_edges, in_cells), q)
         worst = Fraction(0)
-        for cell in range(12):
-            more = counts.copy()
-            more[0, cell] += 1
-            after, _ = quantile_scores(more, q)
-            assert np.abs(after - base).max() <= d  # |Δ score| <= 1
-            # ... and max(q, 1 - q) at most: the median's scores move by 1/2.
+        for slot in range(25):
+            edges, cells = at_edges.copy(), in_cells.copy()
+            if slot % 2 == 0:
+                edges[0, slot // 2] += 1
+            else:
+                cells[0, slot // 2] += 1
+            after, _ = quantile_scores(edge_ranks(edges, cells), q)
             change = Fraction(int(np.abs(after - base).max()), d)
             assert change <= max(q, 1 - q)
             worst = max(worst, change)
@@ -161,13 +180,15 @@ def test_variance_interval_with_exact_moments_is_the_point():
 
 
 def test_quantile_outputs_follow_the_exponential_mechanism_on_a_small_grid():
-    """The whole quantile path below the API: cell counts -> scores -> exact sampler ->
-    grid values, 20,000 seeded draws on a 6-cell grid, against ``exp(-ε |rank - q n| / (2Δ))``
-    with ``Δ = max(q, 1 - q) = 2/3`` (rate 3ε/4) and ranks counted directly from the values."""
-    values = np.array([0.3, 0.35, 1.2, 2.5, 2.6, 2.61, 4.9, 5.5, 5.99])
+    """The whole quantile path below the API: edge ranks -> scores -> exact sampler -> grid
+    values, 20,000 seeded draws on a 6-cell grid, against ``exp(-ε s_k / (2Δ))`` with ``s_k``
+    the distance from ``q n`` to ``[#{x < k}, #{x <= k}]``, ``Δ = max(q, 1 - q) = 2/3``
+    (rate 3ε/4) and ranks counted directly from the values (three of them on edge 3)."""
+    values = np.array([0.3, 0.35, 1.2, 2.5, 3.0, 3.0, 3.0, 5.5, 5.99])
     lower, upper, cells, q, eps, n_draws = 0.0, 6.0, 6, Fraction(2, 3), Fraction(1), 20_000
-    counts = np.bincount(np.floor(values).astype(np.int64), minlength=cells)[None, :]
-    scores, denominator = quantile_scores(counts, q)
+    below = [int((values < edge).sum()) for edge in range(cells + 1)]
+    at_most = [int((values <= edge).sum()) for edge in range(cells + 1)]
+    scores, denominator = quantile_scores(np.array([below + at_most]), q)
     mechanism = ExponentialMechanism(eps, max(q, 1 - q))  # not monotone: rate ε/(2Δ)
     assert mechanism.rate == Fraction(3, 4)
     chosen = mechanism.choose(
@@ -175,9 +196,10 @@ def test_quantile_outputs_follow_the_exponential_mechanism_on_a_small_grid():
     )
     released = grid_value(chosen, lower, upper, cells)
     assert set(released.tolist()) <= {float(k) for k in range(7)}
-    ranks = [int((values < edge).sum()) for edge in range(cells)] + [values.size]
     target = q * values.size
-    weights = np.array([math.exp(-float(eps * 3 / 4 * abs(r - target))) for r in ranks])
+    distances = [interval_score(a, b, target) for a, b in zip(below, at_most, strict=True)]
+    assert distances == [6, 4, 3, 0, 1, 1, 3]  # q n = 6 lies in edge 3's interval [4, 7]
+    weights = np.array([math.exp(-float(eps * 3 / 4 * s)) for s in distances])
     expected = n_draws * weights / weights.sum()
     observed = np.bincount(released.astype(np.int64), minlength=cells + 1)
     assert stats.chisquare(observed, expected).pvalue > 1e-6

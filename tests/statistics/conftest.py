@@ -24,6 +24,7 @@ All arithmetic here is exact (``fractions.Fraction``).
 
 from __future__ import annotations
 
+import bisect
 import math
 import sys
 from collections.abc import Iterable, Sequence
@@ -147,10 +148,32 @@ def ranks(values: Iterable[float], bounds: tuple[float, float], cells: int) -> n
     return np.cumsum(first_above)[: cells + 1]
 
 
-def quantile_scores(rank: np.ndarray, q: Fraction) -> np.ndarray:
-    """``|rank_k - q n|`` times the denominator of ``q`` (exact integers)."""
-    n = int(rank[-1])
-    return np.abs(q.denominator * rank - q.numerator * n)
+def rank_intervals(
+    values: Iterable[float], bounds: tuple[float, float], cells: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """``#{x < c_k}`` and ``#{x <= c_k}`` for the clipped non-missing values (exact, with the
+    same refusal of values too near an interior edge as :func:`ranks`)."""
+    kept = [v for v in values if not math.isnan(v)]
+    ranks(kept, bounds, cells)  # the refusal
+    lower, upper = Fraction(bounds[0]), Fraction(bounds[1])
+    positions = sorted(
+        (Fraction(min(max(v, bounds[0]), bounds[1])) - lower) * cells / (upper - lower)
+        for v in kept
+    )
+    below = [bisect.bisect_left(positions, k) for k in range(cells + 1)]
+    at_most = [bisect.bisect_right(positions, k) for k in range(cells + 1)]
+    return np.array(below, dtype=np.int64), np.array(at_most, dtype=np.int64)
+
+
+def quantile_scores(rank: np.ndarray, q: Fraction, at_most: np.ndarray | None = None) -> np.ndarray:
+    """The distance from ``q n`` to ``[rank_k, at_most_k]`` (``#{x < c_k}``, ``#{x <= c_k}``)
+    times the denominator of ``q`` (exact integers): ``|rank_k - q n|`` when no value lies
+    on an edge (``at_most`` None)."""
+    at_most = rank if at_most is None else at_most
+    n = int(at_most[-1])
+    over = q.denominator * rank - q.numerator * n
+    under = q.numerator * n - q.denominator * at_most
+    return np.maximum(np.maximum(over, under), 0)
 
 
 def quantile_sensitivity(q: Any, l1: int = 1) -> Fraction:
@@ -167,8 +190,9 @@ def quantile_rate(epsilon: Any, q: Any, l1: int = 1) -> Fraction:
 def best_edges(
     values: Iterable[float], bounds: tuple[float, float], q: Any, cells: int
 ) -> list[int]:
-    """Indices of the edges whose rank is closest to ``q n`` (all of them, on ties)."""
-    scores = quantile_scores(ranks(values, bounds, cells), as_fraction(q))
+    """Indices of the edges whose rank interval is closest to ``q n`` (all of them, on ties)."""
+    below, at_most = rank_intervals(values, bounds, cells)
+    scores = quantile_scores(below, as_fraction(q), at_most)
     return np.flatnonzero(scores == scores.min()).tolist()
 
 

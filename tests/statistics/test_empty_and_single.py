@@ -95,8 +95,9 @@ def test_zero_noise_values_of_one_row(protect_seeded, noise):
         assert priv.dp.std("x", bounds=BOUNDS, epsilon=1.0, ddof=0) == 0.0
         levels = priv.dp.quantile("x", [0, 1], bounds=BOUNDS, epsilon=1.0, cells=40)
         table = priv.dp.describe(bounds={"x": BOUNDS}, epsilon=1.0, cells=40)
-    # q = 0: an edge with no value below it (0, 0.25, ..., 7.25); q = 1: above 7.25.
-    assert levels[0.0] <= 7.25 < levels[1.0]
+    # q = 0: an edge with no value below it (0, 0.25, ..., 7.25); q = 1: one with no value
+    # above it, 7.25 included (its rank interval [0, 1] holds q n = 1).
+    assert levels[0.0] <= 7.25 <= levels[1.0]
     assert table["x"].tolist()[:3] == [1.0, 7.25, 0.0]
 
 

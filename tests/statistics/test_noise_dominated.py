@@ -110,7 +110,7 @@ def test_a_count_below_its_noise_warns_after_the_charge(groups, protect_seeded, 
     with noise(priv, value=0), warnings.catch_warnings():
         warnings.simplefilter("error", pandas_dp.NoiseDominatedWarning)
         priv.dp.groupby("g", keys=["big"]).count(epsilon=0.5)
-        priv.dp.mean("x", bounds=(0, 100), epsilon=0.5)  # means never warn
+        priv.dp.mean("x", bounds=(0, 100), epsilon=0.5)  # nor a mean of 203 rows (see the rules)
     # The documented way to silence it.
     with noise(priv, value=0), warnings.catch_warnings():
         warnings.simplefilter("error", pandas_dp.NoiseDominatedWarning)

@@ -69,7 +69,8 @@ weight_bounds : (float, float), optional
     with ``weights`` unless the session's schema bounds the weight column.""",
     "cells": """\
 cells : int, optional
-    Quantile grid resolution (default 4,096, at most 65,536).""",
+    Quantile grid resolution (default 4,096, at most 65,536). An integer column with
+    integer bounds at most ``cells`` apart gets the grid of the integers between them.""",
 }
 
 _TOKEN = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>[a-z_]+)\}[ \t]*$", re.MULTILINE)

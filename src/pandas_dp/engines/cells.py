@@ -15,7 +15,7 @@ import pandas as pd
 
 from pandas_dp.engines.codes import level_codes
 from pandas_dp.engines.columns import F64, numeric_values
-from pandas_dp.engines.plan import Aggregate, Axis, Binning, CellCounts, JointCounts
+from pandas_dp.engines.plan import Aggregate, Axis, Binning, CellCounts, EdgeRanks, JointCounts
 
 I64 = npt.NDArray[np.int64]
 
@@ -53,6 +53,69 @@ def cell_counts(bins: I64 | None, groups: int, cells: I64, count: int) -> Aggreg
     flat = np.bincount(slot, minlength=(groups + 1) * (count + 1))
     counts = flat.reshape(groups + 1, count + 1)[first : first + groups, 1:]
     return counts.astype(np.int64)
+
+
+def grid_edges(lower: float, upper: float, cells: int) -> F64:
+    """The ``cells + 1`` edges ``lower + k ((upper - lower) / cells)``, the last exactly ``upper``.
+
+    The same float64 arithmetic as :func:`pandas_dp.mechanisms.quantile.grid_value` (the
+    values a quantile releases): non-decreasing in ``k``, so sorted.
+    """
+    edges = lower + np.arange(cells + 1, dtype=np.float64) * ((upper - lower) / cells)
+    edges[-1] = upper
+    return edges
+
+
+def edge_positions(values: F64, edges: F64) -> tuple[I64, I64]:
+    """Per value ``x`` clipped to the edges: ``#{k: c_k < x}`` and ``#{k: c_k <= x} - 1``.
+
+    The second is the last edge at or below ``x``; missing values get -1 in both. Exact
+    comparisons with the edges: the arithmetic guess ``floor((x - c_0) / width)`` is
+    checked against the edges around it, and a value it misplaces (float rounding, or runs
+    of equal edges on a grid finer than float64 resolves) is found by binary search.
+    """
+    cells = len(edges) - 1
+    lower, upper = float(edges[0]), float(edges[-1])
+    with np.errstate(all="ignore"):
+        x = np.clip(values, lower, upper)
+        position = x - lower
+        position /= (upper - lower) / cells
+        np.floor(position, out=position)
+        np.minimum(position, cells, out=position)  # >= 0 after the clip
+        missing = np.isnan(position)
+        last = position.astype(np.int64)
+    del position
+    last[missing] = 0
+    low = edges[last]
+    wrong = low > x
+    wrong |= np.append(edges[1:], np.inf)[last] <= x  # NaN compares False: never wrong
+    if wrong.any():
+        last[wrong] = np.searchsorted(edges, x[wrong], side="right") - 1
+        low[wrong] = edges[last[wrong]]
+    below = np.not_equal(low, x).view(np.int8).astype(np.int64)
+    below += last  # #{edges < x}: the last edge at or below x, plus one unless x is on it
+    if cells > 0 and np.any(edges[1:] == edges[:-1]):  # equal edges: count all that x equals
+        rows = np.flatnonzero(low == x)
+        below[rows] = np.searchsorted(edges, x[rows], side="left")
+    below[missing] = -1
+    last[missing] = -1
+    return below, last
+
+
+def edge_ranks(bins: I64 | None, groups: int, values: F64, measure: EdgeRanks) -> Aggregate:
+    """``#{x < c_k}`` then ``#{x <= c_k}`` per group, for every edge ``c_k`` of the grid.
+
+    A value is below edge ``k`` iff the last edge at or below it comes before ``k``, and at
+    or below edge ``k`` iff fewer than ``k + 1`` edges lie below it: one histogram of each
+    position, then running sums.
+    """
+    edges = grid_edges(measure.lower, measure.upper, measure.cells)
+    count = measure.cells + 1
+    below, last = edge_positions(values, edges)
+    strictly = np.zeros((groups, count), dtype=np.int64)
+    np.cumsum(cell_counts(bins, groups, last, count)[:, :-1], axis=1, out=strictly[:, 1:])
+    up_to = np.cumsum(cell_counts(bins, groups, below, count), axis=1)
+    return np.concatenate([strictly, up_to], axis=1).astype(np.int64)
 
 
 def binned_codes(column: pd.Series, binning: Binning) -> I64:

@@ -43,6 +43,7 @@ from pandas_dp.engines.plan import (
     ClippedSquares,
     ClippedSum,
     Distinct,
+    EdgeRanks,
     Engine,
     Grouping,
     JointCounts,
@@ -81,7 +82,9 @@ def _columns(
             needed.append(measure.weights)
             if measure.column is not None:
                 needed.append(measure.column)
-        elif isinstance(measure, NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts):
+        elif isinstance(
+            measure, NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts | EdgeRanks
+        ):
             needed.append(measure.column)
         elif isinstance(measure, JointCounts | ManyTables):
             tables = measure.tables if isinstance(measure, ManyTables) else (measure,)

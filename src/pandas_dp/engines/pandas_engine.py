@@ -26,6 +26,7 @@ from pandas_dp.engines.cells import (
     binned_codes,
     cell_codes,
     cell_counts,
+    edge_ranks,
     joint_codes,
 )
 from pandas_dp.engines.codes import (
@@ -45,6 +46,7 @@ from pandas_dp.engines.plan import (
     ClippedSquares,
     ClippedSum,
     Distinct,
+    EdgeRanks,
     Engine,
     Grouping,
     JointCounts,
@@ -219,6 +221,8 @@ def _measure(
         values = numeric_values(frame[measure.column])
         if isinstance(measure, CellCounts):
             return cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
+        if isinstance(measure, EdgeRanks):
+            return edge_ranks(bins, groups, values, measure)
         if isinstance(measure, ClippedSquares):
             units = square_values(values, measure)
         else:

@@ -98,6 +98,23 @@ class CellCounts:
 
 
 @dataclass(frozen=True)
+class EdgeRanks:
+    """How many values lie below each edge of a grid on ``[lower, upper]``, and at or below it.
+
+    The edges are ``lower + k (upper - lower) / cells`` in float64, the last exactly
+    ``upper`` (the values a quantile releases); values are clipped to the bounds and
+    compared with the edges exactly, missing values are not counted. The result has one row
+    per group and ``2 (cells + 1)`` columns: ``#{x < c_k}`` for ``k = 0..cells``, then
+    ``#{x <= c_k}`` (exact integers, each moved by at most one per row added or removed).
+    """
+
+    column: Hashable
+    lower: float
+    upper: float
+    cells: int
+
+
+@dataclass(frozen=True)
 class WeightedSum:
     """Exact sum of clipped row weights times a per-row factor, rounded onto a lattice.
 
@@ -194,6 +211,7 @@ Measure = (
     | ClippedSum
     | ClippedSquares
     | CellCounts
+    | EdgeRanks
     | WeightedSum
     | JointCounts
     | ManyTables

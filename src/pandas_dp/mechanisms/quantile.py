@@ -1,16 +1,29 @@
 """Quantiles by the exponential mechanism, and variances from noisy moments.
 
 Quantiles (Smith 2011, "Privacy-preserving statistical estimation with optimal convergence
-rates"): the candidates are the ``K + 1`` edges of a public grid of ``K`` equal cells on
-``[L, U]``; candidate ``k`` scores ``|rank_k - q n|`` where ``rank_k`` counts the values
-below edge ``k`` and ``n`` the values. Adding one value below edge ``k`` raises ``rank_k`` by
-one and ``q n`` by ``q`` (the score moves by at most ``1 - q``); above it, only ``q n`` moves,
-by ``q``. So the sensitivity is ``Δ = max(q, 1 - q)`` (1/2 for the median; ``l1`` times that
-when one privacy unit may hold ``l1`` rows), and as the scores are not monotone the weights
-are ``exp(-ε s / (2Δ))``. This is Smith's mechanism over the intervals between sorted data
-points, measured in grid cells instead of lengths: a candidate's chance is proportional to
-the number of grid edges in its interval. Sampling is exact (see
-:mod:`pandas_dp.mechanisms.exponential`).
+rates"): the candidates are the ``K + 1`` edges ``c_k`` of a public grid of ``K`` equal
+cells on ``[L, U]`` (on an integer column with integer bounds at most ``K`` apart, the
+integers from ``L`` to ``U``). Each candidate owns the interval of ranks
+``[a_k, b_k] = [#{x < c_k}, #{x <= c_k}]`` (the positions a value equal to ``c_k`` could
+take in the sorted data) and scores its distance from ``q n``::
+
+    s_k = max(0, a_k - q n, q n - b_k)
+
+0 when ``q n`` lies in the interval, so a point mass at ``c_k`` makes ``c_k`` the best
+candidate: ties are not split over the edges around them, and a constant column's median
+is that constant. (Counting only ``#{x < c_k}``, a mass between two edges made a run of
+edges tie, and a constant column's median was uniform over the range.)
+
+Sensitivity. Adding one value ``x`` moves ``n`` by 1 and ``q n`` by ``q``; below ``c_k`` it
+raises ``a_k`` and ``b_k`` by 1 (``a_k - q n`` and ``q n - b_k`` move by ``±(1 - q)``), at
+``c_k`` only ``b_k`` (they move by ``-q`` and ``-(1 - q)``), above it neither (``∓q``).
+Each term of the maximum moves by at most ``Δ = max(q, 1 - q)``, so the maximum (with 0)
+does too; removing a value is the reverse. So ``Δ = max(q, 1 - q)`` (1/2 for the median;
+``l1`` times that when one privacy unit may hold ``l1`` rows), as for ``|#{x < c_k} - q n|``
+without ties, and as the scores are not monotone the weights are ``exp(-ε s / (2Δ))``. A
+candidate's chance is proportional to the number of grid edges in its rank interval
+(Smith's mechanism over the intervals between sorted data points, measured in grid edges).
+Sampling is exact (see :mod:`pandas_dp.mechanisms.exponential`).
 """
 
 from __future__ import annotations
@@ -30,22 +43,40 @@ DEFAULT_CELLS = 4096
 MAX_CELLS = 1 << 16
 
 
-def quantile_scores(
-    cell_counts: npt.NDArray[np.int64], q: Fraction
-) -> tuple[npt.NDArray[np.int64], int]:
-    """Integer score numerators ``|qd·rank_k - qn·n|`` over the common denominator ``qd``.
+def grid_cells(lower: float, upper: float, cells: int, integer: bool) -> int:
+    """The number of cells of a quantile's grid on ``[lower, upper]``.
 
-    ``cell_counts`` has one row per group and one column per cell; the result has one more
-    column (the grid's edges, from ``L`` to ``U``).
+    ``upper - lower`` (the grid of the integers between the bounds) for an ``integer``
+    column (a public fact: its dtype) with integer bounds at most ``cells`` apart: integer
+    data then sits on the candidates, and no candidate lies between two integers, where no
+    value can be. Otherwise the ``cells`` asked for.
     """
-    groups, cells = cell_counts.shape
-    ranks = np.zeros((groups, cells + 1), dtype=np.int64)
-    np.cumsum(cell_counts, axis=1, out=ranks[:, 1:])
-    totals = ranks[:, -1:]
+    width = upper - lower
+    whole = float(lower).is_integer() and float(upper).is_integer()
+    if integer and whole and 1 <= width <= cells:
+        return int(width)
+    return cells
+
+
+def quantile_scores(
+    edge_ranks: npt.NDArray[np.int64], q: Fraction
+) -> tuple[npt.NDArray[np.int64], int]:
+    """Integer score numerators over the common denominator ``qd`` (``q = qn / qd``).
+
+    ``edge_ranks`` has one row per group and ``2 (K + 1)`` columns: ``a_k = #{x < c_k}``
+    for the ``K + 1`` edges, then ``b_k = #{x <= c_k}`` (so ``n = b_K``). The scores are
+    ``max(0, qd·a_k - qn·n, qn·n - qd·b_k)``, one column per edge: ``qd`` times the distance
+    from ``q n`` to the rank interval ``[a_k, b_k]`` (lower is better).
+    """
+    below, at_most = np.split(np.asarray(edge_ranks), 2, axis=1)
+    totals = at_most[:, -1:]
     largest = int(totals.max(initial=0))
     if q.denominator * largest >= 1 << 62:  # exact Python integers where int64 could wrap
-        ranks, totals = ranks.astype(object), totals.astype(object)
-    return np.abs(q.denominator * ranks - q.numerator * totals), q.denominator
+        below, at_most, totals = below.astype(object), at_most.astype(object), totals.astype(object)
+    target = q.numerator * totals
+    over = q.denominator * below - target  # > 0: too many values below the candidate
+    under = target - q.denominator * at_most  # > 0: too few at or below it
+    return np.maximum(np.maximum(over, under), 0), q.denominator
 
 
 def grid_value(

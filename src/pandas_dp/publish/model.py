@@ -17,6 +17,7 @@ from typing import Any
 from pandas_dp.accounting.composition import ACCOUNTANTS
 from pandas_dp.api.keys import parse_by, parse_keys
 from pandas_dp.api.release.options import MECHANISMS, parse_weight_bounds
+from pandas_dp.api.statistics import STATISTICS
 from pandas_dp.budget import parse_delta, parse_epsilon
 from pandas_dp.errors import SpecError
 from pandas_dp.publish.checks import (
@@ -152,9 +153,10 @@ def _query(
         problems.add(f"{at}.nonnegative", f"must be true or false, got {nonnegative!r}")
     aggs = aggs_of(problems, f"{at}.aggs", raw.get("aggs"))
     bounds = bounds_of(problems, f"{at}.bounds", raw.get("bounds"))
-    for stat, (column, how) in aggs.items():
+    for stat, (column, how) in aggs.items():  # counts and distinct counts read no values
         given = column in bounds or column in (raw.get("bounds") or {})
-        if column is not None and how != "count" and not given and not has_schema:
+        reads = STATISTICS[how].reads_values
+        if column is not None and reads and not given and not has_schema:
             problems.add(
                 f"{at}.bounds", f"missing bounds for {column!r} ({stat} = {how}): "
                 f"add {column} = [lower, upper], or a schema with its range",

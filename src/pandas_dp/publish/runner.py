@@ -31,6 +31,7 @@ from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
 from pandas_dp.api.release import Preview
 from pandas_dp.api.session import tagged
+from pandas_dp.api.statistics import STATISTICS
 from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError
 from pandas_dp.optional import require
@@ -132,7 +133,7 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
         column
         for query in spec.queries
         for column, how in [*query.aggs.values(), (query.weights, "weights")]
-        if column is not None and how != "count" and column not in declared
+        if column is not None and reads_values(how) and column not in declared
     }
     converted = {
         column: pd.to_numeric(data[column], errors="coerce").astype(np.float64)
@@ -140,6 +141,15 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
         if column in data.columns
     }
     return data.assign(**converted) if converted else data
+
+
+def reads_values(how: str) -> bool:
+    """Whether statistic ``how`` (or ``"weights"``) reads its column as numbers.
+
+    Counts and distinct counts (``count``, ``size``, ``nunique``) take any hashable column
+    as it is, as the Python API does; sums, means, spreads, quantiles and weights read numbers.
+    """
+    return how == "weights" or STATISTICS[how].reads_values
 
 
 def _protect_options(spec: ReleaseSpec) -> dict[str, Any]:
@@ -218,7 +228,7 @@ def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
             dtypes.setdefault(column, pd.Index(values).dtype if values else object)
         for value_column, how in [*query.aggs.values(), (query.weights, "weights")]:
             if value_column is not None:
-                dtypes.setdefault(value_column, object if how == "count" else np.float64)
+                dtypes.setdefault(value_column, np.float64 if reads_values(how) else object)
     if "privacy_unit" in spec.privacy:
         dtypes.setdefault(spec.privacy["privacy_unit"], object)
     return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in dtypes.items()})

@@ -139,7 +139,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         Values are compared in canonical form, as in ``Series.dp.nunique``. One row adds at
         most one distinct value to each column: each column's count has sensitivity 1 and
         discrete Laplace noise; ε is split among the columns (sequential composition; the
-        ledger lists the split). Budget cost: ``epsilon``. Not available on Dask.
+        ledger lists the split). Counts are clamped at 0 (free post-processing): int64, as
+        pandas, never negative. Budget cost: ``epsilon``. Not available on Dask.
 
         Examples
         --------
@@ -211,6 +212,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         -------
         DataFrame
             Rows ``count``, ``mean``, ``std`` and the percentiles; one column per column.
+            The count is clamped at 0 (free post-processing): a whole number, never negative.
 
         Notes
         -----

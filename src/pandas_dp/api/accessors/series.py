@@ -85,7 +85,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
     @shared_doc
     def histogram(
         self, bins: Any = None, *, range: Any = None, freq: str | None = None,
-        right: bool = True, include_lowest: bool = False, clip: bool = False,
+        right: bool | None = None, include_lowest: bool = False, clip: bool = False,
         ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
         """Release noisy counts of the values falling in public bins.
@@ -102,11 +102,16 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
             ``freq``: ``(start, end)`` as Timestamps (Timedeltas).
         freq : str, optional
             Datetime and timedelta columns: bins of a pandas frequency (``"D"``, ``"W"``,
-            ``"MS"`` ...) over ``range``; the edges are
-            ``pd.date_range(start, end, freq=freq)`` (``pd.timedelta_range``).
+            ``"MS"`` ...) over ``range``, cut and labelled like ``resample(freq)``: each bin
+            is ``[a, b)``, the index holds resample's labels (a ``DatetimeIndex`` with its
+            ``freq``), and ``range=(start, end)`` counts ``start <= t < end``: a value at
+            exactly ``end`` begins the next period and is not counted, so
+            ``range=(pd.Timestamp("2020-01-01"), pd.Timestamp("2021-01-01"))`` gives the
+            twelve months of 2020.
         {epsilon}
-        right : bool, default True
-            Bins are ``(a, b]`` like :func:`pandas.cut`; ``False`` makes them ``[a, b)``.
+        right : bool, optional
+            With edges, bins are ``(a, b]`` like :func:`pandas.cut` (the default); ``False``
+            makes them ``[a, b)``. Bins of a ``freq`` are always ``[a, b)``.
         include_lowest : bool, default False
             With ``right=True``, also count values equal to the first edge in the first bin.
         clip : bool, default False
@@ -121,7 +126,8 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         -------
         Series or DataFrame
             Indexed by an IntervalIndex of the bins (of Timestamps for a datetime column,
-            like ``pd.cut``), named ``"count"``.
+            like ``pd.cut``), or with ``freq`` by the bins' labels as
+            ``df.set_index(col).resample(freq).size()`` gives them; named ``"count"``.
 
         Notes
         -----

@@ -109,10 +109,12 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
 
         Notes
         -----
-        Candidates are the grid's edges; edge ``k`` scores ``|rank_k - q n|``, whose
-        sensitivity is ``Δ = max(q, 1 - q)`` (one row moves ``rank_k`` by 1 and ``q n`` by
-        ``q``; 1/2 for the median), and is chosen with probability
-        ``∝ exp(-ε |rank_k - q n| / (2Δ))``, sampled exactly. Missing values are skipped.
+        Candidates are the grid's edges (the integers, on an integer column with integer
+        bounds at most ``cells`` apart); edge ``c`` scores the distance ``s`` from ``q n`` to
+        its rank interval ``[#{x < c}, #{x <= c}]`` (0 inside it, so ties at ``c`` favour
+        ``c``), whose sensitivity is ``Δ = max(q, 1 - q)`` (one row moves each count by at
+        most 1 and ``q n`` by ``q``; 1/2 for the median), and is chosen with probability
+        ``∝ exp(-ε s / (2Δ))``, sampled exactly. Missing values are skipped.
         With probability ``1 - α`` the rank error is below ``2Δ (ln(K) + ln(1/α)) / ε`` for
         ``K`` candidates (see ``priv.dp.preview``).
         With ``ci``, each end of the interval is found by the sparse vector technique: a
@@ -154,7 +156,9 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         Values are compared in canonical form (``1``, ``1.0`` and ``True`` are one value;
         unhashable values do not count). One row adds at most one distinct value:
         sensitivity 1, discrete Laplace noise of scale ``1/ε``. Budget cost: ``epsilon``.
-        Not available on Dask (a partition cannot see the others' values).
+        The noisy count is clamped at 0 (free post-processing): an integer, never negative;
+        its interval's ends too. Not available on Dask (a partition cannot see the others'
+        values).
 
         Examples
         --------

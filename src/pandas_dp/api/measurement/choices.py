@@ -19,7 +19,7 @@ import numpy as np
 from pandas_dp.accounting.events import Measurement, SelectionMeasurement
 from pandas_dp.api.measurement.parts import ROW, Part
 from pandas_dp.engines import Measure, Rows
-from pandas_dp.engines.plan import Aggregate, CellCounts
+from pandas_dp.engines.plan import Aggregate, CellCounts, EdgeRanks
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice
@@ -49,11 +49,13 @@ def quantile_part(
     label: str = "quantile",
     contribution: Contribution = ROW,
 ) -> SelectPart:
-    """Smith's exponential-mechanism quantile over a public grid of ``cells`` cells.
+    """Smith's exponential-mechanism quantile over the edges of a public grid of ``cells`` cells.
 
-    Sensitivity of the scores ``|rank - q n|``: a row added below an edge raises its rank
-    and ``q n`` by 1 and ``q``; above it, only ``q n`` by ``q``. So ``max(q, 1 - q)`` per row
-    (1/2 for the median), ``l1`` times that per privacy unit.
+    Edge ``c`` scores the distance from ``q n`` to its rank interval ``[#{x < c}, #{x <= c}]``
+    (see :mod:`pandas_dp.mechanisms.quantile`). Sensitivity: a row added below ``c`` moves
+    both counts by 1 and ``q n`` by ``q``, at ``c`` only ``#{x <= c}``, above it only
+    ``q n``; so ``max(q, 1 - q)`` per row (1/2 for the median), ``l1`` times that per
+    privacy unit.
     """
     lower, upper = bounds
     sensitivity = contribution.l1 * max(q, 1 - q)
@@ -66,7 +68,7 @@ def quantile_part(
         return grid_value(np.asarray(index, dtype=np.int64), lower, upper, cells)
 
     return SelectPart(
-        label, CellCounts(column, lower, upper, cells), mechanism, record,
+        label, EdgeRanks(column, lower, upper, cells), mechanism, record,
         lambda counts: quantile_scores(np.asarray(counts, dtype=np.int64), q), to_real,
     )  # fmt: skip
 

@@ -72,7 +72,7 @@ def plan_histogram(
     column: Hashable | None = None,
     range: Any = None,
     freq: Any = None,
-    right: bool = True,
+    right: bool | None = None,
     include_lowest: bool = False,
     clip: bool = False,
     ci: float | None = None,
@@ -84,15 +84,22 @@ def plan_histogram(
     unit, whose column a Series does not carry). ``bins`` may be a number of equal bins
     over ``range``, as in :func:`numpy.histogram`: left-closed, the last one closed on both
     sides. Datetime and timedelta columns take time edges, or ``freq`` and ``range``
-    (:mod:`~pandas_dp.api.queries.time_bins`).
+    (:mod:`~pandas_dp.api.queries.time_bins`): bins of a frequency are left-closed and the
+    result is indexed by their labels, as ``resample(freq).size()`` gives them.
     """
     target = resolve(obj)
     col = target.column if target.column is not None else column
     check_column(target.engine, target.data, col, known=target.session.columns, temporal=True)
     kind = ValueKind.of(dict(target.engine.dtypes(target.data).items())[col])
     breaks: Any = None  # the edges as the index shows them (Timestamps for datetimes)
+    labels: pd.Index | None = None  # with freq: resample's labels of the bins
     if kind.temporal:
-        edges, breaks = time_edges(bins, freq, range, kind, col)
+        if freq is not None and (right or include_lowest):
+            raise DPValueError(
+                "bins of a frequency are [start, end), labelled by their start like "
+                "resample(freq); right= and include_lowest= are for edges (bins=[...])"
+            )
+        edges, breaks, labels = time_edges(bins, freq, range, kind, col)
     elif freq is not None:
         raise DPValueError(
             f"freq= is for datetime and timedelta columns; column {col!r} holds numbers, so "
@@ -106,8 +113,10 @@ def plan_histogram(
         edges = _parse_edges(bins)
     if is_count(bins):  # numpy.histogram's bins: [a, b), the last one [a, b]
         binning = Binning(edges, right=False, include_highest=True)
+    elif labels is not None:  # resample's bins: [a, b), the last one too
+        binning = Binning(edges, right=False, clip=bool(clip))
     else:
-        binning = Binning(edges, bool(right), bool(include_lowest), bool(clip))
+        binning = Binning(edges, right is None or bool(right), bool(include_lowest), bool(clip))
     breaks = list(edges) if breaks is None else breaks
     intervals = pd.IntervalIndex.from_breaks(
         breaks, closed="right" if binning.right else "left", name=col
@@ -115,6 +124,14 @@ def plan_histogram(
     grouped = DPGroupBy(target, col, intervals, binning=binning)
     post = count_post(options)
     planned = grouped.plan_counts("histogram", ci=ci, post=post, **options)
+    if labels is not None:  # indexed like df.set_index(col).resample(freq).size()
+        named = labels.rename(col)
+
+        def labelled(counts: Any) -> Any:
+            counts.index = named
+            return counts
+
+        planned = planned.then(labelled)
     if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
 
         def unnamed(counts: Any) -> Any:

@@ -18,6 +18,7 @@ from pandas_dp.api.caps import Caps
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.by_series import renamed
 from pandas_dp.api.queries.ungrouped import (
+    COUNT_ROW,
     DESCRIBE_PERCENTILES,
     parse_quantiles,
     row_major,
@@ -213,7 +214,8 @@ class GroupedStatistics:
         Values are compared in canonical form (``1``, ``1.0`` and ``True`` are one value).
         One row adds at most one distinct value to one group: sensitivity 1 for the whole
         vector (a privacy unit's contribution bound under a unit), as for counts; discrete
-        Laplace noise of scale ``1/ε``. Budget cost: ``epsilon``. Not available on Dask.
+        Laplace noise of scale ``1/ε``. Counts are clamped at 0 (free post-processing).
+        Budget cost: ``epsilon``. Not available on Dask.
         """
         if dropna is not True:
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
@@ -238,7 +240,8 @@ class GroupedStatistics:
         -----
         ε is split among all measurements (per column a count of non-missing values, a
         centred sum, a sum of squares and one quantile per percentile) for the least relative
-        error; percentiles are sorted per group (free). Budget cost: ``epsilon``.
+        error; percentiles are sorted per group and counts clamped at 0 (free). Budget cost:
+        ``epsilon``.
         """
         columns, series = self._columns(column, "describe")
         levels, _ = parse_quantiles(list(percentiles))
@@ -248,8 +251,9 @@ class GroupedStatistics:
             stats += [Count((c, "count"), c), Mean((c, "mean"), c), Std((c, "std"), c)]
             stats += [Quantile((c, lab), c, p) for lab, p in zip(labels[3:], levels, strict=True)]
         planned = self._plan(
-            stats, "frame", "groupby.describe", epsilon=epsilon, bounds=bounds, cells=cells
-        )
+            stats, "frame", "groupby.describe", epsilon=epsilon, bounds=bounds, cells=cells,
+            post=COUNT_ROW,
+        )  # fmt: skip
 
         def table(result: pd.DataFrame) -> pd.DataFrame:
             for c in columns:

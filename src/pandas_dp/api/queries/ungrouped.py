@@ -22,6 +22,7 @@ from pandas_dp.api.release import PlannedRelease, plan, resolve, validate
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.finish import Shape, scalar, suffixed
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
+from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.budget import exact
 from pandas_dp.engines.temporal import nanoseconds
@@ -106,6 +107,8 @@ def plan_columns(
                 f"{how}{suffix}": [scalar(row[suffixed(c, suffix)]) for c in columns]
                 for suffix in ("", "_lower", "_upper")
             }
+            if all(is_integer_dtype(table[c].dtype) for c in columns):  # dtypes: public
+                parts[how] = [table[c].iloc[0] for c in columns]  # counts stay int64
             return pd.DataFrame(parts, index=index)
         if one and all(is_integer_dtype(table[c].dtype) for c in columns):
             # Integer results (sums of integer columns, distinct counts) stay int64, as pandas
@@ -275,6 +278,9 @@ def plan_spread(
 
 
 DESCRIBE_PERCENTILES = (0.25, 0.5, 0.75)
+#: describe's ``count`` row: the noisy count clamped at 0 (free post-processing), a whole
+#: number that is never negative, as pandas' count of values.
+COUNT_ROW = PostProcess(nonnegative=True)
 
 
 def plan_describe(
@@ -312,7 +318,10 @@ def plan_describe(
         stats += [
             Quantile((column, label), column, p) for label, p in zip(rows[3:], levels, strict=True)
         ]
-    planned = plan_many(frame, stats, query="describe", bounds=bounds, epsilon=epsilon, cells=cells)
+    planned = plan_many(
+        frame, stats, query="describe", bounds=bounds, epsilon=epsilon, cells=cells,
+        post=COUNT_ROW,
+    )  # fmt: skip
     columns = list(bounds)
 
     def table(result: pd.DataFrame) -> pd.DataFrame:

@@ -73,7 +73,7 @@ class GridArgs(TypedDict, total=False):
     epsilon: Required[Real]
     bounds: Bounds
     cells: int | None
-    #: Grouped: spend a share of ε on each group's count and give NaN below it.
+    #: Spend a share of ε on the (each group's) count and give NaN below it.
     min_count: Real | None
 
 

@@ -153,8 +153,9 @@ def validate(
             relative_error, confidence, [s for s in stats if s.reads_values], kinds
         ),
         weights=parsed_weights,
-        count_quantiles=min_count is not None and grouping is not None and post.min_count > 0,
+        count_quantiles=min_count is not None and post.min_count > 0,
         integral_columns=_integral_columns(target, parsed_bounds, fills),
+        integer_columns=_integral_columns(target, parsed_bounds, {}),
         kinds={column: kind for column, kind in kinds.items() if kind.temporal},
     )  # fmt: skip
 

@@ -134,7 +134,7 @@ def plan(
     finish = shape(outputs, request) if callable(shape) else finisher(outputs, shape, request)
     return PlannedRelease(
         target, parts, outputs, release, finish, request.grouping, request.caps.bounding,
-        selection, derive, request.confidence,
+        selection, derive, request.confidence, post=request.post,
     )  # fmt: skip
 
 
@@ -168,11 +168,11 @@ def _calibrate(
         if key.side == 0:
             return quantile_part(
                 column, bounds, key.q, epsilon, label=label, contribution=contribution,
-                cells=request.cells,
+                cells=request.grid_cells(column),
             )  # fmt: skip
         assert request.confidence is not None
         beta = (1.0 - request.confidence) / 2  # each end holds with probability 1 - α/2
-        grid = CellCounts(column, bounds[0], bounds[1], request.cells)
+        grid = CellCounts(column, bounds[0], bounds[1], request.grid_cells(column))
         return endpoint_part(grid, key.q, epsilon, key.side, beta, label, contribution)
     fill = request.fill[column]
     if key.kind == "squares":

@@ -14,7 +14,10 @@ the budget is discarded unseen.
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
 import warnings
+from types import FrameType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -63,19 +66,51 @@ def run(planned: PlannedRelease[T]) -> T:
         )
     session.charge(release, result)  # on disk first when the session has a ledger file
     if dominated:  # from the released values only, and after the charge
-        warnings.warn(NoiseDominatedWarning(dominated), stacklevel=3)
+        warnings.warn(NoiseDominatedWarning(dominated), stacklevel=_caller_level())
     return result
 
 
-def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, Any]) -> str:
-    """How many released counts and sums are below their noise's 95% half-width, in words.
+#: The package's directory: frames in it are not the caller's.
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
-    Post-processing of the noisy values (empty when none is); means and spreads are left
-    out (their error depends on the count, and a near-empty group's is NaN anyway).
+
+def _caller_level() -> int:
+    """The ``stacklevel`` that points a warning raised in :func:`run` at the user's line.
+
+    The first frame outside pandas-dp, however many of its own calls lead to the release
+    (an accessor, a group-by, a release file); 3 when there is none.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level if frame is not None else 3
+
+
+def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, Any]) -> str:
+    """How many released values are dominated by their noise, in words (empty: none).
+
+    Post-processing of the noisy values and public parameters only. Counts and sums: below
+    their noise's 95% half-width. Means, spreads and quantiles: by their own rule
+    (:meth:`~pandas_dp.api.statistics.base.Statistic.dominated`), leaving out values
+    already NaN (a noisy count below ``min_count``).
     """
     small, total, widths = 0, 0, []
+    loose, shown, kinds = 0, 0, []
+    post = planned.post or PostProcess()
     for out in planned.outputs:
-        if out.stat.how not in ("count", "sum") or not out.stat.per_group:
+        if not out.stat.per_group:
+            continue
+        if out.stat.how not in ("count", "sum"):
+            flags = out.stat.dominated(out.inputs(noisy))
+            if flags is None:
+                continue
+            values = np.asarray(out.stat.value(out.inputs(noisy), post), dtype=np.float64)
+            flags = np.asarray(flags, dtype=bool) & ~np.isnan(values)
+            loose += int(np.count_nonzero(flags))
+            shown += int(np.count_nonzero(~np.isnan(values)))
+            if flags.any() and out.stat.how not in kinds:
+                kinds.append(out.stat.how)
             continue
         inputs = out.inputs(noisy)
         values = np.abs(np.asarray(out.stat.value(inputs, PostProcess()), dtype=np.float64))
@@ -83,13 +118,25 @@ def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, A
         small += int(np.count_nonzero(values < width))
         total += values.size
         widths.append(width)
-    if not small:
+    found = []
+    if small:
+        found.append(
+            f"{small} of {total} released counts and sums of {planned.release.query} are "
+            f"smaller than their noise's 95% half-width (up to {max(widths):.3g}): they are "
+            "mostly noise."
+        )
+    if loose:
+        found.append(
+            f"{loose} of {shown} released {'/'.join(kinds)} values of "
+            f"{planned.release.query} are dominated by their error (a 95% interval over half "
+            "the range they can take, or a noisy count too small for them): they are mostly "
+            "noise."
+        )
+    if not found:
         return ""
-    return (
-        f"{small} of {total} released counts and sums of {planned.release.query} are smaller "
-        f"than their noise's 95% half-width (up to {max(widths):.3g}): they are mostly noise. "
-        "Read them with their intervals (ci=0.95), release fewer or coarser groups, or spend "
-        "more ε; silence this with warnings.filterwarnings('ignore', "
+    return " ".join(found) + (
+        " Read them with their intervals (ci=0.95), release fewer or coarser groups, or "
+        "spend more ε; silence this with warnings.filterwarnings('ignore', "
         "category=pandas_dp.NoiseDominatedWarning)"
     )
 

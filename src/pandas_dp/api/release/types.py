@@ -23,7 +23,7 @@ from pandas_dp.api.measurement.weighted import Weights
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.engines import Engine, Grouping
 from pandas_dp.engines.plan import Aggregate
-from pandas_dp.mechanisms.quantile import DEFAULT_CELLS
+from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
 
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
@@ -76,14 +76,25 @@ class Request:
     selection: Literal["threshold", "optimal"] = "threshold"
     #: Add ``<name>_rel_error`` (interval half-width over the value) after each interval.
     relative_error: bool = False
-    #: Grouped quantiles measure their groups' counts (``min_count`` given): NaN where empty.
+    #: Quantiles measure their (groups') counts (``min_count`` given): NaN where empty.
     count_quantiles: bool = False
     #: Integer columns with integer bounds (and fill): their sums are released as integers.
     integral_columns: frozenset[Hashable] = frozenset()
+    #: Integer columns with integer bounds (whatever the fill): quantiles on the integers.
+    integer_columns: frozenset[Hashable] = frozenset()
     #: Row weights (``weights=``): every count, sum and mean of the release is weighted.
     weights: Weights | None = None
     #: The datetime and timedelta columns read (others are numbers), for finishing.
     kinds: dict[Hashable, ValueKind] = field(default_factory=dict)
+
+    def grid_cells(self, column: Hashable) -> int:
+        """The cells of ``column``'s quantile grid (see :func:`grid_cells`).
+
+        The integers between the bounds of an integer column when they are at most
+        ``cells`` apart, else ``cells`` equal cells.
+        """
+        lower, upper = self.bounds[column]
+        return grid_cells(lower, upper, self.cells, column in self.integer_columns)
 
     def priority(self, name: Hashable) -> float:
         """The user's weight for statistic ``name`` in the split of ε (1 by default)."""
@@ -149,6 +160,8 @@ class PlannedRelease(Generic[T]):
         The confidence of the release's intervals (a preview's, 0.95 by default).
     preview_only : str
         Why these options can be previewed but not released (empty: they can be).
+    post : PostProcess or None
+        The release's post-processing (``min_count``), for the noise-dominated rules.
     """
 
     target: Target
@@ -162,6 +175,7 @@ class PlannedRelease(Generic[T]):
     derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None
     confidence: float | None = None
     preview_only: str = ""
+    post: PostProcess | None = None
 
     def then(self, step: Callable[[T], U]) -> PlannedRelease[U]:
         """The same release, its result passed through ``step`` (free post-processing)."""

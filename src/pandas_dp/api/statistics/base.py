@@ -27,6 +27,12 @@ if TYPE_CHECKING:
 
 F64 = np.ndarray
 
+#: A ratio, spread or quantile is dominated by its error when its 95% interval (from noisy
+#: values and public parameters) covers at least this share of the range it can take.
+DOMINATED_SHARE = 0.5
+#: The level of the intervals and half-widths the NoiseDominatedWarning rules read.
+DOMINATED_ALPHA = 0.05
+
 
 class Context(Protocol):
     """What a statistic may ask about public inputs when choosing its measurements."""
@@ -49,7 +55,7 @@ class Context(Protocol):
 
     @property
     def count_quantiles(self) -> bool:
-        """Whether grouped quantiles measure their groups' counts (``min_count`` given)."""
+        """Whether quantiles measure their (groups') counts (``min_count`` given)."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +136,16 @@ class Statistic(ABC):
     def preview_error(self, inputs: Inputs, alpha: float) -> float:
         """The error a preview reports (NaN where it depends on private values)."""
         return math.nan
+
+    def dominated(self, inputs: Inputs) -> F64 | None:
+        """Where the released value is dominated by its error (one flag per group).
+
+        Decided from the noisy values in ``inputs`` and public parameters only (bounds, ε,
+        the grid): post-processing, so it may decide a
+        :class:`~pandas_dp.errors.NoiseDominatedWarning`. None: the statistic has no rule
+        (counts and sums have theirs in the runner).
+        """
+        return None
 
     def error_weights(
         self, keys: tuple[MeasurementKey, ...], context: Context

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import ClassVar, Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+import numpy as np
 
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.statistics.base import Context
+from pandas_dp.api.statistics.base import F64, Context, Inputs
 from pandas_dp.api.statistics.moments import Count
+
+if TYPE_CHECKING:
+    from pandas_dp.api.statistics.postprocess import PostProcess
 
 
 @dataclass(frozen=True)
@@ -37,3 +42,12 @@ class NUnique(Count):
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One count of distinct values."""
         return (MeasurementKey("distinct", self.column),)
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The noisy count, clamped at 0: a number of distinct values is never negative.
+
+        Free post-processing of the released integer, total for every value (no raise, no
+        warning); the interval (:meth:`Count.interval`) is clamped at 0 alike.
+        """
+        counts = np.asarray(inputs.noisy[0], dtype=np.int64)
+        return replace(post, nonnegative=True).apply(counts)

@@ -10,7 +10,14 @@ import numpy as np
 
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import Part
-from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.api.statistics.base import (
+    DOMINATED_ALPHA,
+    DOMINATED_SHARE,
+    F64,
+    Context,
+    Inputs,
+    Statistic,
+)
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.accuracy import (
     combined_laplace_halfwidth,
@@ -217,6 +224,12 @@ class Mean(Statistic):
         )  # fmt: skip
         return centre + lower, centre + upper
 
+    def dominated(self, inputs: Inputs) -> F64:
+        """A noisy count below its 95% half-width, or a 95% interval over half the bounds."""
+        assert inputs.bounds is not None
+        interval = self.interval(inputs, DOMINATED_ALPHA)
+        return _dominated(inputs, 1, interval, inputs.bounds[1] - inputs.bounds[0])
+
     def error_weights(
         self, keys: tuple[MeasurementKey, ...], context: Context
     ) -> dict[MeasurementKey, float]:
@@ -280,6 +293,16 @@ class Var(Statistic):
         """See :meth:`variance_interval`."""
         return self.variance_interval(inputs, alpha)
 
+    def dominated(self, inputs: Inputs) -> F64:
+        """A noisy count below its 95% half-width, or a wide 95% interval of the spread.
+
+        Judged on the standard deviation's scale for all three (variance, standard
+        deviation, standard error: the same measurements): the square roots of the
+        variance's interval ends cover at least half of ``[0, (upper - lower)/2]``.
+        """
+        lower, upper = self.variance_interval(inputs, DOMINATED_ALPHA)
+        return _dominated(inputs, 2, (np.sqrt(lower), np.sqrt(upper)), inputs.reach)
+
     def notes(self) -> tuple[str, ...]:
         """The variance's formula."""
         return (
@@ -322,3 +345,16 @@ class Sem(Var):
         count, width = inputs.counts(2), inputs.halfwidth(2, alpha / 3)
         n_low, n_high = np.maximum(count - width, 1.0), np.maximum(count + width, 1.0)
         return np.sqrt(lower / n_high), np.sqrt(upper / n_low)
+
+
+def _dominated(inputs: Inputs, count: int, interval: tuple[F64, F64], span: float) -> F64:
+    """The rule of means and spreads (post-processing of their noisy measurements).
+
+    Dominated where the noisy count (measurement ``count``) is below its own 95%
+    half-width (it may be an empty group), or where the 95% ``interval`` covers at least
+    :data:`DOMINATED_SHARE` of ``span``, the range the value can take.
+    """
+    counts = inputs.counts(count)
+    lower, upper = interval
+    wide = np.asarray(upper - lower, dtype=np.float64) >= DOMINATED_SHARE * span
+    return np.asarray(wide | (counts < inputs.halfwidth(count, DOMINATED_ALPHA)), dtype=bool)

@@ -10,8 +10,15 @@ import numpy as np
 
 from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import Kind, MeasurementKey
-from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
-from pandas_dp.engines.plan import CellCounts
+from pandas_dp.api.statistics.base import (
+    DOMINATED_ALPHA,
+    DOMINATED_SHARE,
+    F64,
+    Context,
+    Inputs,
+    Statistic,
+)
+from pandas_dp.engines.plan import EdgeRanks
 from pandas_dp.mechanisms.quantile import rank_error
 
 if TYPE_CHECKING:
@@ -33,8 +40,8 @@ class Quantile(Statistic):
         """One choice among the grid's edges; with ``ci``, also its interval's two ends.
 
         Then the column's count, when the release measures it anyway (a mean of the same
-        column) or ``min_count`` asks for it in a group-by: a group whose noisy count is
-        below ``min_count`` gets NaN, as pandas gives for an empty group.
+        column) or ``min_count`` asks for it: a column or group whose noisy count is below
+        ``min_count`` gets NaN, as pandas gives for an empty group.
         """
         keys: tuple[MeasurementKey, ...] = (MeasurementKey("quantile", self.column, self.q),)
         if context.confidence is not None:
@@ -82,10 +89,30 @@ class Quantile(Statistic):
         """The rank error exceeded with probability at most ``alpha``."""
         part = inputs.parts[0]
         assert isinstance(part, SelectPart)
-        assert isinstance(part.measure, CellCounts)
+        assert isinstance(part.measure, EdgeRanks)
         sensitivity = float(part.mechanism.sensitivity)
         epsilon = float(part.measurement.epsilon)
         return rank_error(epsilon, part.measure.cells + 1, alpha, sensitivity)
+
+    def dominated(self, inputs: Inputs) -> F64:
+        """Its interval (``ci``) covers half the bounds, or its measured count is too small.
+
+        Too small: below the count's 95% half-width, or below twice the 95% rank error (the
+        chosen edge may be off by half the values). Without ``ci`` and without a count
+        (``min_count``), only the choice was measured: nothing to decide from.
+        """
+        point = inputs.real(0)
+        flags = np.zeros(point.shape, dtype=bool)
+        if len(inputs.parts) in (3, 4):  # the interval's two ends
+            assert inputs.bounds is not None
+            lower, upper = self.interval(inputs, DOMINATED_ALPHA)
+            flags |= upper - lower >= DOMINATED_SHARE * (inputs.bounds[1] - inputs.bounds[0])
+        if len(inputs.parts) in (2, 4):  # the group's count, last
+            last = len(inputs.parts) - 1
+            counts = inputs.counts(last)
+            flags |= counts < inputs.halfwidth(last, DOMINATED_ALPHA)
+            flags |= counts < 2 * self.preview_error(inputs, DOMINATED_ALPHA)
+        return flags
 
     def notes(self) -> tuple[str, ...]:
         """The mechanism."""
