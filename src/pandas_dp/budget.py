@@ -248,6 +248,16 @@ class RhoBudget:
 AnyBudget = Budget | RhoBudget
 
 
+def epsilon_for_rho(rho: Fraction) -> Fraction:
+    """The largest dyadic ``ε <= sqrt(2ρ)`` to 2**-40 (exact).
+
+    A pure ε-DP measurement of this ε costs at most ``ε²/2 <= ρ`` in zCDP (Bun & Steinke
+    2016, Prop. 1.4).
+    """
+    bits = 40
+    return Fraction(math.isqrt((2 * rho.numerator << (2 * bits)) // rho.denominator), 1 << bits)
+
+
 def zcdp_to_epsilon(rho: float, delta: float) -> float:
     """The smallest ε (up to float rounding, rounded up) such that ρ-zCDP gives (ε, δ)-DP.
 

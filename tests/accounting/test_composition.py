@@ -469,15 +469,16 @@ def test_rho_budget_charges_exact_rho(census: pd.DataFrame, protect_seeded) -> N
     assert session.total == Budget.of_rho(0.5)
     priv.dp.count(epsilon=0.5)  # pure ε-DP costs ε²/2
     assert session.spent.rho == Fraction(1, 8)
-    priv.dp.count(epsilon=0.5, mechanism="gaussian", delta=1e-6)
+    priv.dp.count(epsilon=0.5, mechanism="gaussian")  # priced in ρ too: ε²/2, no δ (issue 24)
     gaussian = session.releases[-1].measurements[0]
     assert gaussian.is_gaussian
     assert gaussian.sensitivity == 1
     assert gaussian.sigma2 is not None
     expected = Fraction(1, 8) + 1 / (2 * gaussian.sigma2)  # Δ²/(2σ²) with the exact σ²
+    assert gaussian.sigma2 == 4  # calibrated from ρ = 0.5²/2 exactly
     assert session.spent.rho == expected
     # A Gaussian sum on a coarser lattice: Δ is the planned sensitivity in noise units.
-    priv.dp.sum("age", bounds=(0, 100), epsilon=0.5, mechanism="gaussian", delta=1e-6)
+    priv.dp.sum("age", bounds=(0, 100), epsilon=0.5, mechanism="gaussian")
     shifted = session.releases[-1].measurements[0]
     assert shifted.sigma2 is not None
     assert shifted.sensitivity > 64
@@ -534,7 +535,9 @@ BUDGETS = [
 @pytest.mark.parametrize("budget", BUDGETS, ids=lambda b: b.get("accounting", "rho"))
 @pytest.mark.parametrize("mechanism", ["laplace", "gaussian"])
 def test_groupby_is_one_event_per_measurement(census, protect_seeded, budget, mechanism):
-    gaussian = {"mechanism": "gaussian", "delta": 1e-7} if mechanism == "gaussian" else {}
+    gaussian: dict = {"mechanism": "gaussian"} if mechanism == "gaussian" else {}
+    if gaussian and "rho" not in budget:  # a ρ session prices Gaussian noise in ρ, no δ
+        gaussian["delta"] = 1e-7
     keys = list(range(20))
     grouped = protect_seeded(census, **budget)
     grouped.dp.groupby("age", keys=keys).count(epsilon=0.1, **gaussian)
@@ -561,12 +564,14 @@ def test_groupby_is_one_event_per_measurement(census, protect_seeded, budget, me
 
 
 def spend_a_mixture(priv: pd.DataFrame) -> None:
+    # A ρ session prices Gaussian noise in ρ (no δ); an (ε, δ) session takes a δ.
+    delta = {} if priv.dp.session.total.is_zcdp else {"delta": 1e-8}
     priv.dp.count(epsilon=0.05)
-    priv.dp.count(epsilon=0.1, mechanism="gaussian", delta=1e-8)
+    priv.dp.count(epsilon=0.1, mechanism="gaussian", **delta)
     priv.dp.sum("income", bounds=(0, 10**5), epsilon=0.05)
-    priv.dp.sum("age", bounds=(0, 100), epsilon=0.1, mechanism="gaussian", delta=1e-8)
+    priv.dp.sum("age", bounds=(0, 100), epsilon=0.1, mechanism="gaussian", **delta)
     priv.dp.mean("age", bounds=(0, 100), epsilon=0.05)
-    priv.dp.groupby("sex", keys=[1, 2]).count(epsilon=0.05, mechanism="gaussian", delta=1e-8)
+    priv.dp.groupby("sex", keys=[1, 2]).count(epsilon=0.05, mechanism="gaussian", **delta)
     for _ in range(10):
         priv.dp.groupby("educ", keys=list(range(1, 17))).count(epsilon=0.01)
 

@@ -213,12 +213,18 @@ def threads() -> Iterator[None]:
         yield
 
 
-def protect(engine: str, protection: str, k: int = BIG_K) -> Any:
+#: Operations on the list column: Dask must keep object columns as objects for them (its
+#: text conversion cannot hold lists; on pandas 2.2 it breaks explode's metadata).
+ON_LISTS = {"explode of a list column"}
+
+
+def protect(engine: str, protection: str, k: int = BIG_K, *, objects: bool = False) -> Any:
     raw: Any = base()
     if engine == "dask":
         if dd is None:
             pytest.skip("dask is not installed (the optional extra pandas-dp[dask])")
-        raw = dd.from_pandas(raw, npartitions=3)
+        with dask.config.set({"dataframe.convert-string": not objects}):
+            raw = dd.from_pandas(raw, npartitions=3)
     unit = {"privacy_unit": "pid", "max_rows_per_unit": k} if protection == "privacy unit" else {}
     return raw.dp.protect(epsilon=100.0, **unit)
 
@@ -264,15 +270,22 @@ def rows_of(derived: Any, engine: str) -> pd.DataFrame:
 CASES = sorted(OUTCOMES)
 
 
+#: Where pandas 2.2 behaves otherwise than the table (which shows pandas 3): it drops the
+#: session on a self-merge (pandas 3 keeps attrs that all inputs share), so the release is
+#: refused, as for any frame without a session.
+PANDAS_2: dict[tuple[str, str, str], str] = {("merge with itself", "pandas", "privacy unit"): X}
+EXPECTED = OUTCOMES | (PANDAS_2 if int(pd.__version__.split(".")[0]) < 3 else {})
+
+
 @pytest.mark.parametrize("case", CASES, ids=[" | ".join(case) for case in CASES])
 def test_each_case_releases_the_pandas_answer_or_refuses_before_any_charge(
     case: tuple[str, str, str], noise: Any, charges_nothing: Any
 ) -> None:
     operation, engine, protection = case
     column = OPERATIONS[operation].column
-    priv = protect(engine, protection)
+    priv = protect(engine, protection, objects=operation in ON_LISTS)
     derived = derive(operation, engine, priv)
-    values = check(OUTCOMES[case], priv, derived, column, noise, charges_nothing)
+    values = check(EXPECTED[case], priv, derived, column, noise, charges_nothing)
     if not values:
         return
     rows = rows_of(derived, engine)
@@ -280,7 +293,7 @@ def test_each_case_releases_the_pandas_answer_or_refuses_before_any_charge(
     assert count == len(rows)  # each derived row once, no more, no fewer
     assert total == pytest.approx(rows[column].astype(float).clip(*BOUNDS).sum(), abs=1e-9)
     if protection == "privacy unit":  # k = 1: one row per person present, whatever repeats
-        tight = protect(engine, protection, k=1)
+        tight = protect(engine, protection, k=1, objects=operation in ON_LISTS)
         tight_rows = derive(operation, engine, tight)
         with noise(tight, value=0):
             capped = tight_rows.dp.count(epsilon=1.0)

@@ -235,10 +235,15 @@ def test_one_adversarial_row_moves_counts_by_at_most_one(
     where: str, added: Any, folders: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     d = base_frame()
-    row = pd.DataFrame(
-        {"k": pd.Series([added], dtype=object), "x": pd.Series([added], dtype=object), "g": ["N"]}
+    # D plus the row, column by column (pandas 2.2's concat warns about an all-missing row):
+    # the same object columns concat gives.
+    d_prime = pd.DataFrame(
+        {
+            "k": pd.Series([*d["k"], added], dtype=object),
+            "x": pd.Series([*d["x"], added], dtype=object),
+            "g": [*d["g"], "N"],
+        }
     )
-    d_prime = pd.concat([d, row], ignore_index=True)
     on_d = release(folders[0], where, d, monkeypatch)
     on_d_prime = release(folders[1], where, d_prime, monkeypatch)
     assert on_d[0] is None

@@ -119,6 +119,8 @@ class Measurement:
         cost = f"ε={float(self.epsilon):.6g}"
         if self.delta:
             cost += f", δ={float(self.delta):.3g}"
+        elif self.is_gaussian:  # priced in zCDP, with no δ
+            cost = f"ρ={float(self.rho):.6g}"
         if self.mechanism not in ("discrete_laplace", "discrete_gaussian"):
             # A selection: weights exp(-score / scale); the score's sensitivity is in the scale.
             return f"{self.label}: {self.mechanism}(scale={float(self.scale):.6g}, {cost})"

@@ -17,7 +17,11 @@ from typing import TypeVar
 _BLOCKS = {
     "epsilon": """\
 epsilon : float
-    Privacy cost of this release, charged once.""",
+    Privacy cost of this release, charged once. In a ρ session, Gaussian noise of this ε
+    costs ``ε²/2``, as Laplace noise does, with no δ.
+rho : float, optional
+    Instead of ``epsilon``, in a zCDP session (``protect(rho=...)`` or
+    ``accounting="zcdp"``): the ρ this release spends, shared by its measurements.""",
     "delta": """\
 delta : float, optional
     The δ this release spends: on the Gaussian noise with ``mechanism="gaussian"``, on
@@ -25,7 +29,7 @@ delta : float, optional
     δ as ``epsilon`` is of its ε.""",
     "mechanism": """\
 mechanism : {"laplace", "gaussian"}, default "laplace"
-    Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0).""",
+    Discrete Laplace (pure ε-DP) or discrete Gaussian noise (needs δ > 0, or a ρ budget).""",
     "ci": """\
 ci : float, optional
     Confidence level, e.g. 0.95: return an :class:`~pandas_dp.Estimate`

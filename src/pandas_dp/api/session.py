@@ -9,6 +9,7 @@ import uuid
 import warnings
 from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -35,7 +36,7 @@ from pandas_dp.schema import SchemaRules
 from pandas_dp.units import PrivacyUnit
 
 LEDGER_COLUMNS = [
-    "sequence", "time", "query", "columns", "epsilon", "delta", "composition", "groups",
+    "sequence", "time", "query", "columns", "epsilon", "delta", "rho", "composition", "groups",
     "mechanism", "noise", "bounds", "note", "tag", "by", "randomness",
 ]  # fmt: skip
 
@@ -209,7 +210,8 @@ class Session:
             f"pandas-dp session {self.id[:8]}: total {self.total}, spent {self.spent}, "
             f"remaining {self.remaining}"
         )
-        shown = ["sequence", "query", "columns", "epsilon", "delta", "groups", "note"]
+        cost = ["rho"] if self.total.is_zcdp else ["epsilon", "delta"]  # the budget's own unit
+        shown = ["sequence", "query", "columns", *cost, "groups", "note"]
         table = self.ledger[shown].to_html(index=False) if self.accountant.entries else ""
         return f"<p><strong>{budget}</strong></p>{table}"
 
@@ -224,6 +226,7 @@ def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:
         "columns": ", ".join(release.columns),
         "epsilon": float(cost.epsilon),
         "delta": float(cost.delta),
+        "rho": float(sum((m.rho for m in release.measurements), Fraction(0))),  # exact zCDP
         "composition": release.composition,
         "groups": release.groups,
         "mechanism": ", ".join(sorted({m.mechanism for m in release.measurements})),

@@ -251,12 +251,39 @@ def plan_gaussian(
 
     # σ/Δ is scale-free for the continuous curve: it decides how coarse the noise lattice is.
     ratio = analytic_sigma(float(epsilon), float(delta), 1.0) * math.sqrt(coordinates)
+    shift, units = _coarser(ratio, sensitivity)
+    sigma = sigma_for(units)
+    return GaussianPlan(DiscreteGaussian(exact_sigma2(sigma)), shift, units, coordinates)
+
+
+def plan_gaussian_rho(sensitivity: int, coordinates: int, rho: Fraction) -> GaussianPlan:
+    """Calibrate discrete Gaussian noise for ``rho``-zCDP, with no δ.
+
+    ``σ² >= coordinates · Δ² / (2ρ)`` exactly (Canonne, Kamath & Steinke 2020, Thm. 14: the
+    discrete Gaussian is ``Δ²/(2σ²)``-zCDP per coordinate), on the same lattice rule as
+    :func:`plan_gaussian`.
+    """
+    if rho <= 0:
+        raise ValueError(f"rho must be positive, got {rho}")
+    shift, units = _coarser(math.sqrt(coordinates / (2 * float(rho))), sensitivity)
+    target = Fraction(coordinates * units * units) / (2 * rho)
+    sigma2 = exact_sigma2(math.sqrt(float(target)))
+    while sigma2 < target:  # float rounding: raise it until it covers the exact target
+        sigma2 = exact_sigma2(math.sqrt(float(sigma2)) * (1 + 2.0**-30))
+    return GaussianPlan(DiscreteGaussian(sigma2), shift, units, coordinates)
+
+
+def _coarser(ratio: float, sensitivity: int) -> tuple[int, int]:
+    """How many powers of two coarser the noise lattice is, and the sensitivity on it.
+
+    ``ratio`` is σ/Δ: noise far wider than :data:`SIGMA_TARGET` units is drawn on a coarser
+    lattice (rounding costs one unit of sensitivity), never coarser than
+    :data:`MIN_SHIFTED_SENSITIVITY` units per change.
+    """
     shift = 0
     while (
         ratio * sensitivity / 2**shift > SIGMA_TARGET
         and sensitivity >> (shift + 1) >= MIN_SHIFTED_SENSITIVITY
     ):
         shift += 1
-    units = sensitivity if shift == 0 else -(-sensitivity // 2**shift) + 1
-    sigma = sigma_for(units)
-    return GaussianPlan(DiscreteGaussian(exact_sigma2(sigma)), shift, units, coordinates)
+    return shift, sensitivity if shift == 0 else -(-sensitivity // 2**shift) + 1

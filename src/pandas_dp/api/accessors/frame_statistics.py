@@ -40,8 +40,9 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
     """``DataFrame.dp`` named aggregation, spreads, quantiles, mode, top-k and ``describe``."""
 
     def agg(
-        self, *, epsilon: Real, bounds: Bounds = None, delta: Real | None = None,
+        self, *, epsilon: Real | None = None, bounds: Bounds = None, delta: Real | None = None,
         mechanism: Mechanism = "laplace", ci: float | None = None, fillna: Fill = None,
+        rho: Real | None = None,
         nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
         min_count: Real | None = None, relative_error: bool = False, weights: Hashable = None,
         weight_bounds: tuple[Real, Real] | None = None, **named: Any,
@@ -70,7 +71,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         """
         return self._execute(plan_many(
             self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
-            delta=delta, mechanism=mechanism, ci=ci, fillna=fillna,
+            delta=delta, mechanism=mechanism, ci=ci, fillna=fillna, rho=rho,
             post=PostProcess.of(nonnegative), accuracy=accuracy, min_count=min_count,
             relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,
         ))  # fmt: skip

@@ -26,7 +26,7 @@ from pandas_dp.accounting.events import (
 from pandas_dp.engines import ClippedSum, Measure, NonNull, Rows
 from pandas_dp.engines.plan import Aggregate, ClippedSquares, Distinct
 from pandas_dp.errors import DPValueError
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian, plan_gaussian_rho
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
 from pandas_dp.mechanisms.quantile import square_units
@@ -44,6 +44,8 @@ class NoiseChoice:
 
     gaussian: bool = False
     delta: Fraction = Fraction(0)  # δ of each Gaussian measurement
+    #: Gaussian noise priced in zCDP: a measurement given ε gets ρ = ε²/2 and no δ.
+    zcdp: bool = False
 
 
 @dataclass(frozen=True)
@@ -128,7 +130,10 @@ def noisy_part(
             label, laplace.name, epsilon, sensitivity, laplace.effective_scale, exponent
         )
         return Part(label, measure, laplace, pure, lattice)
-    plan = plan_gaussian(units * contribution.linf, contribution.l0, epsilon, noise.delta)
+    if noise.zcdp:  # the ρ a pure ε-DP measurement of this ε would cost: ε²/2
+        plan = plan_gaussian_rho(units * contribution.linf, contribution.l0, epsilon**2 / 2)
+    else:
+        plan = plan_gaussian(units * contribution.linf, contribution.l0, epsilon, noise.delta)
     gauss = plan.mechanism
     record = GaussianMeasurement(
         label, gauss.name, epsilon, plan.sensitivity, gauss.scale, exponent + plan.shift,

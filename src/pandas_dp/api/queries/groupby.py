@@ -147,8 +147,9 @@ class DPGroupBy(GroupedCounts):
 
     @shared_doc
     def agg(
-        self, func: Any = None, /, *, epsilon: Real, bounds: Bounds = None,
-        delta: Real | None = None, mechanism: Mechanism = "laplace", ci: float | None = None,
+        self, func: Any = None, /, *, epsilon: Real | None = None, bounds: Bounds = None,
+        delta: Real | None = None, rho: Real | None = None, mechanism: Mechanism = "laplace",
+        ci: float | None = None,
         fillna: Fill = None, nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
         min_count: Real | None = None, relative_error: bool = False,
         weights: Hashable | None = None, weight_bounds: Bound | None = None, **named: Any,
@@ -165,6 +166,8 @@ class DPGroupBy(GroupedCounts):
             ones. Use either ``func`` or named statistics.
         epsilon : float
             Total privacy cost of the call, charged once for all groups.
+        rho : float, optional
+            Instead of ``epsilon`` in a zCDP session: the ρ the call spends.
         bounds : dict, optional
             ``{column: (lower, upper)}`` for every summed or averaged column.
         delta : float, optional
@@ -230,7 +233,7 @@ class DPGroupBy(GroupedCounts):
             stats, series = parse_named(dict(named.items())), False
         result: pd.DataFrame = self._release(
             stats, "series" if series else "frame", "groupby.agg", epsilon=epsilon, delta=delta,
-            mechanism=mechanism,
+            mechanism=mechanism, rho=rho,
             ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
             accuracy=accuracy, min_count=min_count,
             relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,

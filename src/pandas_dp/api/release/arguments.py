@@ -38,9 +38,13 @@ EstimateT = TypeVar("EstimateT")
 
 
 class NoiseArgs(TypedDict, total=False):
-    """The privacy arguments of every release, and its row weights (DataFrame forms)."""
+    """The privacy arguments of every release, and its row weights (DataFrame forms).
 
-    epsilon: Required[Real]
+    ``epsilon``, or ``rho`` in a zCDP session: one of them is required.
+    """
+
+    epsilon: Real
+    rho: Real | None
     delta: Real | None
     mechanism: Mechanism
     weights: Hashable | None

@@ -25,7 +25,7 @@ from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.statistics.weighted import weighted
 from pandas_dp.api.temporal import ValueKind, temporal_statistic
 from pandas_dp.api.validation import check_column, parse_bounds, parse_column_bounds, parse_fill
-from pandas_dp.budget import parse_delta, parse_epsilon
+from pandas_dp.budget import epsilon_for_rho, parse_delta, parse_epsilon
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.accuracy import check_confidence
@@ -66,7 +66,7 @@ def validate(
     target: Target,
     stats: Sequence[Statistic],
     *,
-    epsilon: Any,
+    epsilon: Any = None,
     query: str,
     bounds: Any = None,
     fillna: Any = None,
@@ -85,14 +85,15 @@ def validate(
     relative_error: Any = False,
     weights: Any = None,
     weight_bounds: Any = None,
+    rho: Any = None,
 ) -> Request:
     """Check every public argument of a release before anything else happens.
 
     With ``per_column``, ``bounds`` and ``fillna`` may be ``{column: value}`` mappings;
     otherwise they are the single column's own values.
     """
-    eps = parse_epsilon(epsilon)
     gaussian = parse_mechanism(mechanism)
+    eps, priced_rho = _price(target, query, epsilon, rho, delta, gaussian)
     confidence = parse_confidence(ci)
     post = (post or PostProcess()).with_min_count(min_count)
     if confidence is not None and post.total is not None:
@@ -157,6 +158,7 @@ def validate(
         integral_columns=_integral_columns(target, parsed_bounds, fills),
         integer_columns=_integral_columns(target, parsed_bounds, {}),
         kinds={column: kind for column, kind in kinds.items() if kind.temporal},
+        rho=priced_rho,
     )  # fmt: skip
 
 
@@ -296,3 +298,45 @@ def _per_column(value: Any, stats: Sequence[Statistic], what: str, per_column: b
             f"{what} must be a {{column: value}} dict when several columns are summed: {distinct}"
         )
     return dict.fromkeys(distinct, value)
+
+
+def _price(
+    target: Target, query: str, epsilon: Any, rho: Any, delta: Any, gaussian: bool
+) -> tuple[Fraction, Fraction | None]:
+    """The release's ε, and its ρ when it is priced in zCDP.
+
+    ``rho=`` prices a release in zCDP (a session with a ρ budget, or ``accounting="zcdp"``):
+    its measurements share ρ, each with the ε whose ``ε²/2`` is its share. In a ρ session,
+    Gaussian noise is priced in ρ too: ``epsilon=ε`` costs ``ε²/2``, as Laplace noise of that
+    ε does, and needs no δ.
+    """
+    session = target.session
+    zcdp = session.total.is_zcdp or session.accounting == "zcdp"
+    if rho is not None:
+        if epsilon is not None:
+            raise DPValueError(f"{query}: give epsilon or rho, not both")
+        if not zcdp:
+            raise DPValueError(
+                f"{query}: rho= prices a release in zero-concentrated DP, but this session "
+                f"accounts its budget {session.total} by {session.accounting} composition; "
+                "pass epsilon=..., or protect the frame with rho=... (or accounting='zcdp')"
+            )
+        parsed = parse_epsilon(rho, "rho")
+        if delta is not None:
+            raise DPValueError(f"{query}: a release priced in rho needs no delta; leave it out")
+        return epsilon_for_rho(parsed), parsed
+    if epsilon is None:  # a missing required argument is a TypeError in Python
+        raise DPTypeError(
+            f"{query} needs a budget: epsilon=..."
+            + (" (or rho=... in this zCDP session)" if zcdp else "")
+        )
+    eps = parse_epsilon(epsilon)
+    if gaussian and session.total.is_zcdp:
+        if delta is not None:
+            raise DPValueError(
+                f"{query}: this session's budget is in rho, so Gaussian noise is priced in "
+                "rho (epsilon=e costs e²/2, as Laplace noise does) and needs no delta; leave "
+                "delta out, or pass rho=... instead of epsilon"
+            )
+        return eps, eps * eps / 2
+    return eps, None

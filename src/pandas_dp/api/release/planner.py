@@ -117,7 +117,7 @@ def plan(
             parts[key] = calibrated[key]
             continue
         parts[key] = _calibrate(
-            key, request, request.epsilon * share, noise, parts, target.session.total
+            key, request, request.budget_of(share), noise, parts, target.session.total
         )
     parts = {key: parts[key] for key in needs}  # back to the planned order
     selection, selection_note = select_keys(target, request, parts)
@@ -199,6 +199,8 @@ def _noise(target: Target, request: Request, shares: tuple[Fraction, ...]) -> No
             "mechanism='gaussian'"
         )
     total = target.session.total
+    if request.rho is not None:  # priced in zCDP: no δ
+        return NoiseChoice(gaussian=True, zcdp=True)
     delta = request.delta
     if delta is None:
         if total.delta == 0:

@@ -21,6 +21,7 @@ from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.weighted import Weights
 from pandas_dp.api.statistics import Inputs, Statistic
+from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines import Engine, Grouping
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
@@ -86,6 +87,16 @@ class Request:
     weights: Weights | None = None
     #: The datetime and timedelta columns read (others are numbers), for finishing.
     kinds: dict[Hashable, ValueKind] = field(default_factory=dict)
+    #: A release priced in zCDP (``rho=``, or Gaussian noise in a ρ session): its ρ, split
+    #: among the measurements in proportion to their shares (each gets the ε whose ε²/2 is
+    #: its ρ); :attr:`epsilon` is then ``sqrt(2ρ)``, for the ledger.
+    rho: Fraction | None = None
+
+    def budget_of(self, share: Fraction) -> Fraction:
+        """The ε of a measurement with this share of the release."""
+        if self.rho is None:
+            return self.epsilon * share
+        return epsilon_for_rho(self.rho * share)
 
     def grid_cells(self, column: Hashable) -> int:
         """The cells of ``column``'s quantile grid (see :func:`grid_cells`).
