@@ -127,7 +127,8 @@ class Accountant:
         return (
             f"{release.query} needs {_fmt(release.cost)} but only "
             f"{_fmt(self.total - before)} of the session's {_fmt(self.total)} budget remains "
-            f"({count} releases so far, {self.composition.name} composition). "
+            f"({count} release{'' if count == 1 else 's'} so far, "
+            f"{self.composition.name} composition). "
             "Nothing was charged. Use a smaller epsilon, or ask the data owner for a budget."
         )
 

@@ -13,12 +13,15 @@ Exit codes:
 3     refused for privacy: over budget, a ledger that was edited or whose budget
       differs, data that is not protected. Nothing was charged.
 4     a missing optional dependency (the message gives the ``pip install`` line)
+141   standard output was closed early (``pandas-dp ledger ... | head``): the rest of
+      the output is dropped quietly, as a shell tool killed by SIGPIPE would
 ====  ==========================================================================
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
@@ -34,6 +37,8 @@ from pandas_dp.errors import (
 )
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_REFUSED, EXIT_MISSING_EXTRA = 0, 1, 2, 3, 4
+#: 128 + SIGPIPE: what a shell reports for a tool whose reader (``head``) went away.
+EXIT_BROKEN_PIPE = 141
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,6 +61,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         code: int = args.run(args)
+        sys.stdout.flush()  # a closed pipe shows here, not at interpreter exit
+    except BrokenPipeError:
+        # The reader closed stdout (``| head``): drop the rest quietly. Point stdout at
+        # devnull so that Python's flush at exit cannot fail again with a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+        return EXIT_BROKEN_PIPE
     except SpecError as error:
         print(f"pandas-dp: invalid spec: {error}", file=sys.stderr)
         return EXIT_USAGE

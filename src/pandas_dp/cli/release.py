@@ -21,6 +21,11 @@ _PLAN_COLUMNS = ["query", "status", "statistic", "how", "mechanism", "scale", "e
                  "error", "error_in"]  # fmt: skip
 
 
+def utc_time(stamp: str) -> str:
+    """A ledger entry's ISO time as ``2026-11-24 20:42 UTC``."""
+    return f"{stamp[:16].replace('T', ' ')} UTC"
+
+
 def _show(frame: pd.DataFrame) -> None:
     with pd.option_context("display.width", 160, "display.max_colwidth", 70,
                            "display.float_format", "{:,.6g}".format):  # fmt: skip
@@ -34,7 +39,13 @@ def run_plan(args: argparse.Namespace) -> int:
     plan = plan_release(spec, ledger)
     print(f"{spec.title}: {plural(len(spec.queries), 'query')} from {spec.data_path}")
     print(f"budget {plan.total} ({plan.accounting} accounting); spent so far {plan.spent}\n")
-    _show(plan.table()[_PLAN_COLUMNS])
+    table = plan.table()
+    when = {p.query.name: p.entry.time for p in plan.queries if p.entry is not None}
+    table["status"] = [  # a released query shows when it was charged (the ledger's time)
+        f"released {utc_time(when[name])}" if name in when else status
+        for name, status in zip(table["query"], table["status"], strict=True)
+    ]
+    _show(table[_PLAN_COLUMNS])
     print(
         f"\nerror: half-width of a {spec.confidence:.0%} interval in the column's units "
         "(ranks for quantiles). A mean's error depends on its count: set expected_rows in "
@@ -131,7 +142,10 @@ def run_ledger(args: argparse.Namespace) -> int:
         return 0
     print(f"ledger {ledger.path} (id {ledger.ledger_id}): chain of hashes verified")
     print(f"budget {ledger.total} under {ledger.accounting} accounting")
-    print(f"spent {accountant.spent}; remaining {accountant.remaining}; {len(entries)} releases\n")
+    print(
+        f"spent {accountant.spent}; remaining {accountant.remaining}; "
+        f"{plural(len(entries), 'release')}\n"
+    )
     if entries:
         _show(_entry_rows(entries))
     if args.outputs:

@@ -95,7 +95,8 @@ def aggs_of(problems: Problems, where: str, value: Any) -> dict[str, tuple[str |
         elif how not in STATISTICS:
             problems.add(at, f"unknown statistic {how!r}; choose from {list(STATISTICS)}")
         elif column is None and how != "count":
-            problems.add(at, f'{how!r} needs a column: ["income", "{how}"]')
+            rows = ' (or "count" alone, which counts rows)' if how == "size" else ""
+            problems.add(at, f'{how!r} needs a column of the data: ["<column>", "{how}"]{rows}')
         else:
             aggs[str(name)] = (column, how)
     return aggs

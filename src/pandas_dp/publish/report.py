@@ -67,13 +67,18 @@ def _fmt(value: Any) -> str:
 
 
 def _html_table(frame: pd.DataFrame, text: tuple[str, ...] = ()) -> str:
-    """A plain HTML table; columns in ``text`` (and non-numeric ones) align left."""
+    """A plain HTML table; columns in ``text`` (and non-numeric ones) align left.
+
+    Integer columns in ``text`` are keys (years, codes): written as they are, ``2004`` and
+    not ``2,004``; values keep their thousands separators.
+    """
     left = {c for c in frame.columns if c in text or not pd.api.types.is_numeric_dtype(frame[c])}
+    codes = {c for c in frame.columns if c in text and pd.api.types.is_integer_dtype(frame[c])}
     head = "".join(f'<th class="{"text" if c in left else ""}">{_esc(c)}</th>' for c in frame)
     rows = []
     for values in frame.itertuples(index=False):
         cells = "".join(
-            f'<td class="{"text" if c in left else ""}">{_fmt(v)}</td>'
+            f'<td class="{"text" if c in left else ""}">{_esc(v) if c in codes else _fmt(v)}</td>'
             for c, v in zip(frame.columns, values, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")

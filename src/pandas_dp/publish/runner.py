@@ -247,11 +247,27 @@ def _admit(
     try:
         accountant.check_all([r for r in pending if r is not None])
     except BudgetExceededError as error:
-        refusal = str(error)
+        refusal = _over_budget([r for r in pending if r is not None], accountant, str(error))
     return ReleasePlan(
         spec, tuple(planned), accountant.total, accountant.spent,
         accountant.composition.name, refusal,
     )  # fmt: skip
+
+
+def _over_budget(pending: list[Any], accountant: Accountant, reason: str) -> str:
+    """The refusal, led by the planned total against the budget (in the session's unit)."""
+    composition = accountant.composition
+    planned, after = composition.start(), composition.start()
+    for entry in accountant.entries:
+        after = composition.add(after, entry.release)
+    for release in pending:
+        planned, after = composition.add(planned, release), composition.add(after, release)
+    spent = f" ({composition.guarantee(after)} with the {accountant.spent} already spent)"
+    return (
+        f"the planned releases do not fit: together they need {composition.guarantee(planned)}"
+        f"{spent if accountant.entries else ''} against the budget of {accountant.total}; "
+        + reason.removeprefix("the planned releases do not fit: ")
+    )
 
 
 def plan_release(spec: ReleaseSpec, ledger: str | os.PathLike[str] | None = None) -> ReleasePlan:

@@ -16,6 +16,7 @@ from pandas_dp.api.queries.ungrouped import plan_one, plan_spread
 from pandas_dp.api.release import PlannedRelease, run
 from pandas_dp.api.release.arguments import (
     EstimateT,
+    KeywordChecked,
     NoiseArgs,
     NumberT,
     PlanningArgs,
@@ -23,7 +24,7 @@ from pandas_dp.api.release.arguments import (
 from pandas_dp.api.session import Session
 
 
-class BaseDPAccessor(Generic[NumberT, EstimateT]):
+class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
     """What ``df.dp`` and ``s.dp`` share: the session, counts, previews and planning.
 
     Generic in what scalar releases return: ``NumberT`` without ``ci`` and ``EstimateT``

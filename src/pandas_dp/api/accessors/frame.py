@@ -173,7 +173,8 @@ class FrameReleases(
 
     def histogram(
         self, column: Hashable, bins: Any = None, *, range: Any = None,
-        freq: str | None = None, ci: float | None = None, **options: Unpack[CountArgs],
+        freq: str | None = None, right: bool | None = None, include_lowest: bool = False,
+        clip: bool = False, ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
         """Release noisy counts of ``column`` in public bins; see ``Series.dp.histogram``.
 
@@ -183,8 +184,11 @@ class FrameReleases(
         sensitivity ``W = upper`` for the whole vector (one row is in one bin).
         """
         return self._execute(
-            plan_histogram(self._obj, bins, column=column, range=range, freq=freq, ci=ci, **options)
-        )
+            plan_histogram(
+                self._obj, bins, column=column, range=range, freq=freq, right=right,
+                include_lowest=include_lowest, clip=clip, ci=ci, **options,
+            )
+        )  # fmt: skip
 
     @overload
     def sum(

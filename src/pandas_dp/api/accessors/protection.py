@@ -7,10 +7,10 @@ from typing import Unpack
 import pandas as pd
 
 from pandas_dp.api.protect import protect
-from pandas_dp.api.release.arguments import FrameProtectArgs, Real
+from pandas_dp.api.release.arguments import FrameProtectArgs, KeywordChecked, Real
 
 
-class FrameProtection:
+class FrameProtection(KeywordChecked):
     """``DataFrame.dp.protect``."""
 
     _obj: pd.DataFrame

@@ -21,6 +21,7 @@ from pandas_dp.api.release.arguments import (
     RatioArgs,
     Real,
     ValueArgs,
+    passes_on,
 )
 
 
@@ -191,6 +192,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
 class SeriesDPAccessor(SeriesReleases[float, Estimate]):
     """Differentially private releases from a protected Series (``s.dp``), pandas or Dask."""
 
+    @passes_on("privacy_unit", "max_rows_per_unit", "schema", "validate")
     def protect(
         self, epsilon: Real | None = None, delta: Real = 0, **options: Unpack[ProtectArgs]
     ) -> pd.Series:

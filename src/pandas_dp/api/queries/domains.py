@@ -77,7 +77,13 @@ def parse_domains(
     indexes: list[pd.Index] = []
     sources: list[str] = []
     for column in columns:
-        check_column(target.engine, target.data, column, numeric=column in bins)
+        check_column(
+            target.engine,
+            target.data,
+            column,
+            numeric=column in bins,
+            known=target.session.columns,
+        )
         if column in keys and column in bins:
             raise DPValueError(f"give {column!r} either keys or bins, not both")
         if column in bins:

@@ -14,6 +14,7 @@ from pandas_dp.api.measurement.parts import NoiseChoice, Part, count_part, sum_p
 from pandas_dp.api.release import PlannedOutput, resolve
 from pandas_dp.api.release.preview import mean_error_bound
 from pandas_dp.api.statistics import Mean
+from pandas_dp.api.statistics.parsing import closest_statistic
 from pandas_dp.api.validation import parse_bounds
 from pandas_dp.budget import parse_delta
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -82,7 +83,9 @@ def epsilon_for(
                 )
 
     else:
-        raise DPValueError(f"statistic must be 'count', 'sum' or 'mean', got {statistic!r}")
+        close = closest_statistic(statistic) if isinstance(statistic, str) else None
+        hint = f"; did you mean {close!r}?" if close in ("count", "sum", "mean") else ""
+        raise DPValueError(f"statistic must be 'count', 'sum' or 'mean', got {statistic!r}{hint}")
     try:
         return smallest_epsilon(error_at, float(error))
     except ValueError as error_out_of_reach:  # even ε = 1e6 leaves more error than asked

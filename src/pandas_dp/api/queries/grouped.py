@@ -25,7 +25,13 @@ from pandas_dp.api.queries.ungrouped import (
     rows_in_level_order,
 )
 from pandas_dp.api.release import PlannedRelease, Target, plan, validate
-from pandas_dp.api.release.arguments import GridArgs, NoiseArgs, RatioArgs, Real
+from pandas_dp.api.release.arguments import (
+    GridArgs,
+    KeywordChecked,
+    NoiseArgs,
+    RatioArgs,
+    Real,
+)
 from pandas_dp.api.release.finish import Shape, suffixed
 from pandas_dp.api.statistics import (
     Count,
@@ -42,7 +48,7 @@ from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
-class GroupedStatistics:
+class GroupedStatistics(KeywordChecked):
     """Column selection and per-column statistics of a group-by (see :class:`DPGroupBy`)."""
 
     by: tuple[Hashable, ...]

@@ -24,7 +24,7 @@ from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
-from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.arguments import KeywordChecked, Real
 from pandas_dp.api.release.options import parse_confidence
 from pandas_dp.api.release.types import PlannedOutput
 from pandas_dp.api.statistics import LevelCount
@@ -37,7 +37,7 @@ from pandas_dp.mechanisms.consistency import consistent_counts
 OUTPUTS = ("table", "leaves", "levels")
 
 
-class DPHierarchy:
+class DPHierarchy(KeywordChecked):
     """A public hierarchy of keys over columns of a protected frame.
 
     Created by :meth:`DataFrameDPAccessor.hierarchy`; it holds only public parameters (the

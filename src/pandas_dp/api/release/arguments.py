@@ -5,18 +5,35 @@ Every release method takes the same privacy arguments (``epsilon``, ``delta``,
 ``fillna``). They are declared here as ``TypedDict`` classes and spelled
 ``**options: Unpack[ValueArgs]`` in the accessors, so a type checker and an IDE see every
 keyword with its type, and adding an argument is one line here instead of one per method.
-:mod:`~pandas_dp.api.release.options` checks their values at run time.
+:mod:`~pandas_dp.api.release.options` checks their values at run time; the names are
+checked first, by :class:`KeywordChecked`: a misspelt keyword is refused with the closest
+name and the public method's name, before anything is read or charged.
 """
 
 from __future__ import annotations
 
+import difflib
+import functools
+import inspect
 import os
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from decimal import Decimal
 from fractions import Fraction
-from typing import Literal, Required, TypeAlias, TypedDict, TypeVar
+from typing import (
+    Any,
+    Literal,
+    Required,
+    TypeAlias,
+    TypedDict,
+    TypeVar,
+    Unpack,
+    get_args,
+    get_origin,
+)
 
 import numpy as np
+
+from pandas_dp.errors import DPTypeError
 
 #: A real number as a user may type it (bools are refused at run time).
 Real: TypeAlias = int | float | Fraction | Decimal | np.integer | np.floating
@@ -109,3 +126,133 @@ class PlanningArgs(TypedDict, total=False):
     mean: float | None
     mechanism: Mechanism
     delta: Real | None
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_NO_CHECK = object()  # the signature cannot be read: Python's own checks apply
+
+
+def unexpected_keyword(public: str, name: object, allowed: Collection[str]) -> str:
+    """``"count() got an unexpected keyword argument 'epsilion'; did you mean 'epsilon'?"``."""
+    close = difflib.get_close_matches(str(name), sorted(allowed), n=1)
+    hint = (
+        f"; did you mean {close[0]!r}?" if close
+        else f"; it takes {', '.join(sorted(allowed))}" if allowed else ""
+    )  # fmt: skip
+    return f"{public}() got an unexpected keyword argument {name!r}{hint}"
+
+
+def check_keywords(public: str, given: Collection[str], allowed: Collection[str]) -> None:
+    """Refuse a keyword ``public()`` does not take (a :class:`DPTypeError` with a suggestion)."""
+    for name in given:
+        if name not in allowed:
+            raise DPTypeError(unexpected_keyword(public, name, allowed))
+
+
+def check_named(public: str, named: Mapping[str, object], allowed: Collection[str]) -> None:
+    """Refuse a keyword of ``agg`` that is a misspelt option rather than a named statistic.
+
+    A named statistic is ``name="count"`` or ``name=(column, statistic)``; a dict
+    (``bound={"x": (0, 1)}``), or a value of another form under a name close to an option
+    (``epsilion=0.1``, ``bonds=(0, 1)``), is a misspelt option.
+    """
+    for name, value in named.items():
+        close = difflib.get_close_matches(name, sorted(allowed), n=1)
+        if isinstance(value, Mapping) or (close and not _statistic_like(value)):
+            raise DPTypeError(
+                unexpected_keyword(public, name, allowed)
+                + " (a named statistic is name=(column, statistic), or name='count')"
+            )
+
+
+def _statistic_like(value: object) -> bool:
+    """Whether ``value`` has the form of a named statistic: a pair or a ``pd.NamedAgg``."""
+    if hasattr(value, "aggfunc"):
+        return True
+    return isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], str)
+
+
+@functools.cache
+def _keywords(function: Callable[..., Any]) -> tuple[frozenset[str], str] | object:
+    """The keywords ``function`` takes, and what its ``**`` parameter is.
+
+    ``"closed"``: none or a ``TypedDict`` (``**options: Unpack[ValueArgs]``), whose keys
+    are then taken; ``"named"``: named statistics (``**named``); ``"open"``: anything.
+    """
+    try:
+        parameters = list(inspect.signature(function).parameters.values())
+    except (TypeError, ValueError):
+        return _NO_CHECK
+    named_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    names = {p.name for p in parameters if p.kind in named_kinds and p.name != "self"}
+    names |= getattr(function, "__extra_keywords__", frozenset())
+    rest = [p for p in parameters if p.kind is inspect.Parameter.VAR_KEYWORD]
+    if not rest:
+        return frozenset(names), "closed"
+    annotation = rest[0].annotation
+    if isinstance(annotation, str):
+        try:
+            annotation = eval(annotation, function.__globals__)  # the module's own annotation
+        except Exception:
+            annotation = None
+    if get_origin(annotation) is Unpack:
+        (typed,) = get_args(annotation)
+        keys = getattr(typed, "__required_keys__", set()) | getattr(
+            typed, "__optional_keys__", set()
+        )
+        return frozenset(names | set(keys)), "closed"
+    return frozenset(names), "named" if rest[0].name == "named" else "open"
+
+
+def passes_on(*names: str) -> Callable[[F], F]:
+    """Decorator: ``names`` are passed on to a callee that explains why they do not apply.
+
+    ``Series.dp.protect(privacy_unit=...)`` is told that a privacy unit needs a DataFrame,
+    rather than that the keyword does not exist.
+    """
+
+    def mark(function: F) -> F:
+        function.__extra_keywords__ = frozenset(names)  # type: ignore[attr-defined]
+        return function
+
+    return mark
+
+
+def checked_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Wrap a public method so that a misspelt keyword names the method and the closest one."""
+
+    @functools.wraps(function)
+    def checked(*args: Any, **kwargs: Any) -> Any:
+        if kwargs:
+            spec = _keywords(function)
+            if isinstance(spec, tuple):
+                allowed, kind = spec
+                if kind == "closed":
+                    check_keywords(function.__name__, kwargs, allowed)
+                elif kind == "named":
+                    extra = {k: v for k, v in kwargs.items() if k not in allowed}
+                    check_named(function.__name__, extra, allowed)
+        return function(*args, **kwargs)
+
+    checked.__keywords_checked__ = True  # type: ignore[attr-defined]
+    return checked
+
+
+class KeywordChecked:
+    """Mixin: every public method a subclass defines checks its keywords' names.
+
+    ``priv.dp.count(epsilion=0.1)`` then says ``count() got an unexpected keyword argument
+    'epsilion'; did you mean 'epsilon'?`` (a :class:`~pandas_dp.DPTypeError`) instead of an
+    internal function's complaint, and before anything is planned, read or charged.
+    """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name, member in list(vars(cls).items()):
+            if (
+                not name.startswith("_")
+                and inspect.isfunction(member)
+                and not getattr(member, "__keywords_checked__", False)
+            ):
+                setattr(cls, name, checked_keywords(member))

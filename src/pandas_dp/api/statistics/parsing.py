@@ -33,6 +33,26 @@ _NOT_DP = {
     "any": "it reveals whether a single row differs",
 }
 
+#: Common names of statistics that pandas spells otherwise, suggested in their place.
+ALIASES = {
+    "avg": "mean",
+    "average": "mean",
+    "stdev": "std",
+    "sd": "std",
+    "variance": "var",
+    "n": "count",
+    "len": "count",
+    "distinct": "nunique",
+}
+
+
+def closest_statistic(how: str) -> str | None:
+    """The statistic ``how`` probably means: a synonym's pandas name, or the closest name."""
+    if how.lower() in ALIASES:
+        return ALIASES[how.lower()]
+    close = difflib.get_close_matches(how, list(STATISTICS), n=1)
+    return close[0] if close else None
+
 
 def statistic_class(how: Any, where: str) -> type[Statistic]:
     """The registered statistic named ``how``; ``where`` prefixes the error messages."""
@@ -51,8 +71,8 @@ def statistic_class(how: Any, where: str) -> type[Statistic]:
             f"{where}: {how!r} has no differentially private version: {_NOT_DP[how]}. "
             f"Choose from {choices}"
         )
-    close = difflib.get_close_matches(how, list(STATISTICS), n=1)
-    hint = f"; did you mean {close[0]!r}?" if close else "."
+    close = closest_statistic(how)
+    hint = f"; did you mean {close!r}?" if close else "."
     raise DPValueError(f"{where}: unsupported statistic {how!r}{hint} Choose from {choices}")
 
 
