@@ -9,6 +9,7 @@ the ε whose ε²/2 is its share), and Gaussian noise is calibrated from ρ dire
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from fractions import Fraction
 
 import numpy as np
@@ -118,3 +119,38 @@ def test_plan_gaussian_rho_covers_its_rho_exactly(sensitivity, coordinates, rho)
     assert sigma2 < Fraction(coordinates * plan.sensitivity**2) / (2 * rho) * Fraction(1001, 1000)
     assert plan.shift >= 0
     assert math.isfinite(float(sigma2))
+
+
+def _families(priv: pd.DataFrame) -> dict[str, Callable[[], object]]:
+    g = priv.dp.groupby("g", keys=KEYS)
+    b = {"bounds": (0, 10)}
+    return {
+        "count": lambda: priv.dp.count(rho=0.01),
+        "sum": lambda: priv.dp.sum("x", **b, rho=0.01),
+        "mean": lambda: priv["x"].dp.mean(**b, rho=0.01),
+        "std": lambda: priv["x"].dp.std(**b, rho=0.01),
+        "median": lambda: priv["x"].dp.median(**b, rho=0.01),
+        "quantile": lambda: priv.dp.quantile("x", 0.5, **b, rho=0.01),
+        "describe": lambda: priv[["x"]].dp.describe(bounds={"x": (0, 10)}, rho=0.01),
+        "agg": lambda: priv.dp.agg(n="count", rho=0.01),
+        "groupby count": lambda: g.count(rho=0.01),
+        "groupby mean": lambda: g["x"].mean(**b, rho=0.01),
+        "groupby agg": lambda: g.agg(n="count", rho=0.01),
+        "groupby median": lambda: g.median("x", **b, rho=0.01),
+        "groupby describe": lambda: g["x"].describe(**b, rho=0.01),
+        "crosstab": lambda: priv.dp.crosstab("g", "h", keys={"g": KEYS, "h": KEYS}, rho=0.01),
+        "histogram": lambda: priv.dp.histogram("x", bins=5, range=(0, 10), rho=0.01),
+        "value_counts": lambda: priv["g"].dp.value_counts(keys=KEYS, rho=0.01),
+        "nunique": lambda: priv["g"].dp.nunique(rho=0.01),
+    }
+
+
+FAMILIES = list(_families(frame().dp.protect(rho=1.0)))
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_every_release_family_is_priced_in_rho(family: str) -> None:
+    priv = frame().assign(h=lambda f: np.tile(KEYS, len(f) // 2)).dp.protect(rho=1.0)
+    _families(priv)[family]()
+    spent = priv.dp.session.spent.rho
+    assert Fraction(1, 100) * Fraction(999, 1000) < spent <= Fraction(1, 100)

@@ -192,8 +192,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         )
 
     def describe(
-        self, *, epsilon: Real, bounds: Bounds = None, percentiles: Any = DESCRIBE_PERCENTILES,
-        cells: int | None = None,
+        self, *, epsilon: Real | None = None, bounds: Bounds = None,
+        percentiles: Any = DESCRIBE_PERCENTILES, cells: int | None = None, rho: Real | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Release a table like ``DataFrame.describe`` for the columns with public bounds.
 
@@ -234,6 +234,11 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         """
         return self._execute(
             plan_describe(
-                self._obj, bounds=bounds, epsilon=epsilon, percentiles=percentiles, cells=cells
+                self._obj,
+                bounds=bounds,
+                epsilon=epsilon,
+                percentiles=percentiles,
+                cells=cells,
+                rho=rho,
             )
         )

@@ -230,8 +230,9 @@ class GroupedStatistics(KeywordChecked):
         return self._per_column(NUnique, column, "nunique", dict(options, ci=ci))
 
     def describe(
-        self, column: Any = None, *, epsilon: Real, bounds: Any = None,
+        self, column: Any = None, *, epsilon: Real | None = None, bounds: Any = None,
         percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
+        rho: Real | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Release ``count``, ``mean``, ``std`` and percentiles per group, like pandas.
 
@@ -258,7 +259,7 @@ class GroupedStatistics(KeywordChecked):
             stats += [Quantile((c, lab), c, p) for lab, p in zip(labels[3:], levels, strict=True)]
         planned = self._plan(
             stats, "frame", "groupby.describe", epsilon=epsilon, bounds=bounds, cells=cells,
-            post=COUNT_ROW,
+            post=COUNT_ROW, rho=rho,
         )  # fmt: skip
 
         def table(result: pd.DataFrame) -> pd.DataFrame:

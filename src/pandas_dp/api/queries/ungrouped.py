@@ -201,10 +201,11 @@ def plan_quantile(
     q: Any,
     *,
     bounds: Any = None,
-    epsilon: Real,
+    epsilon: Real | None = None,
     cells: Any = None,
     ci: float | None = None,
     min_count: Any = None,
+    rho: Real | None = None,
 ) -> PlannedRelease[Any]:
     """Quantiles by the exponential mechanism; ε split equally among the levels.
 
@@ -213,13 +214,13 @@ def plan_quantile(
     if isinstance(column, list):
         return plan_columns(
             obj, "quantile", column, q=q, bounds=bounds, epsilon=epsilon, cells=cells, ci=ci,
-            min_count=min_count,
+            min_count=min_count, rho=rho,
         )  # fmt: skip
     levels, one = parse_quantiles(q)
     stats = [Quantile(float(level), column, level) for level in levels]
     planned = plan_many(
         obj, stats, query="quantile", bounds=bounds, epsilon=epsilon, cells=cells,
-        per_column=False, ci=ci, min_count=min_count,
+        per_column=False, ci=ci, min_count=min_count, rho=rho,
     )  # fmt: skip
     name = column if column is not None else getattr(obj, "name", None)
     index = [float(x) for x in levels]
@@ -287,9 +288,10 @@ def plan_describe(
     frame: pd.DataFrame,
     *,
     bounds: Any = None,
-    epsilon: Real,
+    epsilon: Real | None = None,
     percentiles: Any = DESCRIBE_PERCENTILES,
     cells: Any = None,
+    rho: Real | None = None,
 ) -> PlannedRelease[pd.DataFrame]:
     """``count``, ``mean``, ``std`` and percentiles of every column with bounds.
 
@@ -320,7 +322,7 @@ def plan_describe(
         ]
     planned = plan_many(
         frame, stats, query="describe", bounds=bounds, epsilon=epsilon, cells=cells,
-        post=COUNT_ROW,
+        post=COUNT_ROW, rho=rho,
     )  # fmt: skip
     columns = list(bounds)
 

@@ -22,7 +22,6 @@ from fractions import Fraction
 from typing import (
     Any,
     Literal,
-    Required,
     TypeAlias,
     TypedDict,
     TypeVar,
@@ -91,7 +90,8 @@ class CountArgs(NoiseArgs, total=False):
 class GridArgs(TypedDict, total=False):
     """Quantiles: bounds, the cost, and the grid the answer lies on."""
 
-    epsilon: Required[Real]
+    epsilon: Real  # or rho, in a zCDP session: one of them is required
+    rho: Real | None
     bounds: Bounds
     cells: int | None
     #: Spend a share of ε on the (each group's) count and give NaN below it.
