@@ -62,6 +62,7 @@ from typing import Any
 import dask.dataframe as dd
 
 from pandas_dp.engines.dask_engine import _unchanged, collection
+from pandas_dp.engines.expressions import is_elementwise, is_mask
 
 #: Steps that select or reorder rows or columns: their unit column is their input's.
 _PASS_THROUGH = frozenset(
@@ -289,13 +290,7 @@ def _is_boolean(expr: Any) -> bool:
     if kind == "MethodOperator":
         return expr.operand("name") in _COMPARISON_METHODS
     if kind == "Eval":
-        tree = _parse(expr)
-        return (
-            tree is not None
-            and len(tree.body) == 1
-            and isinstance(tree.body[0], ast.Expr)
-            and _is_mask(tree.body[0].value, _columns(expr.frame))
-        )
+        return _plain_comparison(expr)  # one boolean expression, as a query's
     if kind in _LOGICAL:
         return all(
             _is_boolean(operand) if hasattr(operand, "_meta") else isinstance(operand, bool)
@@ -319,9 +314,6 @@ def _repeats(node: Any, kind: str) -> str:
 
 #: Arguments of ``query``/``eval`` that do not change what a name means.
 _SAFE_KWARGS = frozenset({"engine", "parser"})
-_COMPARE_OPS = (ast.Eq, ast.NotEq, ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.In, ast.NotIn)
-_ARITHMETIC = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
-_LOGIC = (ast.BitAnd, ast.BitOr, ast.BitXor)
 
 
 def _plain_comparison(node: Any) -> bool:
@@ -335,7 +327,7 @@ def _plain_comparison(node: Any) -> bool:
     tree = _parse(node)
     if tree is None or len(tree.body) != 1 or not isinstance(tree.body[0], ast.Expr):
         return False
-    return _is_mask(tree.body[0].value, _columns(node.frame))
+    return is_mask(tree.body[0].value, _columns(node.frame))
 
 
 def _elementwise_eval(node: Any) -> bool:
@@ -350,10 +342,10 @@ def _elementwise_eval(node: Any) -> bool:
     for statement in tree.body:
         if isinstance(statement, ast.Assign):
             (target,) = statement.targets if len(statement.targets) == 1 else (None,)
-            if not isinstance(target, ast.Name) or not _is_elementwise_ast(statement.value, names):
+            if not isinstance(target, ast.Name) or not is_elementwise(statement.value, names):
                 return False
             names = names | {target.id}
-        elif not isinstance(statement, ast.Expr) or not _is_elementwise_ast(statement.value, names):
+        elif not isinstance(statement, ast.Expr) or not is_elementwise(statement.value, names):
             return False
     return True
 
@@ -383,54 +375,6 @@ def _columns(frame: Any) -> frozenset[str]:
         and label != "index"
         and not label.startswith(("ilevel_", "clevel_"))
     )
-
-
-def _is_mask(tree: ast.expr, names: frozenset[str]) -> bool:
-    """A boolean expression: comparisons and logic of them (pandas reads ``&`` as ``and``)."""
-    if isinstance(tree, ast.Compare):
-        operands = [tree.left, *tree.comparators]
-        return (
-            all(isinstance(op, _COMPARE_OPS) for op in tree.ops)
-            and all(_is_operand(operand, names) for operand in operands)
-            and any(_mentions_a_column(operand) for operand in operands)
-        )
-    if isinstance(tree, ast.BoolOp):
-        return all(_is_mask(value, names) for value in tree.values)
-    if isinstance(tree, ast.BinOp) and isinstance(tree.op, _LOGIC):
-        return _is_mask(tree.left, names) and _is_mask(tree.right, names)
-    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Not | ast.Invert):
-        return _is_mask(tree.operand, names)
-    return False
-
-
-def _is_operand(tree: ast.expr, names: frozenset[str]) -> bool:
-    """A value compared: a column, a constant, a list of constants, or arithmetic of those."""
-    if isinstance(tree, ast.Name):
-        return tree.id in names
-    if isinstance(tree, ast.Constant):
-        return isinstance(tree.value, int | float | str | bool) or tree.value is None
-    if isinstance(tree, ast.List | ast.Tuple):
-        return all(isinstance(item, ast.Constant) for item in tree.elts)
-    if isinstance(tree, ast.BinOp) and isinstance(tree.op, _ARITHMETIC):
-        return _is_operand(tree.left, names) and _is_operand(tree.right, names)
-    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.USub | ast.UAdd):
-        return _is_operand(tree.operand, names)
-    return False
-
-
-def _is_elementwise_ast(tree: ast.expr, names: frozenset[str]) -> bool:
-    """An ``eval`` expression computed row by row: operands, masks, and logic of either."""
-    if _is_operand(tree, names) or _is_mask(tree, names):
-        return True
-    if isinstance(tree, ast.BinOp) and isinstance(tree.op, _LOGIC):
-        return _is_elementwise_ast(tree.left, names) and _is_elementwise_ast(tree.right, names)
-    if isinstance(tree, ast.UnaryOp) and isinstance(tree.op, ast.Invert | ast.Not):
-        return _is_elementwise_ast(tree.operand, names)
-    return False
-
-
-def _mentions_a_column(tree: ast.expr) -> bool:
-    return any(isinstance(child, ast.Name) for child in ast.walk(tree))
 
 
 def _is_elementwise(node: Any, kind: str) -> bool:

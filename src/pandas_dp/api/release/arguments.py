@@ -28,6 +28,7 @@ from typing import (
     Unpack,
     get_args,
     get_origin,
+    get_type_hints,
 )
 
 import numpy as np
@@ -191,10 +192,10 @@ def _keywords(function: Callable[..., Any]) -> tuple[frozenset[str], str] | obje
     if not rest:
         return frozenset(names), "closed"
     annotation = rest[0].annotation
-    if isinstance(annotation, str):
+    if isinstance(annotation, str):  # postponed: resolved in the function's own module
         try:
-            annotation = eval(annotation, function.__globals__)  # the module's own annotation
-        except Exception:
+            annotation = get_type_hints(function, include_extras=True).get(rest[0].name)
+        except Exception:  # a name only the type checker sees: no TypedDict to read
             annotation = None
     if get_origin(annotation) is Unpack:
         (typed,) = get_args(annotation)

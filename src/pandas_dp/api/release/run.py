@@ -101,18 +101,18 @@ def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, A
     for out in planned.outputs:
         if not out.stat.per_group:
             continue
+        inputs = out.inputs(noisy)
         if out.stat.how not in ("count", "sum"):
-            flags = out.stat.dominated(out.inputs(noisy))
+            flags = out.stat.dominated(inputs)
             if flags is None:
                 continue
-            values = np.asarray(out.stat.value(out.inputs(noisy), post), dtype=np.float64)
+            values = np.asarray(out.stat.value(inputs, post), dtype=np.float64)
             flags = np.asarray(flags, dtype=bool) & ~np.isnan(values)
             loose += int(np.count_nonzero(flags))
             shown += int(np.count_nonzero(~np.isnan(values)))
             if flags.any() and out.stat.how not in kinds:
                 kinds.append(out.stat.how)
             continue
-        inputs = out.inputs(noisy)
         values = np.abs(np.asarray(out.stat.value(inputs, PostProcess()), dtype=np.float64))
         width = out.stat.preview_error(inputs, 0.05)
         small += int(np.count_nonzero(values < width))
