@@ -21,6 +21,32 @@ Conventions for page authors
   ``pandas_dp.testing.capture_noise`` must catch the ``PrivacyLeakWarning`` it causes.
 - Blocks may sit inside admonitions (indented fences are found). A failing block is reported
   with its page and line.
+
+Printed output is checked, never pasted
+---------------------------------------
+Output shown on a page comes from running code, and the tests compare it:
+
+- A ``text`` block right after a ``python`` block (only blank lines between) is what that
+  block prints (see :func:`checked_examples`).
+- A ``text`` block whose first line starts with ``$ pandas-dp`` is a **transcript**: each
+  ``$ pandas-dp ARGS`` line is run as ``python -m pandas_dp ARGS`` and the lines under it, up
+  to the next ``$`` line, are what it prints (see :func:`transcripts`). The commands of a page
+  run in order in one fresh directory holding ``people.csv`` (the bundled census extract) and
+  the page's named files: a ``toml`` or ``yaml`` block whose first line is ``# NAME`` (for
+  example ``# release.toml``) is written to ``NAME`` first. So a later command sees what an
+  earlier one wrote (``release`` then ``ledger``).
+- A transcript shows standard output. A command must exit with 0 unless the line before the
+  block's fence says ``<!-- exit-code: N -->``; then the block holds that one command, and
+  what it prints on standard error (its message) follows its standard output. Progress lines
+  and warnings, on standard error, are left to the prose.
+- Shown and printed text are compared with whitespace runs as one space, after masking what
+  differs on every run and says nothing about the code: hex hashes and ledger ids, times, and
+  ``user@host pid N``. Everything else must match: costs, scales, error bounds, tags.
+- Noisy values are never shown as a command's output: a release prints where its tables went,
+  not their values. To show released numbers, say in the prose that they are an example
+  (as the histogram guide does) and keep them out of transcripts.
+- A ``text`` block starting with ``$`` that cannot run here (another program, a cluster) says
+  why on the line before its fence: ``<!-- output-not-checked: REASON -->``.
 """
 
 from __future__ import annotations
@@ -29,9 +55,13 @@ import contextlib
 import io
 import os
 import re
+import shlex
+import shutil
 import subprocess
 import sys
 import textwrap
+from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -85,7 +115,8 @@ def checked_examples(page: Path) -> list[tuple[int, str, str | None]]:
     """The ``python`` blocks of ``page``, each with the ``text`` block that shows its output.
 
     A ``text`` block right after a ``python`` block (only blank lines between) is that
-    block's printed output, and the test compares them (whitespace runs, such as a line
+    block's printed output, unless it is a transcript (its first line starts with ``$``, see
+    :func:`transcripts`), and the test compares them (whitespace runs, such as a line
     wrapped for the page, count as one space). Output that varies with the noise must not be
     printed there: put prose between, or assert on it instead.
     """
@@ -102,10 +133,99 @@ def checked_examples(page: Path) -> list[tuple[int, str, str | None]]:
             after, next_language, next_code = blocks[index + 1]
             end = line + code.count("\n")  # the closing fence's index in ``lines``
             between = lines[end : after - 2]
-            if next_language == "text" and not any(part.strip() for part in between):
+            transcript = next_code.lstrip().startswith("$")
+            if next_language == "text" and not transcript and not any(p.strip() for p in between):
                 shown = next_code
         found.append((line, code, shown))
     return found
+
+
+_NAMED = re.compile(r"^#[ \t]*(?P<name>[A-Za-z0-9_][A-Za-z0-9_.-]*\.(?:toml|ya?ml))[ \t]*$")
+_MARKER = re.compile(r"^[ \t]*<!--[ \t]*(?P<key>[a-z-]+):[ \t]*(?P<value>.*?)[ \t]*-->[ \t]*$")
+_MASKS = [  # what differs on every run: masked in the shown text and in the printed one alike
+    (re.compile(r"\b[0-9a-f]{64}\b"), "<hash>"),
+    (re.compile(r"\b[0-9a-f]{32}\b"), "<ledger id>"),
+    (re.compile(r"\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?"), "<time>"),
+    (re.compile(r"\S+@\S+ pid \d+"), "<user>@<host> pid <pid>"),
+]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``$ pandas-dp ...`` line of a transcript and the output shown under it."""
+
+    line: int
+    args: tuple[str, ...]
+    shown: str
+    exit_code: int
+
+
+def _source(page: Path) -> str:
+    """The page's path as error messages show it: relative to the repository when inside."""
+    return page.relative_to(ROOT).as_posix() if page.is_relative_to(ROOT) else str(page)
+
+
+def _marker(lines: list[str], fence_index: int) -> tuple[str, str] | None:
+    """The ``<!-- key: value -->`` comment on the last non-blank line before a fence."""
+    index = fence_index - 1
+    while index >= 0 and not lines[index].strip():
+        index -= 1
+    found = _MARKER.match(lines[index]) if index >= 0 else None
+    return (found["key"], found["value"]) if found else None
+
+
+def named_files(page: Path) -> dict[str, str]:
+    """The page's ``toml``/``yaml`` blocks whose first line is ``# NAME``, by name."""
+    files = {}
+    text = page.read_text(encoding="utf-8")
+    for _, language, code in code_blocks(text, _source(page)):
+        first = code.splitlines()[0] if code.strip() else ""
+        named = _NAMED.match(first)
+        if language in ("toml", "yaml", "yml") and named:
+            files[named["name"]] = code
+    return files
+
+
+def transcripts(page: Path) -> list[Command]:
+    """Every ``$ pandas-dp`` command shown in the page's ``text`` blocks, in page order."""
+    text = page.read_text(encoding="utf-8")
+    source = _source(page)
+    lines = text.splitlines()
+    commands: list[Command] = []
+    for line, language, code in code_blocks(text, source):
+        body = code.splitlines()
+        if language != "text" or not body or not body[0].startswith("$"):
+            continue
+        marker = _marker(lines, line - 2)
+        if marker is not None and marker[0] == "output-not-checked":
+            if not marker[1]:
+                raise ValueError(f"{source}:{line - 2}: say why the output is not checked")
+            continue
+        exit_code = 0
+        if marker is not None and marker[0] == "exit-code":
+            exit_code = int(marker[1])
+        elif marker is not None:
+            raise ValueError(f"{source}:{line - 2}: unknown marker {marker[0]!r}")
+        starts = [i for i, row in enumerate(body) if row.startswith("$")]
+        if exit_code and len(starts) != 1:
+            raise ValueError(f"{source}:{line}: an exit-code marker needs a one-command block")
+        for start, end in zip(starts, [*starts[1:], len(body)], strict=True):
+            words = shlex.split(body[start][1:])
+            if words[:1] != ["pandas-dp"]:
+                raise ValueError(
+                    f"{source}:{line + start}: only pandas-dp commands run here; mark the block "
+                    "<!-- output-not-checked: REASON --> if it shows another program"
+                )
+            shown = "\n".join(body[start + 1 : end])
+            commands.append(Command(line + start, tuple(words[1:]), shown, exit_code))
+    return commands
+
+
+def comparable(output: str) -> str:
+    """``output`` with run-to-run details masked and whitespace runs as one space."""
+    for pattern, mask in _MASKS:
+        output = pattern.sub(mask, output)
+    return " ".join(output.split())
 
 
 def pages() -> list[Path]:
@@ -139,6 +259,90 @@ def test_examples_run(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatc
                 f"the output shown after the example at {where} has drifted; it prints:\n"
                 f"{printed.getvalue()}"
             )
+
+
+PAGES_WITH_TRANSCRIPTS = [page for page in pages() if transcripts(page)]
+
+
+@pytest.mark.parametrize(
+    "page",
+    PAGES_WITH_TRANSCRIPTS,
+    ids=[p.relative_to(ROOT).as_posix() for p in PAGES_WITH_TRANSCRIPTS],
+)
+def test_transcripts_match(page: Path, tmp_path: Path) -> None:
+    with resources.as_file(
+        resources.files("pandas_dp.data").joinpath("pums_california_1000.csv")
+    ) as census:
+        shutil.copy(census, tmp_path / "people.csv")
+    for name, content in named_files(page).items():
+        (tmp_path / name).write_text(content, encoding="utf-8")
+    env = {**os.environ, "COLUMNS": "100", "NO_COLOR": "1"}
+    for command in transcripts(page):
+        where = f"{page.relative_to(ROOT)}:{command.line}"
+        done = subprocess.run(
+            [sys.executable, "-m", "pandas_dp", *command.args],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+        printed = done.stdout + (done.stderr if command.exit_code else "")
+        assert done.returncode == command.exit_code, (
+            f"{where}: pandas-dp {shlex.join(command.args)} exited with {done.returncode}, "
+            f"not {command.exit_code}:\n{done.stdout}{done.stderr}"
+        )
+        assert comparable(printed) == comparable(command.shown), (
+            f"the output shown at {where} has drifted; "
+            f"$ pandas-dp {shlex.join(command.args)} prints:\n{printed}"
+        )
+
+
+def test_transcripts_are_found_and_masked(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text(
+        textwrap.dedent(
+            """\
+            ```toml
+            # spec.toml
+            a = 1
+            ```
+
+            <!-- exit-code: 2 -->
+            ```text
+            $ pandas-dp plan 'bad spec.toml'
+            pandas-dp: invalid spec
+            ```
+
+            ```text
+            $ pandas-dp release spec.toml --out out/
+            done
+            $ pandas-dp ledger out/ledger.jsonl
+            spent
+            ```
+
+            <!-- output-not-checked: needs a cluster -->
+            ```text
+            $ pandas-dp release big.toml --out s3://bucket/
+            ```
+
+            ```text
+            not a transcript
+            ```
+            """
+        ),
+        encoding="utf-8",
+    )
+    found = [(c.args, c.shown, c.exit_code) for c in transcripts(page)]
+    assert found == [
+        (("plan", "bad spec.toml"), "pandas-dp: invalid spec", 2),
+        (("release", "spec.toml", "--out", "out/"), "done", 0),
+        (("ledger", "out/ledger.jsonl"), "spent", 0),
+    ]
+    assert named_files(page) == {"spec.toml": "# spec.toml\na = 1\n"}
+    shown = "ledger x (id be3ee3caaecc47979bfa664d8c44b0fd)\n 1 2026-11-21 23:34:29 root@vm pid 17"
+    printed = "ledger x (id 0123456789abcdef0123456789abcdef) 1 2027-01-02 03:04:05 ci@box pid 9"
+    assert comparable(shown) == comparable(printed)
+    assert comparable("tag a@cf10420fdd66") != comparable("tag a@000000000000")  # tags count
+    page.write_text("```text\n$ pip install pandas-dp\n```\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="only pandas-dp commands"):
+        transcripts(page)
 
 
 def test_main_pages_have_examples() -> None:

@@ -24,6 +24,12 @@ an error message is a release too.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import warnings
+from types import FrameType
+
 
 class DPError(Exception):
     """Base class of every pandas-dp error."""
@@ -99,3 +105,30 @@ class NoiseDominatedWarning(UserWarning):
     nothing the release did not. Silence it with
     ``warnings.filterwarnings("ignore", category=pandas_dp.NoiseDominatedWarning)``.
     """
+
+
+#: Frames in these files are not the caller's: pandas-dp itself, the ``with`` machinery of
+#: context managers, and the import system (a hook that warns while the user imports dask).
+_NOT_CALLERS = (
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.abspath(contextlib.__file__),
+    "<frozen importlib",
+)
+
+
+def warn(message: str | Warning, category: type[Warning] | None = None) -> None:
+    """Issue a warning that points at the user's line, not into pandas-dp.
+
+    The ``stacklevel`` is the first frame outside the package (however many of its own
+    calls lead there: an accessor, a group-by, a release file), so ``-W error`` tracebacks,
+    notebooks and logs show the call that caused it.
+    """
+    frame: FrameType | None = sys._getframe(1)
+    level = 2  # stacklevel 1 is this function's own line; 2 its caller's
+    while frame is not None and frame.f_code.co_filename.startswith(_NOT_CALLERS):
+        # warnings.warn skips the import system's frames without counting them; so do we
+        internal = (
+            "importlib" in frame.f_code.co_filename and "_bootstrap" in frame.f_code.co_filename
+        )
+        frame, level = frame.f_back, level + (0 if internal else 1)
+    warnings.warn(message, category, stacklevel=level if frame is not None else 2)

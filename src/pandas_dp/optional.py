@@ -11,12 +11,11 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import sys
-import warnings
 from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
-from pandas_dp.errors import MissingExtraError
+from pandas_dp.errors import MissingExtraError, warn
 
 Callback = Callable[[ModuleType], None]
 
@@ -54,11 +53,7 @@ def _run(callback: Callback, module: ModuleType) -> None:
     try:
         callback(module)
     except Exception as error:  # never break the user's own import of the other library
-        warnings.warn(
-            f"pandas-dp could not hook into {module.__name__}: {error}",
-            RuntimeWarning,
-            stacklevel=2,
-        )
+        warn(f"pandas-dp could not hook into {module.__name__}: {error}", RuntimeWarning)
 
 
 class _AfterImport(importlib.abc.MetaPathFinder):

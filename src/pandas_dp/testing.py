@@ -9,7 +9,6 @@ meanwhile is marked ``randomness="captured"`` in the ledger.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -21,7 +20,7 @@ import pandas as pd
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.session import Session
-from pandas_dp.errors import PrivacyLeakWarning
+from pandas_dp.errors import PrivacyLeakWarning, warn
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -69,10 +68,9 @@ def capture_noise(
     (3, Fraction(2, 1))
     """
     session = target if isinstance(target, Session) else session_of(target)
-    warnings.warn(
+    warn(
         "capture_noise replaces a session's noise; releases made meanwhile are not private",
         PrivacyLeakWarning,
-        stacklevel=3,
     )
     calls: list[NoiseCall] = []
 

@@ -32,7 +32,7 @@ def priv(protect_seeded) -> pd.DataFrame:
 
 def error_at(priv: pd.DataFrame, statistic: str, epsilon: float, alpha: float, **kw: Any):
     """The error bound the preview announces for this release at ``epsilon``."""
-    n = kw.pop("n", None)
+    n = kw.pop("expected_rows", None)
     preview_kw = {"epsilon": epsilon, "ci": 1 - alpha, **kw}
     if statistic == "count":
         return float(priv.dp.preview.count(**preview_kw).table.loc["count", "error"])
@@ -51,9 +51,9 @@ CASES = [
     ("sum", 5.0, {}),
     ("sum", 0.5, {}),
     ("sum", 10.0, GAUSS),
-    ("mean", 0.05, {"n": N}),
-    ("mean", 0.5, {"n": 20}),
-    ("mean", 0.02, {"n": N, **GAUSS}),
+    ("mean", 0.05, {"expected_rows": N}),
+    ("mean", 0.5, {"expected_rows": 20}),
+    ("mean", 0.02, {"expected_rows": N, **GAUSS}),
 ]
 
 
@@ -100,7 +100,7 @@ def test_user_level_bounds_scale_the_answer(protect_seeded) -> None:
         ("count", [5, 10], GAUSS),
         ("sum", [0.2, 0.5, 1, 5, 20, 100], {}),
         ("sum", [1, 2, 5, 20, 100], GAUSS),
-        ("mean", [0.01, 0.03, 0.1, 0.3], {"n": N}),
+        ("mean", [0.01, 0.03, 0.1, 0.3], {"expected_rows": N}),
     ],
 )
 def test_monotone_in_the_error(priv, statistic, errors, kw) -> None:
@@ -146,8 +146,8 @@ BAD = [
     ("sum", {"error": 5, "bounds": (2, 0)}),
     ("sum", {"error": 5, "bounds": (0, math.inf)}),
     ("mean", {"error": 0.1, "bounds": BOUNDS}),  # a mean's error needs a planning n
-    ("mean", {"error": 0.1, "bounds": BOUNDS, "n": 0}),
-    ("mean", {"error": 0.1, "bounds": BOUNDS, "n": math.nan}),
+    ("mean", {"error": 0.1, "bounds": BOUNDS, "expected_rows": 0}),
+    ("mean", {"error": 0.1, "bounds": BOUNDS, "expected_rows": math.nan}),
     ("sum", {"error": 1e-3, "bounds": BOUNDS}),  # below what any ε reaches
 ]
 

@@ -66,7 +66,7 @@ def all_previews(priv: pd.DataFrame) -> list[Any]:
         grouped.agg(n="count", s=("x", "sum"), m=("x", "mean"), bounds={"x": BOUNDS}, epsilon=1),
     ]
     previews.append(priv.dp.epsilon_for("count", error=10))
-    previews.append(priv.dp.epsilon_for("mean", error=0.1, bounds=BOUNDS, n=1000))
+    previews.append(priv.dp.epsilon_for("mean", error=0.1, bounds=BOUNDS, expected_rows=1000))
     return previews
 
 

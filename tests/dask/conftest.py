@@ -131,17 +131,21 @@ QUERIES = [
     Query(
         "histogram-clip", lambda p: p.dp.histogram("amount", [0, 100, 200], epsilon=1, clip=True)
     ),
-    Query("private-keys", lambda p: p.dp.groupby("country").count(epsilon=1), noise=1000),
+    Query(
+        "private-keys",
+        lambda p: p.dp.groupby("country", selection="threshold").count(epsilon=1),
+        noise=1000,
+    ),
     Query(
         "private-keys-two-columns",
-        lambda p: p.dp.groupby(["device", "country"]).agg(
+        lambda p: p.dp.groupby(["device", "country"], selection="threshold").agg(
             n="count", total=("amount", "sum"), bounds=BOUNDS, epsilon=1
         ),
         noise=1000,
     ),
     Query(
         "private-keys-filtered",
-        lambda p: p[p["age"] > 80].dp.groupby("country").count(epsilon=1),
+        lambda p: p[p["age"] > 80].dp.groupby("country", selection="threshold").count(epsilon=1),
         noise=1000,
     ),
     Query(

@@ -92,7 +92,9 @@ def test_a_heavy_unit_proposes_at_most_its_groups_as_private_keys(noise) -> None
     data.loc[rare, "country"] = [f"rare{i}" for i in range(int(rare.sum()))]
     priv = protect(data=data, max_rows_per_unit=CAP)
     with noise(priv, value=1000):  # every candidate key passes the threshold
-        counts = priv.dp.groupby("country", max_groups_per_unit=1).count(epsilon=1.0)
+        counts = priv.dp.groupby("country", max_groups_per_unit=1, selection="threshold").count(
+            epsilon=1.0
+        )
     released = list(counts.index)
     assert [k for k in released if not k.startswith("rare")] == COUNTRIES
     assert sum(k.startswith("rare") for k in released) == 1

@@ -55,7 +55,11 @@ DATE_QUERIES = [
         ),
     ),
     Query("months", lambda p: p.dp.groupby("month", keys=MONTHS).count(epsilon=1)),
-    Query("private-months", lambda p: p.dp.groupby("month").count(epsilon=1), noise=1000),
+    Query(
+        "private-months",
+        lambda p: p.dp.groupby("month", selection="threshold").count(epsilon=1),
+        noise=1000,
+    ),
 ]
 
 

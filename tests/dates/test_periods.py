@@ -52,7 +52,9 @@ def test_value_counts_and_private_periods(
     priv = protect_seeded(data, epsilon=100.0, delta=1e-6)
     with noise(priv):
         counted = priv["m"].dp.value_counts(keys=MONTHS, epsilon=1.0, sort=False)
-        chosen = priv.dp.groupby("m").count(epsilon=10.0)  # keys by partition selection
+        chosen = priv.dp.groupby("m", selection="threshold").count(
+            epsilon=10.0
+        )  # keys by partition selection
     assert counted.index.equals(MONTHS.rename("m"))
     assert counted.tolist() == data["m"].value_counts(sort=False).reindex(MONTHS).tolist()
     assert isinstance(chosen.index, pd.PeriodIndex)
@@ -67,7 +69,7 @@ def test_periods_of_mixed_frequencies_in_an_object_column_are_counted(
     priv = protect_seeded(pd.DataFrame({"p": pd.Series(values, dtype=object)}), epsilon=100.0,
                           delta=1e-6)  # fmt: skip
     with noise(priv):
-        chosen = priv.dp.groupby("p").count(epsilon=10.0)
+        chosen = priv.dp.groupby("p", selection="threshold").count(epsilon=10.0)
     assert sorted(map(str, chosen.index)) == ["2020-01", "2020-01-01"]
     assert chosen.tolist() == [60, 60]
 

@@ -39,11 +39,15 @@ def lonely_frame(big: int = 500) -> pd.DataFrame:
 # --- refusals --------------------------------------------------------------------------------
 
 NO_KEYS = {
-    "count": lambda p: p.dp.groupby("city").count(epsilon=0.5),
-    "sum": lambda p: p.dp.groupby("city").sum("x", bounds=(0, 1), epsilon=0.5),
-    "mean": lambda p: p.dp.groupby("city").mean("x", bounds=(0, 1), epsilon=0.5),
-    "agg": lambda p: p.dp.groupby("city").agg(n="count", epsilon=0.5),
-    "value_counts": lambda p: p["city"].dp.value_counts(epsilon=0.5),
+    "count": lambda p: p.dp.groupby("city", selection="threshold").count(epsilon=0.5),
+    "sum": lambda p: p.dp.groupby("city", selection="threshold").sum(
+        "x", bounds=(0, 1), epsilon=0.5
+    ),
+    "mean": lambda p: p.dp.groupby("city", selection="threshold").mean(
+        "x", bounds=(0, 1), epsilon=0.5
+    ),
+    "agg": lambda p: p.dp.groupby("city", selection="threshold").agg(n="count", epsilon=0.5),
+    "value_counts": lambda p: p["city"].dp.value_counts(epsilon=0.5, selection="threshold"),
 }
 
 
@@ -74,13 +78,13 @@ def test_delta_with_public_keys_is_refused(delta, charges_nothing):
 def test_bad_explicit_delta_is_refused(delta, charges_nothing):
     priv = lonely_frame().dp.protect(epsilon=1.0, delta=1e-5)
     with charges_nothing(priv), pytest.raises(DPError):
-        priv.dp.groupby("city").count(epsilon=0.5, delta=delta)
+        priv.dp.groupby("city", selection="threshold").count(epsilon=0.5, delta=delta)
 
 
 def test_delta_beyond_what_remains_is_refused(charges_nothing):
     priv = lonely_frame().dp.protect(epsilon=1.0, delta=1e-6)
     with charges_nothing(priv), pytest.raises(BudgetExceededError):
-        priv.dp.groupby("city").count(epsilon=0.5, delta=2e-6)
+        priv.dp.groupby("city", selection="threshold").count(epsilon=0.5, delta=2e-6)
 
 
 # --- a key held by one row is (almost) never released -------------------------------------
@@ -89,7 +93,7 @@ def test_delta_beyond_what_remains_is_refused(charges_nothing):
 def test_a_key_held_by_one_row_is_never_released(protect_seeded, noise):
     priv = protect_seeded(lonely_frame(), epsilon=1.0, delta=1e-6)
     with noise(priv) as calls:
-        exact = priv.dp.groupby("city").count(epsilon=1.0)
+        exact = priv.dp.groupby("city", selection="threshold").count(epsilon=1.0)
     (call,) = calls
     mechanism = call.mechanism
     tau = threshold_in_note(priv)
@@ -115,7 +119,7 @@ def test_a_key_held_by_one_row_is_never_released(protect_seeded, noise):
     # And a few real releases through the public API agree.
     priv = protect_seeded(lonely_frame(), seed=7, epsilon=50.0, delta=5e-5)
     for _ in range(50):
-        released = priv.dp.groupby("city").count(epsilon=1.0)
+        released = priv.dp.groupby("city", selection="threshold").count(epsilon=1.0)
         assert released.index.tolist() == ["big"]
     assert priv.dp.session.spent == priv.dp.session.total
 
@@ -128,7 +132,7 @@ def test_keep_probability_of_keys_near_the_threshold(protect_seeded, noise):
     trials = 2_000
     priv = protect_seeded(data, seed=11, epsilon=float(epsilon) * trials, delta=2.1e-3)
     with noise(priv) as calls:
-        priv.dp.groupby("city").count(epsilon=0.5, delta=1e-6)
+        priv.dp.groupby("city", selection="threshold").count(epsilon=0.5, delta=1e-6)
     mechanism = calls[0].mechanism
     assert mechanism.effective_scale == 2
     assert threshold_in_note(priv) == tau
@@ -141,7 +145,7 @@ def test_keep_probability_of_keys_near_the_threshold(protect_seeded, noise):
 
     kept = dict.fromkeys(sizes, 0)
     for _ in range(trials - 1):
-        released = priv.dp.groupby("city").count(epsilon=0.5, delta=1e-6)
+        released = priv.dp.groupby("city", selection="threshold").count(epsilon=0.5, delta=1e-6)
         assert released.index.is_monotonic_increasing
         for key in released.index:
             kept[key] += 1
@@ -170,8 +174,8 @@ def test_released_keys_are_sorted_and_only_observed(protect_seeded, noise):
     data = pd.DataFrame({"city": city, "sex": [1, 0, 1, 0, 0, 1, 1]})
     priv = protect_seeded(data, epsilon=3.0, delta=1e-6)
     with noise(priv, value=10**6):  # every observed key passes any threshold
-        counts = priv.dp.groupby("city").count(epsilon=1)
-        pairs = priv.dp.groupby(["sex", "city"]).count(epsilon=1)
+        counts = priv.dp.groupby("city", selection="threshold").count(epsilon=1)
+        pairs = priv.dp.groupby(["sex", "city"], selection="threshold").count(epsilon=1)
     assert counts.index.tolist() == ["alpha", "mid", "zeta"]
     assert counts.index.name == "city"
     assert not isinstance(counts.index.dtype, pd.CategoricalDtype)
@@ -183,7 +187,7 @@ def test_released_keys_are_sorted_and_only_observed(protect_seeded, noise):
     for level in pairs.index.levels:
         assert "UNSEEN" not in list(level)
     with noise(priv, value=-(10**6)):  # nothing passes
-        nothing = priv.dp.groupby("city").count(epsilon=1)
+        nothing = priv.dp.groupby("city", selection="threshold").count(epsilon=1)
     assert len(nothing) == 0
     assert (nothing.name, nothing.index.name) == ("count", "city")
     # Releasing nothing still costs the full (ε, δ): the charge must not depend on the data.
@@ -197,9 +201,11 @@ def test_released_keys_are_sorted_and_only_observed(protect_seeded, noise):
 def test_delta_charged_as_documented(protect_seeded, noise):
     priv = protect_seeded(lonely_frame(), epsilon=2.0, delta=1e-5)
     with noise(priv) as calls:
-        priv.dp.groupby("city").count(epsilon=0.5)  # default: 1e-5 · 0.5/2
-        priv.dp.groupby("city").count(epsilon=0.5, delta=3e-7)  # explicit
-        priv.dp.groupby("city").agg(s=("x", "sum"), bounds={"x": (0, 1)}, epsilon=1.0)
+        priv.dp.groupby("city", selection="threshold").count(epsilon=0.5)  # default: 1e-5 · 0.5/2
+        priv.dp.groupby("city", selection="threshold").count(epsilon=0.5, delta=3e-7)  # explicit
+        priv.dp.groupby("city", selection="threshold").agg(
+            s=("x", "sum"), bounds={"x": (0, 1)}, epsilon=1.0
+        )
     session = priv.dp.session
     default = Fraction(1, 10**5) * Fraction(1, 4)
     explicit = Fraction(3, 10**7)
@@ -233,9 +239,9 @@ def test_selection_threshold_under_a_privacy_unit(protect_seeded, noise):
     )
     priv = protect_seeded(data, epsilon=1.0, delta=1e-6, privacy_unit="pid", max_rows_per_unit=10)
     with noise(priv) as calls:
-        counts = priv.dp.groupby("city", max_groups_per_unit=2, max_rows_per_group=3).count(
-            epsilon=1.0
-        )
+        counts = priv.dp.groupby(
+            "city", max_groups_per_unit=2, max_rows_per_group=3, selection="threshold"
+        ).count(epsilon=1.0)
     scale = calls[0].mechanism.effective_scale
     assert scale == 6  # L1 = min(k, g·r) = min(10, 2·3)
     tau = selection_threshold(scale, Fraction(1, 10**6), 2, 3)
@@ -251,7 +257,7 @@ def test_value_counts_without_keys_selects_then_sorts(protect_seeded, noise):
     series = pd.Series(["b"] * 80 + ["a"] * 120 + ["c"] * 100 + ["rare"], name="letter")
     priv = protect_seeded(series, epsilon=1.0, delta=1e-6)
     with noise(priv):
-        counts = priv.dp.value_counts(epsilon=1.0)
+        counts = priv.dp.value_counts(epsilon=1.0, selection="threshold")
     assert counts.index.tolist() == ["a", "c", "b"]
     assert counts.tolist() == [120, 100, 80]
     assert (counts.name, counts.index.name) == ("count", "letter")
@@ -281,7 +287,9 @@ def test_keys_of_one_heavy_unit_are_released_with_probability_at_most_delta(
     caps = {"max_groups_per_unit": g, "max_rows_per_group": r}
     huge = 10**6
     with noise(priv, value=huge) as calls:
-        released = priv.dp.groupby("city", **caps).count(epsilon=1.0, delta=1e-6)
+        released = priv.dp.groupby("city", **caps, selection="threshold").count(
+            epsilon=1.0, delta=1e-6
+        )
     tau = threshold_in_note(priv)
     scale = calls[0].mechanism.effective_scale
     bounded = (released - huge).to_dict()
@@ -303,6 +311,6 @@ def test_released_multiindex_carries_no_unreleased_level_values(protect_seeded, 
     data = pd.DataFrame({"sex": [0] * 100 + [1], "city": ["paris"] * 100 + ["lonely"]})
     priv = protect_seeded(data, epsilon=1.0, delta=1e-6)
     with noise(priv):
-        counts = priv.dp.groupby(["sex", "city"]).count(epsilon=1.0)
+        counts = priv.dp.groupby(["sex", "city"], selection="threshold").count(epsilon=1.0)
     assert counts.index.tolist() == [(0, "paris")]
     assert [list(level) for level in counts.index.levels] == [[0], ["paris"]]

@@ -165,8 +165,10 @@ FAILURES: dict[str, Callable[[pd.DataFrame], Any]] = {
     "NaN key": lambda p: p.dp.groupby("city", keys=["paris", np.nan]).count(epsilon=0.1),
     "duplicate key": lambda p: p.dp.groupby("city", keys=["nice", "nice"]).count(epsilon=0.1),
     "bad spec": lambda p: p.dp.groupby("city", keys=CITIES).agg(x=("income", "prod"), epsilon=1),
-    "no keys, pure DP": lambda p: p.dp.groupby("city").count(epsilon=0.1),
-    "no keys, pure DP, value_counts": lambda p: p["district"].dp.value_counts(epsilon=0.1),
+    "no keys, pure DP": lambda p: p.dp.groupby("city", selection="threshold").count(epsilon=0.1),
+    "no keys, pure DP, value_counts": lambda p: p["district"].dp.value_counts(
+        epsilon=0.1, selection="threshold"
+    ),
     "over budget": lambda p: p.dp.groupby("city", keys=CITIES).count(epsilon=11),
     "bad edges": lambda p: p["income"].dp.histogram([1e5, 0], epsilon=0.1),
     "text histogram": lambda p: p["city"].dp.histogram([0, 1], epsilon=0.1),
@@ -215,11 +217,13 @@ def test_no_secret_from_partition_selection(protect_seeded):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for _ in range(5):
-            results.append(priv.dp.groupby("city").count(epsilon=1))
-            results.append(priv.dp.groupby(["district", "city"]).count(epsilon=1))
-            results.append(priv["city"].dp.value_counts(epsilon=1))
+            results.append(priv.dp.groupby("city", selection="threshold").count(epsilon=1))
             results.append(
-                priv.dp.groupby("district").agg(
+                priv.dp.groupby(["district", "city"], selection="threshold").count(epsilon=1)
+            )
+            results.append(priv["city"].dp.value_counts(epsilon=1, selection="threshold"))
+            results.append(
+                priv.dp.groupby("district", selection="threshold").agg(
                     n="count", m=("income", "mean"), bounds={"income": (0, 1e5)}, epsilon=1
                 )
             )

@@ -78,7 +78,7 @@ RELEASES: dict[str, Callable[[Any], Any]] = {
     "g.agg weighted": lambda p: grouped(p).agg(
         s=("x", "sum"), bounds={"x": (0, 100)}, weights="w", weight_bounds=(0, 2), epsilon=1
     ),
-    "private keys": lambda p: p.dp.groupby("k").count(epsilon=1),
+    "private keys": lambda p: p.dp.groupby("k", selection="threshold").count(epsilon=1),
     "optimal selection": lambda p: p.dp.groupby("k", selection="optimal").count(epsilon=1),
     "nunique": lambda p: p["k"].dp.nunique(epsilon=1),
     "crosstab with margins": lambda p: p.dp.crosstab("g", "k", keys=PAIRS, margins=True, epsilon=1),

@@ -47,7 +47,9 @@ def test_signed_zero_of_the_first_row_is_not_released(first: float) -> None:
     """The reviewer's reproducer: the released key's sign bit read one row's secret."""
     keys = np.array([first] + [0.0] * 99)
     priv = pd.DataFrame({"k": keys}).dp.protect(epsilon=10.0, delta=1e-6)
-    counts = zero_noise(priv, lambda: priv.dp.groupby("k").count(epsilon=5.0))
+    counts = zero_noise(
+        priv, lambda: priv.dp.groupby("k", selection="threshold").count(epsilon=5.0)
+    )
     assert list(counts.index) == [0.0]
     assert not np.signbit(counts.index[0])
 
@@ -73,7 +75,9 @@ def test_equal_values_release_one_representation_whichever_comes_first(members: 
     for first in members:
         column = pd.Series([first] + members * 30, dtype=object)
         priv = pd.DataFrame({"k": column}).dp.protect(epsilon=10.0, delta=1e-6)
-        counts = zero_noise(priv, lambda p=priv: p.dp.groupby("k").count(epsilon=5.0))
+        counts = zero_noise(
+            priv, lambda p=priv: p.dp.groupby("k", selection="threshold").count(epsilon=5.0)
+        )
         assert len(counts) == 1
         released.append(_signature(counts.index))
     assert all(r == released[0] for r in released)
@@ -98,7 +102,9 @@ def test_canonical_values_are_a_function_of_the_value() -> None:
 def test_categorical_categories_are_canonical_too() -> None:
     column = pd.Series(pd.Categorical([-0.0] * 50 + [1.0] * 50))
     priv = pd.DataFrame({"k": column}).dp.protect(epsilon=10.0, delta=1e-6)
-    counts = zero_noise(priv, lambda: priv.dp.groupby("k").count(epsilon=5.0))
+    counts = zero_noise(
+        priv, lambda: priv.dp.groupby("k", selection="threshold").count(epsilon=5.0)
+    )
     assert _signature(counts.index) == [("int", "0"), ("int", "1")]
 
 
@@ -116,7 +122,7 @@ def test_sixty_four_binary_columns_and_a_rare_value_release_no_garbled_key() -> 
     frame["b63"] = rng.permutation(frame["b63"].to_numpy())
     priv = frame.dp.protect(epsilon=10.0, delta=1e-6)
     by = [*(f"b{i}" for i in range(64)), "diagnosis"]
-    counts = zero_noise(priv, lambda: priv.dp.groupby(by).count(epsilon=5.0))
+    counts = zero_noise(priv, lambda: priv.dp.groupby(by, selection="threshold").count(epsilon=5.0))
     released = set(counts.index)
     assert all(key[-1] == "common" for key in released)
     true = frame.groupby(by).size()
@@ -173,7 +179,7 @@ def test_unprocessable_key_values_are_dropped_not_raised(bad: Any) -> None:
                     g.mean("x", bounds=(0, 2), epsilon=1.0).tolist(),
                     p["k"].dp.value_counts(keys=["a", "b"], epsilon=1.0, sort=False).tolist(),
                     p["k"].dp.mode(candidates=["a", "b"], epsilon=1.0),
-                    list(p.dp.groupby("k").count(epsilon=1.0).index),
+                    list(p.dp.groupby("k", selection="threshold").count(epsilon=1.0).index),
                 ),
             )
         )
@@ -200,7 +206,7 @@ def test_tuple_keys_chosen_privately_raise_no_warning() -> None:
         warnings.simplefilter("error")  # anything but the capture's own warning fails
         warnings.filterwarnings("ignore", category=pandas_dp.PrivacyLeakWarning)
         with capture_noise(priv):
-            counts = priv.dp.groupby(["a", "b"]).count(epsilon=5.0)
+            counts = priv.dp.groupby(["a", "b"], selection="threshold").count(epsilon=5.0)
     assert sorted(counts.index) == [((1, 2), "x"), ((1, 2), "y"), ((3, 4), "x"), ((3, 4), "y")]
 
 

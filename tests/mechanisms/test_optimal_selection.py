@@ -114,7 +114,9 @@ def test_the_api_path_charges_the_choice_and_keeps_the_threshold_default(protect
     assert "optimal rule" in release.note
     assert set(counts.index) <= set("abcdef")
     assert list(counts.index) == sorted(counts.index)  # a data-independent order
-    priv.dp.groupby("g").count(epsilon=1.0)  # the default stays the threshold rule
+    priv.dp.groupby("g", selection="threshold").count(
+        epsilon=1.0
+    )  # the default stays the threshold rule
     assert [m.label for m in priv.dp.session.releases[-1].measurements] == ["count+selection"]
     with pytest.raises(DPValueError, match="selection"):
         priv.dp.groupby("g", selection="best")

@@ -137,7 +137,11 @@ def test_sixty_four_group_by_columns_release_without_a_crash(tmp_path: Path) -> 
     frame = pd.DataFrame({f"c{i}": np.arange(200) % 2 for i in range(64)})
     frame.to_csv(tmp_path / "wide.csv", index=False)
     groupby = [f"c{i}" for i in range(64)]
-    spec = spec_file(tmp_path, extra=f"groupby = {groupby!r}".replace("'", '"'), data="wide.csv")
+    spec = spec_file(
+        tmp_path,
+        extra=f"groupby = {groupby!r}\nselection = 'threshold'".replace("'", '"'),
+        data="wide.csv",
+    )
     outcome = run_release(load_spec(spec), tmp_path / "out", charts=False)
     table = outcome.outputs["q"]
     assert set(table.columns) >= {"c0", "c63", "n"}

@@ -19,6 +19,7 @@ import pandera.pandas as pa
 import pytest
 
 from pandas_dp.accounting.events import Measurement
+from pandas_dp.errors import DPValueError
 
 from .conftest import (
     AGE,
@@ -284,10 +285,13 @@ def test_schema_keys_charge_only_epsilon_in_a_delta_session(
 def test_a_column_without_isin_still_needs_partition_selection(
     people: pd.DataFrame, noise: Callable
 ) -> None:
-    # The contrast: "age" has no isin check, so its keys would come from the data.
+    # The contrast: "age" has no isin check, so its keys come from the data, when asked.
     priv = people.dp.protect(epsilon=2.0, delta=1e-6, schema=People)
+    with pytest.raises(DPValueError, match=r"groupby\(\) got no keys for 'age'"):
+        priv.dp.groupby("age")
+    assert priv.dp.session.spent.delta == 0
     with noise(priv):
-        priv.dp.groupby("age").count(epsilon=0.5)
+        priv.dp.groupby("age", selection="threshold").count(epsilon=0.5)
     assert priv.dp.session.spent.delta > 0
     note = last_note(priv)
     assert "chosen privately" in note

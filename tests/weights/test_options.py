@@ -110,7 +110,7 @@ def test_preview_reads_nothing_and_states_the_weighted_scale(survey: pd.DataFram
     counts = priv.dp.preview.groupby("g", keys=["a", "b"]).count(epsilon=0.5, **W)
     assert counts.table.loc["count", "scale"] == 5 / 0.5
     mean = priv.dp.preview.mean("x", bounds=(0, 100), epsilon=0.5, **W)
-    assert mean.mean_error(n=1000.0).iloc[0] > 0
+    assert mean.mean_error(expected_rows=1000.0).iloc[0] > 0
     assert priv.dp.session.spent.epsilon == 0
 
 

@@ -24,9 +24,16 @@ def plot_intervals(
     column: Hashable | None = None,
     *,
     kind: Literal["bar", "barh", "line"] = "bar",
+    unstack: Hashable | None = -1,
     **kwargs: Any,
 ) -> Any:
     """Plot ``table[column]`` with error bars from its ``_lower``/``_upper`` columns.
+
+    The bars run along the values' axis (``xerr`` for ``kind="barh"``). A table grouped
+    by two or more keys (rows on a MultiIndex) is drawn as pandas draws
+    ``table[column].unstack(unstack).plot(kind=kind, yerr=...)``: the unstacked level
+    becomes the series (a legend entry each: side-by-side bars, or one line each), the
+    other levels the axis, and the error bars are unstacked the same way.
 
     Parameters
     ----------
@@ -37,8 +44,11 @@ def plot_intervals(
         The released column; by default the first one that has interval columns.
     kind : {"bar", "barh", "line"}, default "bar"
         As for ``Series.plot``.
+    unstack : level name or number, or None, default -1
+        For a MultiIndex: the level drawn as series, as in ``Series.unstack`` (the last
+        key by default). ``None`` draws one flat series labelled by tuples.
     **kwargs
-        Passed to ``Series.plot`` (``ax=``, ``title=``, ``color=``, ...).
+        Passed to pandas' ``plot`` (``ax=``, ``title=``, ``color=``, ...).
 
     Returns
     -------
@@ -63,9 +73,17 @@ def plot_intervals(
     for name in (column, f"{column}_lower", f"{column}_upper"):
         if name not in table.columns:
             raise DPKeyError(f"column {name!r} not found; release the table with ci=0.95")
-    values = table[column].to_numpy(dtype=np.float64)
-    below = np.maximum(values - table[f"{column}_lower"].to_numpy(dtype=np.float64), 0.0)
-    above = np.maximum(table[f"{column}_upper"].to_numpy(dtype=np.float64) - values, 0.0)
+    values = table[column].astype(np.float64)
+    below = (values - table[f"{column}_lower"].astype(np.float64)).clip(lower=0.0)
+    above = (table[f"{column}_upper"].astype(np.float64) - values).clip(lower=0.0)
     kwargs.setdefault("capsize", 3)
-    plot: Any = table[column].plot  # pandas' own plotting (matplotlib, as any pandas plot)
-    return plot(kind=kind, yerr=np.vstack([below, above]), **kwargs)
+    bars = "xerr" if kind == "barh" else "yerr"  # along the values' axis
+    if isinstance(table.index, pd.MultiIndex) and unstack is not None:
+        # As pandas would: one series per key of the unstacked level, errors alike.
+        wide = values.unstack(unstack)
+        low, high = (part.unstack(unstack).reindex_like(wide) for part in (below, above))
+        errors = np.stack([np.vstack([low[c], high[c]]) for c in wide.columns])
+        plot: Any = wide.plot  # pandas' own plotting (matplotlib, as any pandas plot)
+        return plot(kind=kind, **{bars: errors}, **kwargs)
+    plot = values.plot
+    return plot(kind=kind, **{bars: np.vstack([below.to_numpy(), above.to_numpy()])}, **kwargs)

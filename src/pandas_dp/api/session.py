@@ -6,7 +6,6 @@ import contextlib
 import dataclasses
 import html
 import uuid
-import warnings
 from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
 from fractions import Fraction
@@ -27,7 +26,7 @@ from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.unit_ids import UnitIds
 from pandas_dp.budget import AnyBudget
 from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
-from pandas_dp.errors import DPTypeError, PrivacyLeakWarning
+from pandas_dp.errors import DPTypeError, PrivacyLeakWarning, warn
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -61,11 +60,10 @@ def random_source(rng: Any) -> RandomSource:
         return SystemRandomSource()
     if isinstance(rng, bool) or not isinstance(rng, int | np.integer):
         raise DPTypeError(f"rng must be None or an int seed, got {type(rng).__name__}")
-    warnings.warn(
+    warn(
         "a seeded rng makes the noise predictable and voids the privacy guarantee; use it "
         "for reproducible tests only, never for a real release",
         PrivacyLeakWarning,
-        stacklevel=4,
     )
     return SeededRandomSource(int(rng))
 
@@ -205,15 +203,93 @@ class Session:
         )
 
     def _repr_html_(self) -> str:
-        """In a notebook: the budget (total, spent, remaining) over the ledger's main columns."""
+        """In a notebook: the budget (total, spent, remaining) over the ledger's main columns.
+
+        Costs read as people write them (``0``, ``0.5``, ``1/3``, ``1e-06``); long text
+        (columns, noise, note) wraps inside its cell, so the table fits the notebook's width
+        whatever the notebook's own stylesheet says. ``ledger`` itself is unchanged.
+        """
         budget = html.escape(
             f"pandas-dp session {self.id[:8]}: total {self.total}, spent {self.spent}, "
             f"remaining {self.remaining}"
         )
-        cost = ["rho"] if self.total.is_zcdp else ["epsilon", "delta"]  # the budget's own unit
-        shown = ["sequence", "query", "columns", *cost, "groups", "note"]
-        table = self.ledger[shown].to_html(index=False) if self.accountant.entries else ""
-        return f"<p><strong>{budget}</strong></p>{table}"
+        heading = f"<p><strong>{budget}</strong></p>"
+        if not self.accountant.entries:
+            return heading
+        zcdp = self.total.is_zcdp  # the budget's own unit
+        head = ["sequence", "query", "columns", *(["rho"] if zcdp else ["epsilon", "delta"])]
+        head += ["groups", "noise", "note"]
+        rows = []
+        for entry in self.accountant.entries:
+            row = _ledger_row(entry)
+            release = entry.release
+            if zcdp:
+                row["rho"] = number_text(sum((m.rho for m in release.measurements), Fraction(0)))
+            else:
+                row["epsilon"] = number_text(release.cost.epsilon)
+                row["delta"] = number_text(release.cost.delta)
+            rows.append([row[name] for name in head])
+        return heading + html_table(head, rows, wrap=("columns", "noise", "note"))
+
+
+#: Inline styles of the notebook views: inline, so that no notebook stylesheet (some set
+#: ``white-space: nowrap`` on table cells) can make a long note push the table off the page.
+TABLE_STYLE = "border-collapse: collapse; table-layout: auto; max-width: 100%;"
+WRAP_STYLE = (
+    "text-align: left; white-space: normal; max-width: 26em; min-width: 8em; "
+    "overflow-wrap: anywhere; word-break: break-word;"
+)
+
+
+def number_text(value: float | Fraction) -> str:
+    """A cost or a parameter as people write it: ``0``, ``0.5``, ``1/3``, ``1e-06``.
+
+    Exact fractions with a small denominator that no short decimal writes (thirds) stay
+    fractions, as in the ledger's notes; everything else reads as up to 6 significant
+    digits (large whole numbers with thousands separators), never ``0.000000e+00``.
+
+    Examples
+    --------
+    >>> [number_text(x) for x in (0.0, Fraction(1, 2), Fraction(1, 3), 1e-06, 1.2e6)]
+    ['0', '0.5', '1/3', '1e-06', '1,200,000']
+    """
+    if isinstance(value, Fraction):
+        short = f"{float(value):.6g}"
+        if value == 0 or Fraction(short) == value or value.denominator > 100:
+            return short if value else "0"
+        return f"{value.numerator}/{value.denominator}"
+    number = float(value)
+    if number != number:  # NaN
+        return "NaN"
+    if number == 0:
+        return "0"
+    if abs(number) >= 1e6 and number.is_integer() and abs(number) < 1e15:
+        return f"{number:,.0f}"
+    return f"{number:.6g}"
+
+
+def html_table(head: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = ()) -> str:
+    """A small HTML table for the notebook views (every cell escaped); ``wrap`` cells wrap."""
+    wrapped = {i for i, name in enumerate(head) if name in wrap}
+
+    def cell(i: int, value: Any) -> str:
+        style = f' style="{WRAP_STYLE}"' if i in wrapped else ""
+        return f"<td{style}>{html.escape(str(value))}</td>"
+
+    titles = "".join(
+        f'<th style="{WRAP_STYLE}">{html.escape(n)}</th>'
+        if i in wrapped
+        else f"<th>{html.escape(n)}</th>"
+        for i, n in enumerate(head)
+    )
+    body = "".join(
+        "<tr>" + "".join(cell(i, v) for i, v in enumerate(row)) + "</tr>" for row in rows
+    )
+    return (
+        f'<table class="dataframe" style="{TABLE_STYLE}">'
+        f'<thead><tr style="text-align: right;">{titles}</tr></thead>'
+        f"<tbody>{body}</tbody></table>"
+    )
 
 
 def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:

@@ -41,7 +41,7 @@ _RELEASE = {"name", "title", "confidence", "formats"}
 _QUERY = {
     "name", "description", "groupby", "keys", "aggs", "bounds", "epsilon", "delta",
     "mechanism", "ci", "where", "fillna", "nonnegative", "max_groups_per_unit",
-    "max_rows_per_group", "expected_rows", "weights", "weight_bounds",
+    "max_rows_per_group", "expected_rows", "weights", "weight_bounds", "selection",
 }  # fmt: skip
 
 
@@ -63,6 +63,9 @@ class QuerySpec:
     nonnegative: bool = False
     max_groups_per_unit: int | None = None
     max_rows_per_group: int | None = None
+    #: Keys chosen from the data by DP partition selection ("threshold" or "optimal"):
+    #: only when the statement asks for it, never because its keys were left out.
+    selection: str | None = None
     expected_rows: float | None = None
     weights: str | None = None
     weight_bounds: tuple[float, float] | None = None
@@ -97,6 +100,18 @@ class ReleaseSpec:
     formats: tuple[str, ...] = ("csv",)
 
 
+def _selection(problems: Problems, at: str, raw: dict[str, Any], grouped: bool) -> Any:
+    """A statement's ``selection``: keys chosen from the data, only when asked for."""
+    selection = raw["selection"]
+    if selection not in ("threshold", "optimal"):
+        problems.add(f"{at}.selection", f"must be 'threshold' or 'optimal', got {selection!r}")
+    elif not grouped:
+        problems.add(f"{at}.selection", "selection chooses a groupby's keys: it needs a groupby")
+    elif "keys" in raw:
+        problems.add(f"{at}.selection", "keys are given: leave selection out (or the keys)")
+    return selection
+
+
 def _digest(*parts: Any) -> str:
     text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
@@ -129,6 +144,8 @@ def _query(
     if valid_by and "keys" in raw:
         with_api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(raw["keys"]))
     optional: dict[str, Any] = {}
+    if "selection" in raw:
+        optional["selection"] = _selection(problems, at, raw, bool(groupby))
     for key in ("max_groups_per_unit", "max_rows_per_group"):
         if key in raw:
             value = raw[key]

@@ -45,8 +45,19 @@ th { background: #f4f6f8; } td.text, th.text { text-align: left; }
 .card b { display: block; font-size: 1.3rem; }
 .status { font-size: .8rem; padding: .1rem .5rem; border-radius: 1rem; background: #e6f4ea; }
 .status.pending { background: #fdecea; }
+td.nowrap { white-space: nowrap; }
 .charts { display: flex; flex-wrap: wrap; gap: .5rem; } img { max-width: 100%; }
-.scroll { overflow-x: auto; max-width: 100%; }
+/* A table wider than the page scrolls inside its own box; shadows at the edges show that
+   there is more to the side (the light covers follow the content, the shadows stay put). */
+.scroll { overflow-x: auto; max-width: 100%;
+  background: linear-gradient(to right, #fff 30%, #fff0),
+    linear-gradient(to left, #fff 30%, #fff0) 100% 0,
+    radial-gradient(farthest-side at 0 50%, #0003, #0000),
+    radial-gradient(farthest-side at 100% 50%, #0003, #0000) 100% 0;
+  background-repeat: no-repeat;
+  background-size: 2.5rem 100%, 2.5rem 100%, .8rem 100%, .8rem 100%;
+  background-attachment: local, local, scroll, scroll; }
+p, code { overflow-wrap: anywhere; }
 code { background: #f4f6f8; padding: 0 .25rem; }
 """
 
@@ -66,19 +77,23 @@ def _fmt(value: Any) -> str:
     return _esc(value)
 
 
-def _html_table(frame: pd.DataFrame, text: tuple[str, ...] = ()) -> str:
+def _html_table(
+    frame: pd.DataFrame, text: tuple[str, ...] = (), nowrap: tuple[str, ...] = ()
+) -> str:
     """A plain HTML table; columns in ``text`` (and non-numeric ones) align left.
 
     Integer columns in ``text`` are keys (years, codes): written as they are, ``2004`` and
-    not ``2,004``; values keep their thousands separators.
+    not ``2,004``; values keep their thousands separators. Cells of ``nowrap`` columns
+    (times) stay on one line. A table wider than the page scrolls in its own box.
     """
     left = {c for c in frame.columns if c in text or not pd.api.types.is_numeric_dtype(frame[c])}
     codes = {c for c in frame.columns if c in text and pd.api.types.is_integer_dtype(frame[c])}
+    kind = {c: " ".join(["text"] * (c in left) + ["nowrap"] * (c in nowrap)) for c in frame}
     head = "".join(f'<th class="{"text" if c in left else ""}">{_esc(c)}</th>' for c in frame)
     rows = []
     for values in frame.itertuples(index=False):
         cells = "".join(
-            f'<td class="{"text" if c in left else ""}">{_esc(v) if c in codes else _fmt(v)}</td>'
+            f'<td class="{kind[c]}">{_esc(v) if c in codes else _fmt(v)}</td>'
             for c, v in zip(frame.columns, values, strict=True)
         )
         rows.append(f"<tr>{cells}</tr>")
@@ -237,7 +252,7 @@ def render_report(outcome: ReleaseOutcome, accountant: Accountant) -> str:
 spec <code>{_esc(spec.path.name)}</code>; generated {now} by pandas-dp {pandas_dp.__version__}.</p>
 <div class="cards">{card_html}</div>
 <h2>Budget breakdown</h2>
-{_html_table(_breakdown(outcome, entries), ("query", "status", "noise", "charged"))}
+{_html_table(_breakdown(outcome, entries), ("query", "status", "noise", "charged"), ("charged",))}
 <p class="muted">Ledger <code>{_esc(store.path.name if store else "")}</code>, head hash
 <code>{_esc(head)}</code>: keep this hash to detect later edits of the ledger.</p>
 {"".join(sections)}

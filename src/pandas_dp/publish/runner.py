@@ -85,8 +85,8 @@ class ReleasePlan:
             table = planned.preview.table.reset_index()
             table.insert(0, "query", planned.query.name)
             table.insert(1, "status", "released" if planned.done else "pending")
-            if planned.query.expected_rows is not None:
-                errors = planned.preview.mean_error(planned.query.expected_rows)
+            if planned.query.expected_rows is not None:  # means' and spreads' errors too
+                errors = planned.preview.errors(planned.query.expected_rows)
                 for name, error in errors.items():
                     table.loc[table["statistic"] == name, "error"] = error
             frames.append(table)
@@ -184,7 +184,7 @@ def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
         grouped = accessor.groupby(
             list(query.groupby), keys=spec_keys(query.keys),
             max_groups_per_unit=query.max_groups_per_unit,
-            max_rows_per_group=query.max_rows_per_group,
+            max_rows_per_group=query.max_rows_per_group, selection=query.selection,
         )  # fmt: skip
         return grouped.agg(**options, nonnegative=query.nonnegative, **named)
     if previewing:

@@ -120,8 +120,9 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
             The error may exceed ``error`` with probability at most ``alpha``.
         bounds : (float, float), optional
             Clipping bounds, for sums and means.
-        n : float, optional
-            A planning value for the number of rows, for means (their error depends on it).
+        expected_rows : float, optional
+            A planning value for the number of rows, for means (their error depends on it);
+            the same name as on previews and in release files (``n=`` is its old name).
         mean : float, optional
             A planning value for the mean, for means (the count's noise weighs more the
             further it lies from the midpoint of the bounds); by default the worst case.

@@ -61,7 +61,7 @@ class FrameReleases(
         *,
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
-        selection: Literal["threshold", "optimal"] = "threshold",
+        selection: Literal["threshold", "optimal"] | None = None,
         dropna: bool = True,
     ) -> DPGroupBy:
         """Group the protected frame by public keys, for grouped releases.
@@ -74,16 +74,19 @@ class FrameReleases(
         keys : list-like, dict, list of tuples or MultiIndex, optional
             The public keys: for one column a list of values; for several, a dict
             ``{column: values}`` (their cross product), a list of tuples or a MultiIndex.
-            Results are indexed by exactly these keys, in this order. Without keys, the
-            keys are chosen from the data by DP partition selection, which needs a session
-            with δ > 0.
+            Results are indexed by exactly these keys, in this order. Without keys (and
+            without a schema's keys) the call is refused unless ``selection`` asks for keys
+            chosen from the data.
         max_groups_per_unit : int, optional
             Under a privacy unit: the most groups one unit may contribute to (extra groups
             are dropped at random). Defaults to ``max_rows_per_unit``.
         max_rows_per_group : int, optional
             Under a privacy unit: the most rows one unit may add to one group.
-        selection : {"threshold", "optimal"}, default "threshold"
-            With ``keys=None``, how keys are chosen: a key is kept when its noisy row count
+        selection : {"threshold", "optimal"}, optional
+            Choose the keys from the data by DP partition selection, for columns whose
+            values are not public (needs a session with δ > 0; rare keys are dropped). Only
+            when asked: without public keys and without ``selection``, the call is refused.
+            How keys are chosen: a key is kept when its noisy row count
             clears a threshold (the count is released with that same noise), or by the
             optimal rule of Desfontaines, Voss, Gipson & Mandayam (2022), which keeps small
             keys more often but spends a share of ε on the choice alone. See the group-by
@@ -334,6 +337,9 @@ class DataFrameDPAccessor(FrameProtection, FrameReleases[float, Estimate]):
 
 class DataFramePreview(FrameReleases[Preview, Preview]):
     """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
+
+    #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
+    PREVIEW = True
 
     def _execute(self, planned: PlannedRelease[Any]) -> Any:
         """Describe the planned release: cost, noise and error, without running it."""

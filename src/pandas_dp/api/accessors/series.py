@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Unpack, overload
+from typing import Any, Literal, Unpack, overload
 
 import pandas as pd
 
@@ -34,6 +34,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
     def value_counts(
         self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
         ascending: bool = False, dropna: bool = True, ci: float | None = None,
+        selection: Literal["threshold", "optimal"] | None = None,
         **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
         """Release noisy counts of each public key, like ``Series.value_counts``.
@@ -43,8 +44,8 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         keys : list-like or "categories", optional
             The public values to count. ``"categories"`` takes a categorical column's
             categories as the keys (they often come from the data: say so only when they
-            are public). Without keys, values are chosen by DP partition selection (needs a
-            session with δ > 0).
+            are public). Without keys (or a schema's), the call is refused unless
+            ``selection`` asks for values chosen from the data.
         {epsilon}
         {delta}
         normalize : bool, default False
@@ -55,6 +56,10 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
             Sort order.
         dropna : bool, default True
             ``False`` also counts the missing values, under a NaN key (public keys only).
+        selection : {"threshold", "optimal"}, optional
+            Choose the values to count from the data by DP partition selection (needs a
+            session with δ > 0; rare values are dropped): only when asked, as in
+            :meth:`DataFrameDPAccessor.groupby`.
         {nonnegative}
         {total}
         {mechanism}
@@ -80,7 +85,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         """
         return self._execute(plan_value_counts(
             self._obj, keys, normalize=normalize, sort=sort, ascending=ascending, ci=ci,
-            dropna=dropna, **options,
+            dropna=dropna, selection=selection, **options,
         ))  # fmt: skip
 
     @shared_doc
@@ -212,6 +217,9 @@ class SeriesDPAccessor(SeriesReleases[float, Estimate]):
 
 class SeriesPreview(SeriesReleases[Preview, Preview]):
     """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
+
+    #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
+    PREVIEW = True
 
     def _execute(self, planned: PlannedRelease[Any]) -> Any:
         """Describe the planned release: cost, noise and error, without running it."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Hashable
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 import numpy as np
 import pandas as pd
@@ -34,13 +34,16 @@ def plan_value_counts(
     ascending: bool = False,
     ci: float | None = None,
     dropna: bool = True,
+    selection: Literal["threshold", "optimal"] | None = None,
     **options: Unpack[CountArgs],
 ) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """Noisy counts of each public key in a Series (see ``Series.dp.value_counts``)."""
     if normalize and ci is not None:
         raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
-    grouped = DPGroupBy(target, target.column, keys, dropna=dropna)
+    grouped = DPGroupBy(
+        target, target.column, keys, dropna=dropna, selection=selection, called="value_counts"
+    )
     post = count_post(options, clamp=normalize)
     planned = grouped.plan_counts("value_counts", ci=ci, post=post, **options)
     unnamed = series.name is None

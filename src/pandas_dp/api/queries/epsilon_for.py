@@ -12,6 +12,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import NoiseChoice, Part, count_part, sum_part
 from pandas_dp.api.release import PlannedOutput, resolve
+from pandas_dp.api.release.planning_rows import planning_rows
 from pandas_dp.api.release.preview import mean_error_bound
 from pandas_dp.api.statistics import Mean
 from pandas_dp.api.statistics.parsing import closest_statistic
@@ -40,8 +41,9 @@ def epsilon_for(
     error: float,
     alpha: float = 0.05,
     bounds: Any = None,
-    n: float | None = None,
+    expected_rows: float | None = None,
     mean: float | None = None,
+    n: float | None = None,
     mechanism: str = "laplace",
     delta: Any = None,
 ) -> float:
@@ -73,13 +75,12 @@ def epsilon_for(
                 return part.halfwidth(alpha)
 
         else:
-            if n is None or not n >= 1:
-                raise DPValueError("a mean's error depends on its count: pass n=<planning value>")
+            rows = planning_rows(expected_rows, n, "epsilon_for")
             noise = _noise(mechanism, delta, 2)
 
             def error_at(eps: float) -> float:
                 return _mean_error(
-                    lower, upper, Fraction(eps), float(n), alpha, contribution, noise, mean
+                    lower, upper, Fraction(eps), rows, alpha, contribution, noise, mean
                 )
 
     else:

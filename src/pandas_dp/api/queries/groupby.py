@@ -29,7 +29,7 @@ from pandas_dp.api.release.arguments import (
     Real,
     ValueArgs,
 )
-from pandas_dp.api.release.options import parse_selection
+from pandas_dp.api.release.selection import asked_selection
 from pandas_dp.api.statistics import Mean, Sum, parse_func, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column, did_you_mean
@@ -55,10 +55,12 @@ class DPGroupBy(GroupedCounts):
         *,
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
-        selection: Literal["threshold", "optimal"] = "threshold",
+        selection: Literal["threshold", "optimal"] | None = None,
         binning: Binning | None = None,
         execute: Callable[[PlannedRelease[Any]], Any] = run,
         dropna: bool = True,
+        called: str = "groupby",
+        may_select: bool = True,
     ) -> None:
         target, by, keys, self._renames = series_by(target, by, keys)
         self._target = target
@@ -76,12 +78,7 @@ class DPGroupBy(GroupedCounts):
         keys, declared = categories_as_keys(keys, self.by, dtypes)
         self.keys_from = declared or self.keys_from
         self.keys = parse_keys(self.by, keys)
-        self.selection = parse_selection(selection)
-        if self.keys is not None and self.selection != "threshold":
-            raise DPValueError(
-                f"selection={selection!r} chooses keys from the data; these keys are public "
-                "(given or from the schema), so leave selection out"
-            )
+        self.selection = asked_selection(self.keys, binning, selection, self.by, called, may_select)
         if self.keys is not None and binning is None:
             check_key_types(self.keys, [dtypes[label] for label in self.by])
         self._grouping = Grouping(self.by, self.keys, binning, missing=_missing_group(self, dropna))

@@ -7,7 +7,7 @@ contribution bound under a unit), so each call charges its ε once.
 from __future__ import annotations
 
 import copy
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 import numpy as np
 import pandas as pd
@@ -17,10 +17,11 @@ from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
 from pandas_dp.api.queries.grouped import GroupedStatistics
 from pandas_dp.api.release import PlannedRelease
 from pandas_dp.api.release.arguments import CountArgs, NoiseArgs, Real
+from pandas_dp.api.release.selection import asked_selection
 from pandas_dp.api.statistics import Count, Size
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines import Grouping
-from pandas_dp.errors import DPTypeError
+from pandas_dp.errors import DPTypeError, DPValueError
 
 __all__ = ["GroupedCounts", "count_post"]
 
@@ -106,7 +107,9 @@ class GroupedCounts(GroupedStatistics):
     @shared_doc
     def value_counts(
         self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
-        ascending: bool = False, ci: float | None = None, **options: Unpack[CountArgs],
+        ascending: bool = False, ci: float | None = None,
+        selection: Literal["threshold", "optimal"] | None = None,
+        **options: Unpack[CountArgs],
     ) -> pd.Series | pd.DataFrame:  # fmt: skip
         """Release noisy counts of each value within each group: ``g["x"].value_counts()``.
 
@@ -114,8 +117,9 @@ class GroupedCounts(GroupedStatistics):
         ----------
         keys : list-like, optional
             The selected column's public values; every group gets every value. Without
-            them (or without the group-by's keys), the pairs are chosen by DP partition
-            selection (needs δ > 0).
+            them the call is refused, unless ``selection`` asks for the pairs to be chosen
+            by DP partition selection (needs δ > 0), or the group-by already chose its keys
+            from the data (then the pairs are chosen too).
         normalize : bool, default False
             Proportions within each group (of the counts clamped at 0; NaN for a group whose
             clamped counts are all 0), named ``"proportion"``.
@@ -123,6 +127,8 @@ class GroupedCounts(GroupedStatistics):
             Within each group, by noisy count (groups stay in key order), as pandas.
         ascending : bool, default False
             Sort order.
+        selection : {"threshold", "optimal"}, optional
+            Choose the (group, value) pairs from the data, as ``groupby(selection=...)``.
         {epsilon}
         {delta}
         {nonnegative}
@@ -152,6 +158,16 @@ class GroupedCounts(GroupedStatistics):
         pairs = copy.copy(self)
         pairs.by, pairs._selected, pairs._series = (*self.by, column), None, False
         pairs.keys_from = "; ".join(note for note in (self.keys_from, declared) if note)
+        if self.keys is not None:  # public group keys: the values' keys decide
+            pairs.selection = asked_selection(
+                inner, None, selection, (column,), "value_counts", True
+            )
+        elif selection is not None:
+            raise DPValueError(
+                "this group-by already chooses its keys from the data (selection="
+                f"{self.selection!r}), and the (group, value) pairs with them: leave selection "
+                "out of value_counts"
+            )
         pairs.keys = None if inner is None or self.keys is None else _product(self.keys, inner)
         pairs._grouping = Grouping(pairs.by, pairs.keys)
         post = count_post(options, clamp=normalize)

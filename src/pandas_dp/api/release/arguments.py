@@ -33,6 +33,8 @@ from typing import (
 
 import numpy as np
 
+from pandas_dp.api.release.planning_rows import NAME as PLANNING_ROWS
+from pandas_dp.api.release.planning_rows import with_planning_rows
 from pandas_dp.errors import DPTypeError
 
 #: A real number as a user may type it (bools are refused at run time).
@@ -123,8 +125,10 @@ class PlanningArgs(TypedDict, total=False):
 
     alpha: float
     bounds: Bounds
-    n: float | None
+    #: A planning value for the row count (means' errors depend on it).
+    expected_rows: float | None
     mean: float | None
+    n: float | None  # the old name of expected_rows (a FutureWarning)
     mechanism: Mechanism
     delta: Real | None
 
@@ -225,16 +229,22 @@ def checked_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
 
     @functools.wraps(function)
     def checked(*args: Any, **kwargs: Any) -> Any:
-        if kwargs:
-            spec = _keywords(function)
-            if isinstance(spec, tuple):
-                allowed, kind = spec
-                if kind == "closed":
-                    check_keywords(function.__name__, kwargs, allowed)
-                elif kind == "named":
-                    extra = {k: v for k, v in kwargs.items() if k not in allowed}
-                    check_named(function.__name__, extra, allowed)
-        return function(*args, **kwargs)
+        if not kwargs:
+            return function(*args, **kwargs)
+        spec = _keywords(function)
+        if not isinstance(spec, tuple):
+            return function(*args, **kwargs)
+        allowed, kind = spec
+        if PLANNING_ROWS in allowed:  # its own argument (epsilon_for)
+            return function(*args, **kwargs)
+        given = [name for name in kwargs if name != PLANNING_ROWS]
+        if kind == "closed":
+            check_keywords(function.__name__, given, allowed)
+        elif kind == "named":
+            check_named(
+                function.__name__, {k: kwargs[k] for k in given if k not in allowed}, allowed
+            )
+        return with_planning_rows(function, args, kwargs)
 
     checked.__keywords_checked__ = True  # type: ignore[attr-defined]
     return checked

@@ -15,11 +15,10 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
-from pandas_dp.api.measurement.parts import Part
+from pandas_dp.api.release.planning_rows import EXPECTED_ROWS, planning_rows
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
+from pandas_dp.api.session import number_text
 from pandas_dp.api.statistics import Mean
-from pandas_dp.api.statistics.moments import centre_of
-from pandas_dp.mechanisms.accuracy import ratio_interval
 
 #: Confidence of previews unless asked otherwise.
 DEFAULT_CONFIDENCE = 0.95
@@ -55,18 +54,35 @@ class Preview:
     outputs: tuple[PlannedOutput, ...] = ()
     release: Release | None = field(default=None, repr=False)
 
-    def mean_error(self, n: float, mean: float | None = None) -> pd.Series:
-        """Half-width of each mean's released interval if its count were ``n``.
+    def mean_error(
+        self, expected_rows: float | None = None, mean: float | None = None, *, n: Any = None
+    ) -> pd.Series:
+        """Half-width of each mean's released interval if its count were ``expected_rows``.
 
         A mean's error depends on its count and on how far the mean lies from the midpoint
         of the bounds (the count's noise is multiplied by that distance), both private:
         give planning values. Without ``mean`` the worst case over the bounds is returned.
+        ``n=`` is the old name of ``expected_rows`` (one name for the planning row count in
+        previews, ``epsilon_for`` and release files).
         """
+        rows = planning_rows(expected_rows, n, "mean_error")
+        errors = self.errors(rows, mean)
+        means = [isinstance(out.stat, Mean) for out in self.outputs]
+        return errors[means]
+
+    def errors(self, expected_rows: float, mean: float | None = None) -> pd.Series:
+        """Every statistic's error at a planning row count (per group in a group-by).
+
+        Counts, sums and quantiles as in :attr:`table` (they need no count); means and
+        spreads at ``expected_rows``, the largest over the data the bounds allow (a mean's
+        at the planning ``mean`` when given).
+        """
+        rows = planning_rows(expected_rows, None, "errors")
         alpha = 1.0 - self.confidence
-        errors = {}
-        for out in self.outputs:
-            if isinstance(out.stat, Mean):
-                errors[out.stat.name] = mean_error_bound(out, float(n), alpha, mean)
+        errors = {
+            out.stat.name: out.stat.planned_error(out.inputs(), alpha, rows, mean)
+            for out in self.outputs
+        }
         return pd.Series(errors, name="error", dtype=np.float64)
 
     def __repr__(self) -> str:
@@ -78,12 +94,18 @@ class Preview:
             return f"{head}\n{self.table.to_string()}"
 
     def _repr_html_(self) -> str:
-        """The same in a notebook: the cost as a caption over the table."""
+        """The same in a notebook: the cost as a caption over the table.
+
+        Numbers read as people write them (``0``, ``0.5``, ``1e-06``), never in a
+        column-wide scientific notation such as ``0.000000e+00``.
+        """
         head = html.escape(
-            f"Preview of {self.query}: costs ε={self.epsilon:.6g}, δ={self.delta:.3g}; "
-            f"errors at {self.confidence:.0%} confidence (nothing spent)"
+            f"Preview of {self.query}: costs ε={number_text(self.epsilon)}, "
+            f"δ={number_text(self.delta)}; errors at {self.confidence:.0%} confidence "
+            "(nothing spent)"
         )
-        return f"<p><strong>{head}</strong></p>{self.table.to_html()}"
+        table = self.table.to_html(float_format=number_text)
+        return f"<p><strong>{head}</strong></p>{table}"
 
 
 def mean_error_bound(
@@ -91,44 +113,23 @@ def mean_error_bound(
 ) -> float:
     """Half-width of a mean's released interval at count ``n``.
 
-    At the planning value ``mean`` when given, else the largest over means in the bounds.
-
-    Notes
-    -----
-    With the noise at its interval edges the half-width is piecewise linear in the mean's
-    position ``p`` (relative to the centre): it bends only where a corner ``(p n ± a) / N'``
-    of :func:`ratio_interval` meets a bound, where two corners cross (``p = ±a / n``), and at
-    the ends. Its maximum is at one of those points, so checking them all is exact.
+    See :func:`~pandas_dp.api.statistics.planning.mean_halfwidth`.
     """
-    total, count = out.parts
-    assert out.bounds is not None
-    assert isinstance(total, Part)
-    reach = (out.bounds[1] - out.bounds[0]) / 2
-    a, b = total.halfwidth(alpha / 2), count.halfwidth(alpha / 2)
-    if mean is None:
-        kinks = [
-            (edge * denominator - shift) / n
-            for edge in (-reach, reach)
-            for shift in (-a, a)
-            for denominator in (max(n - b, 1.0), max(n + b, 1.0))
-        ]
-        candidates = np.asarray([-reach, 0.0, reach, -a / n, a / n, *kinks], dtype=np.float64)
-        positions = candidates[np.abs(candidates) <= reach]
-    else:
-        centre = centre_of(total)
-        positions = np.full(1, min(max(float(mean) - centre, -reach), reach))
-    lower, upper = ratio_interval(
-        positions * n, a, np.full(len(positions), float(n)), b, (-reach, reach)
-    )
-    return float(np.max(np.maximum(upper - positions, positions - lower)))
+    return out.stat.planned_error(out.inputs(), alpha, n, mean)
 
 
 def preview(planned: PlannedRelease[Any], confidence: float | None = None) -> Preview:
-    """What ``planned`` would cost and how accurate it would be, from public parameters only."""
+    """What ``planned`` would cost and how accurate it would be, from public parameters only.
+
+    With a planning row count (``expected_rows=`` on a preview call), the error column
+    states every statistic's error, means' and spreads' included, at that count.
+    """
     level = confidence or planned.confidence or DEFAULT_CONFIDENCE
     alpha = 1.0 - level
+    expected = EXPECTED_ROWS.get()
     rows = []
     for out in planned.outputs:
+        inputs = out.inputs()
         first = out.parts[0]
         rows.append(
             {
@@ -138,7 +139,9 @@ def preview(planned: PlannedRelease[Any], confidence: float | None = None) -> Pr
                 "scale": float(first.measurement.scale) * 2.0**first.exponent,
                 "epsilon": float(sum(p.measurement.epsilon for p in out.parts)),
                 "delta": float(sum(p.measurement.cost.delta for p in out.parts)),
-                "error": out.stat.preview_error(out.inputs(), alpha),
+                "error": out.stat.preview_error(inputs, alpha)
+                if expected is None
+                else out.stat.planned_error(inputs, alpha, expected),
                 "error_in": out.stat.error_in,
             }
         )

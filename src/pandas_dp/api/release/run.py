@@ -14,10 +14,7 @@ the budget is discarded unseen.
 from __future__ import annotations
 
 import dataclasses
-import os
-import sys
 import warnings
-from types import FrameType
 from typing import Any, TypeVar
 
 import numpy as np
@@ -27,7 +24,7 @@ from pandas_dp.accounting.events import Release
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.release.types import PlannedRelease
 from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError
+from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
 
 T = TypeVar("T")
 
@@ -66,25 +63,8 @@ def run(planned: PlannedRelease[T]) -> T:
         )
     session.charge(release, result)  # on disk first when the session has a ledger file
     if dominated:  # from the released values only, and after the charge
-        warnings.warn(NoiseDominatedWarning(dominated), stacklevel=_caller_level())
+        warn(NoiseDominatedWarning(dominated))
     return result
-
-
-#: The package's directory: frames in it are not the caller's.
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-
-
-def _caller_level() -> int:
-    """The ``stacklevel`` that points a warning raised in :func:`run` at the user's line.
-
-    The first frame outside pandas-dp, however many of its own calls lead to the release
-    (an accessor, a group-by, a release file); 3 when there is none.
-    """
-    frame: FrameType | None = sys._getframe(1)
-    level = 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level if frame is not None else 3
 
 
 def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, Any]) -> str:

@@ -8,15 +8,20 @@ Desfontaines, Voss, Gipson & Mandayam (2022), which spends a share of ε on the 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Hashable
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal
+
+import pandas as pd
 
 from pandas_dp.accounting.events import Measurement
 from pandas_dp.api.measurement.choices import AnyPart, KeyChoicePart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import Part
+from pandas_dp.api.release.options import parse_selection
 from pandas_dp.api.release.types import Request, Selection, Target
 from pandas_dp.budget import AnyBudget, Budget
+from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.optimal_selection import first_at_least
@@ -65,6 +70,45 @@ def select_keys(
         f"≤ {contribution.linf} rows each)"
     )
     return Selection(ROWS, threshold), note
+
+
+def asked_selection(
+    keys: pd.Index | None,
+    binning: Binning | None,
+    selection: Any,
+    by: tuple[Hashable, ...],
+    called: str,
+    may_select: bool,
+) -> Literal["threshold", "optimal"]:
+    """How keys are chosen from the data: only when asked for, never as a silent fallback.
+
+    Choosing keys from the data drops the rare ones (and spends δ): a call without public
+    keys that does not ask for it is refused, whatever the session's δ. Tables shaped by
+    their keys (``crosstab``, ``pivot_table``: ``may_select=False``) always need them.
+    """
+    if keys is not None or binning is not None:
+        if selection is not None:
+            raise DPValueError(
+                f"selection={selection!r} chooses keys from the data; these keys are public "
+                "(given or from the schema), so leave selection out"
+            )
+        return "threshold"
+    columns = ", ".join(repr(label) for label in by)
+    if not may_select:
+        raise DPValueError(
+            f"{called} needs public keys for every row and column variable: "
+            f"keys={{{', '.join(f'{label!r}: [...]' for label in by)}}} (or a schema's isin)"
+        )
+    if selection is None:
+        example = "keys=[...]" if len(by) == 1 else "keys={column: [...], ...}"
+        raise DPValueError(
+            f"{called}() got no keys for {columns}, and pandas-dp never takes keys from the "
+            f"data unasked. Pass the public keys ({example}, or a schema's isin check); or "
+            "ask for keys chosen from the data by DP partition selection with "
+            "selection='threshold' (or 'optimal'): it drops rare keys and needs a session "
+            "with δ > 0. Nothing was charged"
+        )
+    return parse_selection(selection)
 
 
 def selection_delta(given: Fraction | None, total: AnyBudget, epsilon: Fraction) -> Fraction:

@@ -137,6 +137,17 @@ class Statistic(ABC):
         """The error a preview reports (NaN where it depends on private values)."""
         return math.nan
 
+    def planned_error(
+        self, inputs: Inputs, alpha: float, expected_rows: float, mean: float | None = None
+    ) -> float:
+        """The error at a public planning row count (``expected_rows``; per group).
+
+        Statistics whose error depends on their count (means, spreads) give the largest
+        over what the bounds allow (or at the planning ``mean``); others their
+        :meth:`preview_error`, which needs no count.
+        """
+        return self.preview_error(inputs, alpha)
+
     def dominated(self, inputs: Inputs) -> F64 | None:
         """Where the released value is dominated by its error (one flag per group).
 

@@ -18,6 +18,8 @@ from pandas_dp.api.statistics.base import (
     Inputs,
     Statistic,
 )
+from pandas_dp.api.statistics.planning import mean_halfwidth, spread_moments
+from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.accuracy import (
     combined_laplace_halfwidth,
@@ -28,7 +30,6 @@ from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.quantile import variance_from
 
 if TYPE_CHECKING:
-    from pandas_dp.api.statistics.postprocess import PostProcess
     from pandas_dp.api.temporal import OnTime
 
 
@@ -224,6 +225,16 @@ class Mean(Statistic):
         )  # fmt: skip
         return centre + lower, centre + upper
 
+    def planned_error(
+        self, inputs: Inputs, alpha: float, expected_rows: float, mean: float | None = None
+    ) -> float:
+        """See :func:`~pandas_dp.api.statistics.planning.mean_halfwidth`."""
+        centred = inputs.parts[0]
+        assert isinstance(centred, Part)
+        position = None if mean is None else float(mean) - centre_of(centred)
+        a, b = inputs.halfwidth(0, alpha / 2), inputs.halfwidth(1, alpha / 2)
+        return mean_halfwidth(inputs.reach, a, b, float(expected_rows), position)
+
     def dominated(self, inputs: Inputs) -> F64:
         """A noisy count below its 95% half-width, or a 95% interval over half the bounds."""
         assert inputs.bounds is not None
@@ -302,6 +313,20 @@ class Var(Statistic):
         """
         lower, upper = self.variance_interval(inputs, DOMINATED_ALPHA)
         return _dominated(inputs, 2, (np.sqrt(lower), np.sqrt(upper)), inputs.reach)
+
+    def planned_error(
+        self, inputs: Inputs, alpha: float, expected_rows: float, mean: float | None = None
+    ) -> float:
+        """The largest distance from the exact value to the interval's ends, over data.
+
+        Over a grid of the data the bounds allow at ``expected_rows`` rows (see
+        :func:`~pandas_dp.api.statistics.planning.spread_moments`), by this statistic's own
+        interval: the same rule for the variance, the standard deviation and the sem.
+        """
+        planned = spread_moments(inputs, float(expected_rows))
+        lower, upper = self.interval(planned, alpha)
+        value = self.value(planned, PostProcess())
+        return float(np.max(np.maximum(upper - value, value - lower)))
 
     def notes(self) -> tuple[str, ...]:
         """The variance's formula."""
