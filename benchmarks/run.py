@@ -23,6 +23,7 @@ import pandas as pd
 import bench_accounting
 import bench_accuracy
 import bench_dask
+import bench_fixed_costs
 import bench_groupby
 import bench_hierarchy
 import bench_idioms
@@ -49,6 +50,7 @@ def main() -> None:
         header,
         bench_sampler.run(bench_sampler.DRAWS // scale),
         bench_queries.run(bench_queries.ROWS // scale),
+        bench_fixed_costs.run(),
         bench_groupby.run(bench_groupby.ROWS // scale),
         bench_hierarchy.run(bench_hierarchy.ROWS // scale),
         bench_idioms.run(bench_idioms.ROWS // scale),

@@ -19,9 +19,10 @@ Module map (imports point downwards only)::
     pandas_dp.testing      helpers for tests: inspect the noise a release would use
 """
 
+from typing import TYPE_CHECKING, Any
+
 from pandas_dp.api.accessors import DataFrameDPAccessor, SeriesDPAccessor, register
 from pandas_dp.api.outputs import Estimate
-from pandas_dp.api.plotting import plot_intervals
 from pandas_dp.api.release import Preview
 from pandas_dp.api.session import Session
 from pandas_dp.budget import Budget
@@ -41,7 +42,24 @@ from pandas_dp.errors import (
     SpecError,
 )
 
+if TYPE_CHECKING:
+    from pandas_dp.api.plotting import plot_intervals
+
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """Load what most sessions never use on first access (``plot_intervals``)."""
+    if name == "plot_intervals":
+        from pandas_dp.api.plotting import plot_intervals
+
+        return plot_intervals
+    raise AttributeError(f"module 'pandas_dp' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), "plot_intervals"})
+
 
 __all__ = [
     "Budget",

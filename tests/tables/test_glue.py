@@ -20,7 +20,8 @@ from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.budget import Budget, zcdp_to_epsilon
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.marginals import choose_strategy, laplace_strategy
+from pandas_dp.mechanisms.marginals import laplace_strategy
+from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan
 
 from .conftest import WORKLOAD
 
@@ -35,27 +36,31 @@ def pairs_frame(columns: int = 8) -> tuple[pd.DataFrame, list[list[str]], dict]:
     return frame, workload, {name: [0, 1] for name in names}
 
 
-def test_gaussian_marginals_get_their_share_of_rho(protect_seeded, noise):
+def test_gaussian_residuals_get_their_share_of_rho(protect_seeded, noise):
+    """Many overlapping tables: ResidualPlanner. Residual ``A`` gets ``σ_A² = d_A/(2 ρ s_A)``
+    on each of its frame values (``d_A = Π(n_i - 1)`` of them move by 1 per row), and the
+    ledger records ``coordinates = d_A``: each line's ρ is ``d_A / (2σ_A²) <= s_A ρ``."""
     frame, workload, keys = pairs_frame()
     priv = protect_seeded(frame, epsilon=2.0, delta=2e-6)
     with noise(priv) as calls:
         priv.dp.tables(workload, keys=keys, epsilon=1.0)
     (release,) = priv.dp.session.releases
     cliques = [tuple(sorted((int(a[1]), int(b[1])))) for a, b in workload]
-    strategy = choose_strategy(cliques, (2,) * 8, 1.0, release_rho(Fraction(1), Fraction(1, 10**6)))
-    assert strategy.noise == "gaussian"
-    assert len(calls) == len(strategy.cliques) == len(release.measurements)
-    labels = [f"marginal({' × '.join(f'c{i}' for i in b) or 'total'})" for b in strategy.cliques]
+    plan = choose_plan(cliques, (2,) * 8, 1.0, release_rho(Fraction(1), Fraction(1, 10**6)))
+    assert isinstance(plan, ResidualPlan)
+    assert len(calls) == len(plan.cliques) == len(release.measurements) == 1 + 8 + 28
+    labels = [f"residual({' × '.join(f'c{i}' for i in b) or 'total'})" for b in plan.cliques]
     assert [m.label for m in release.measurements] == labels
-    assert [c.size for c in calls] == [2 ** len(b) for b in strategy.cliques]  # one per cell
+    assert [c.size for c in calls] == [1] * 37  # binary columns: one frame value each
     delta = Fraction(1, 10**6)  # the session's δ in proportion to ε
     rho = sum(m.rho for m in release.measurements)
     assert zcdp_to_epsilon(float(rho), float(delta)) <= 1.0
     assert zcdp_to_epsilon(float(rho) * 1.001, float(delta)) > 1.0  # and none is wasted
-    for call, measurement, share in zip(calls, release.measurements, strategy.shares, strict=True):
+    for call, measurement, share in zip(calls, release.measurements, plan.shares, strict=True):
         assert isinstance(call.mechanism, DiscreteGaussian)
         assert call.mechanism.sigma2 == measurement.sigma2
         assert measurement.sensitivity == 1
+        assert measurement.coordinates == 1
         assert float(measurement.rho) / float(rho) == pytest.approx(share, rel=1e-6)
     # The charge is exactly the release's (ε, δ): the lines' shares add up to one.
     assert release.cost.epsilon == 1
@@ -63,6 +68,28 @@ def test_gaussian_marginals_get_their_share_of_rho(protect_seeded, noise):
     assert priv.dp.session.spent.epsilon == 1
     assert release.columns == tuple(keys)
     assert "zCDP" in release.note
+    assert "ResidualPlanner" in release.note
+
+
+def test_residual_coordinates_are_the_residual_dimension(protect_seeded, noise):
+    """Columns of 3 and 5 keys: the pair's residual has d = 2·4 = 8 coordinates moved by one
+    row, released as 3·10 pairwise-difference values; a 4-key column uses 3 Hadamard rows."""
+    rng = np.random.default_rng(3)
+    frame = pd.DataFrame({"a": rng.integers(0, 3, 200), "b": rng.integers(0, 5, 200),
+                          "c": rng.integers(0, 4, 200), "d": rng.integers(0, 2, 200)})  # fmt: skip
+    keys = {"a": [0, 1, 2], "b": list(range(5)), "c": list(range(4)), "d": [0, 1]}
+    workload = [list(p) for p in itertools.combinations(keys, 2)]
+    priv = protect_seeded(frame, rho=1.0)  # at equal ρ, Gaussian noise beats Laplace noise
+    with noise(priv) as calls:
+        priv.dp.tables(workload, keys=keys, epsilon=1.0)
+    (release,) = priv.dp.session.releases
+    by_label = {m.label: (m, c) for m, c in zip(release.measurements, calls, strict=True)}
+    pair, call = by_label["residual(a × b)"]
+    assert pair.coordinates == 8
+    assert call.size == 30
+    single, call = by_label["residual(c)"]
+    assert single.coordinates == 3
+    assert call.size == 3
 
 
 def test_laplace_marginals_for_a_few_tables(people, options, protect_seeded, noise):

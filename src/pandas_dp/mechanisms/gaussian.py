@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 
 import numpy as np
-from scipy import special
 
 from pandas_dp.mechanisms.gaussian_calibration import (
     _log_normal_tail,
@@ -193,6 +192,8 @@ class DiscreteGaussian:
         """Smallest integer ``k`` with ``P(|Y| > k) <= alpha``."""
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
+        from scipy import special  # lazy: scipy is not loaded by ``import pandas_dp``
+
         k = max(0, int(self.sigma * -special.ndtri(alpha / 2)) - 2)
         while self.tail(k + 1) > alpha:
             k += 1

@@ -14,7 +14,6 @@ import functools
 import math
 
 import numpy as np
-from scipy import special
 
 from pandas_dp.budget import zcdp_to_epsilon
 
@@ -24,6 +23,8 @@ MAX_SIGMA = 2.0**30
 
 def _log_normal_tail(x: float) -> float:
     """Log P(N(0,1) > x), accurate far into the tail."""
+    from scipy import special  # lazy: scipy is not loaded by ``import pandas_dp``
+
     return float(special.log_ndtr(-x))
 
 

@@ -29,7 +29,6 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 import numpy as np
-from scipy import optimize
 
 Clique = tuple[int, ...]
 
@@ -107,6 +106,14 @@ def _design(
     return closure, a, gain
 
 
+def residual_weights(
+    workload: Sequence[Clique], sizes: Sequence[int]
+) -> tuple[list[Clique], np.ndarray]:
+    """The downward closure and each residual's weight ``a_C`` in the workload's variance."""
+    closure, a, _ = _design(workload, sizes)
+    return closure, a
+
+
 def optimal_strategy(workload: Sequence[Clique], sizes: Sequence[int]) -> Strategy:
     """The shares of ρ over the downward closure that minimise the total variance.
 
@@ -125,6 +132,8 @@ def optimal_strategy(workload: Sequence[Clique], sizes: Sequence[int]) -> Strate
         d_loss = -(gain.T @ (a / info**2))
         grad = rho * (loss + total * d_loss)
         return loss * total, grad
+
+    from scipy import optimize  # lazy: scipy is not loaded by ``import pandas_dp``
 
     start = np.zeros(len(closure))
     found = optimize.minimize(
@@ -185,6 +194,8 @@ def laplace_strategy(workload: Sequence[Clique], sizes: Sequence[int]) -> Strate
         total = float(t.sum())
         d_loss = -(gain.T @ (a / info**2)) * 2 * t
         return loss * total**2, t * (d_loss * total**2 + 2 * loss * total)
+
+    from scipy import optimize  # lazy: scipy is not loaded by ``import pandas_dp``
 
     tops = set(maximal(workload))
     starts = [np.zeros(len(closure)), np.array([0.0 if c in tops else -12.0 for c in closure])]

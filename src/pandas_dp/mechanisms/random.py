@@ -2,9 +2,11 @@
 
 Every sampler in :mod:`pandas_dp.mechanisms` reads its randomness through a
 :class:`RandomSource`. Production code uses :class:`SystemRandomSource`, which reads the
-operating system's CSPRNG (``os.urandom``, i.e. ``getrandom(2)`` on Linux). A seeded source
-exists so that tests can be reproducible; it is *not* cryptographically secure and callers
-that create one must warn (see :func:`pandas_dp.api.session`).
+operating system's CSPRNG (``os.urandom``, i.e. ``getrandom(2)`` on Linux) in blocks of
+:data:`BLOCK_BYTES` and hands each byte out once (a release asks for bytes about a hundred
+times, mostly a few at a time; one system call per block instead of one per request). A
+seeded source exists so that tests can be reproducible; it is *not* cryptographically secure
+and callers that create one must warn (see :func:`pandas_dp.api.session`).
 
 Only integer operations are used here: no floating point touches a random value, so every
 probability the samplers realise is an exact rational number.
@@ -13,6 +15,7 @@ probability the samplers realise is an exact rational number.
 from __future__ import annotations
 
 import os
+import threading
 from typing import Protocol
 
 import numpy as np
@@ -33,12 +36,62 @@ class RandomSource(Protocol):
         """Return ``n`` independent uniform bytes as a uint8 array."""
 
 
+#: Size of one read from the OS CSPRNG. Requests of at least this many bytes bypass the
+#: buffer and read the OS directly (their own call costs nothing next to their size).
+BLOCK_BYTES = 1 << 16
+
+
+class _EntropyBuffer:
+    """One process-wide block of ``os.urandom`` bytes, handed out front to back, once each.
+
+    A lock makes taking bytes atomic across threads. A child made by :func:`os.fork` starts
+    with an empty buffer (and a fresh lock), so it never hands out the bytes its parent
+    holds: :func:`os.register_at_fork` clears it (C code that forks runs the same hook
+    through ``PyOS_AfterFork_Child``), and the owning process id is checked on every take
+    as well.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._block: U8 = np.empty(0, dtype=np.uint8)
+        self._used = 0
+        self._pid = os.getpid()
+
+    def take(self, n: int) -> U8:
+        """``n`` bytes never handed out before (a copy: the caller may keep it)."""
+        if n >= BLOCK_BYTES:
+            return np.frombuffer(os.urandom(n), dtype=np.uint8)
+        with self._lock:
+            if self._pid != os.getpid():
+                self._clear()
+            if self._used + n > self._block.size:
+                # The unused tail is dropped, never reused: every byte goes out at most once.
+                self._block = np.frombuffer(os.urandom(BLOCK_BYTES), dtype=np.uint8)
+                self._used = 0
+            start = self._used
+            self._used = start + n
+            return self._block[start : start + n].copy()
+
+    def clear_after_fork(self) -> None:
+        """Forget the parent's bytes (and a lock another thread may have held at fork)."""
+        self._lock = threading.Lock()
+        self._clear()
+
+    def _clear(self) -> None:
+        self._block, self._used, self._pid = np.empty(0, dtype=np.uint8), 0, os.getpid()
+
+
+_ENTROPY = _EntropyBuffer()
+if hasattr(os, "register_at_fork"):  # POSIX; Windows has no fork
+    os.register_at_fork(after_in_child=_ENTROPY.clear_after_fork)
+
+
 class SystemRandomSource:
-    """Uniform bytes from the operating system's CSPRNG (``os.urandom``)."""
+    """Uniform bytes from the operating system's CSPRNG (``os.urandom``), read in blocks."""
 
     def randbytes(self, n: int) -> U8:
-        """Return ``n`` uniform bytes read from ``os.urandom``."""
-        return np.frombuffer(os.urandom(n), dtype=np.uint8)
+        """Return ``n`` uniform bytes from ``os.urandom`` (buffered; each byte used once)."""
+        return _ENTROPY.take(n)
 
     def __repr__(self) -> str:
         return "SystemRandomSource(os.urandom)"

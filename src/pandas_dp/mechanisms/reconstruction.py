@@ -163,7 +163,19 @@ def consistent_tables(
     Every wanted clique must lie under a measured one. Non-negativity is imposed on the
     wanted cliques that no other wanted clique contains; the others are their marginals.
     """
-    parts = residuals(noisy, sigma2, sizes)
+    return tables_from_residuals(residuals(noisy, sigma2, sizes), wanted, sizes, clamp=clamp)
+
+
+def tables_from_residuals(
+    parts: Mapping[Clique, F64], wanted: Sequence[Clique], sizes: Sequence[int], *,
+    clamp: bool = True,
+) -> dict[Clique, F64]:  # fmt: skip
+    """The ``wanted`` marginals assembled from the residuals of their subsets.
+
+    Consistent by construction (every table a marginal of one signed estimate); with
+    ``clamp``, made non-negative as in :func:`nonnegative` on the wanted cliques that no
+    other wanted clique contains, the others being their marginals.
+    """
     unique = list(dict.fromkeys(wanted))
     top = [a for a in unique if not any(set(a) < set(b) for b in unique)]
     tables = {a: assemble(a, parts, sizes) for a in top}

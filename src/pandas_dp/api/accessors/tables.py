@@ -8,8 +8,6 @@ from typing import Any
 import pandas as pd
 
 from pandas_dp.api.accessors.base import BaseDPAccessor
-from pandas_dp.api.queries.synthesize import plan_synthesize
-from pandas_dp.api.queries.tables import plan_tables
 from pandas_dp.api.release.arguments import EstimateT, NumberT, Real
 
 
@@ -85,8 +83,14 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         cell of marginal ``B``, where ρ converts to ``(epsilon, delta)`` (``ρ = epsilon²/2``
         in a ρ-zCDP session); or discrete Laplace noise of scale ``k/(epsilon s_B)``,
         whichever gives the workload the smaller total variance (Laplace for a few tables or
-        without δ, Gaussian for many). Budget cost: ``epsilon`` (and δ with Gaussian noise),
-        one ledger entry listing every measured marginal with its noise.
+        without δ, Gaussian for many). With Gaussian noise the subsets' *residuals* are
+        measured instead of whole marginals when that takes at most 2·10⁶ noise values
+        (ResidualPlanner, Xiao et al. 2023, at its optimal variance): residual ``A`` (the
+        marginal centred along each column) as ``F_A m_A``, ``F_A`` an integer frame moved by
+        one row in ``d_A = Π(n_i - 1)`` values by ±1, plus discrete Gaussian noise of
+        ``σ_A² = k² d_A/(2 ρ s_A)`` on each value (:mod:`pandas_dp.mechanisms.
+        residual_planner`). Budget cost: ``epsilon`` (and δ with Gaussian noise), one ledger
+        entry listing every measured marginal or residual with its noise.
 
         *Post-processing* (free): generalized least squares through the marginals'
         residuals makes every table a marginal of one estimate (consistent); the nearest
@@ -111,6 +115,9 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         >>> bool(np.allclose(tables[("sex", "region")].sum(axis=1), tables[("sex",)]))
         True
         """
+        # Lazy: the marginal-workload optimiser and estimator load on first use only.
+        from pandas_dp.api.queries.tables import plan_tables
+
         return self._execute(
             plan_tables(self._obj, workload, keys, bins=bins, epsilon=epsilon, delta=delta)
         )
@@ -209,6 +216,9 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         >>> synth.shape, synth.dtypes.tolist()[0], sorted(synth["region"].unique())
         ((500, 2), dtype('int64'), ['n', 's'])
         """
+        # Lazy: the synthetic-data models (AIM, MST, graphical model) load on first use only.
+        from pandas_dp.api.queries.synthesize import plan_synthesize
+
         return self._execute(
             plan_synthesize(
                 self._obj, columns, keys, bins=bins, epsilon=epsilon, delta=delta,

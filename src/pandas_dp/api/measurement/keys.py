@@ -15,7 +15,7 @@ from typing import Literal
 
 Kind = Literal[
     "rows", "nonnull", "distinct", "sum", "centred_sum", "squares", "quantile", "mode",
-    "top_k", "level", "keys", "marginal",
+    "top_k", "level", "keys", "marginal", "residual",
 ]  # fmt: skip
 
 #: The word a ledger label starts with, per kind.
@@ -23,6 +23,7 @@ _LABELS: dict[Kind, str] = {
     "rows": "count", "nonnull": "count", "distinct": "nunique", "sum": "sum",
     "centred_sum": "centred_sum", "squares": "squares", "quantile": "quantile",
     "mode": "mode", "top_k": "top_k", "level": "count", "keys": "keys", "marginal": "marginal",
+    "residual": "residual",
 }  # fmt: skip
 
 
@@ -41,7 +42,8 @@ class MeasurementKey:
         ``centred_sum`` (clipped sums on a lattice), ``squares`` (centred squares),
         ``quantile`` (a choice among grid edges), ``mode`` and ``top_k`` (choices among the
         groups), ``level`` (the row count at one level of a hierarchy), ``marginal`` (the
-        rows in each cell of a contingency table of several columns).
+        rows in each cell of a contingency table of several columns), ``residual`` (that
+        table centred along each of its columns, measured through an integer frame).
     column : label, optional
         The column measured (for ``level``: the level's name; for ``marginal``: the tuple
         of the table's columns).
@@ -82,7 +84,7 @@ class MeasurementKey:
             return f"{word}(level {self.level}: {self.column})"
         if self.kind == "top_k":
             return f"{word}({self.column}, {self.rounds})"
-        if self.kind == "marginal":
+        if self.kind in ("marginal", "residual"):
             return f"{word}({_table(self.column)})"
         return f"{word}({self.column})"
 
@@ -106,6 +108,8 @@ class MeasurementKey:
             return f"the counts of level {self.level} ({self.column})"
         if self.kind == "marginal":
             return f"the counts of {_table(self.column)}"
+        if self.kind == "residual":
+            return f"the residual of {_table(self.column)}"
         if self.kind in ("mode", "top_k"):
             return f"the {self.kind} of {self.column}"
         return f"the {self.kind.replace('_', ' ')} of {self.column}"

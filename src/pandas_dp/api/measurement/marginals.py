@@ -34,7 +34,9 @@ from pandas_dp.engines.plan import Aggregate, Axis, JointCounts
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
 from pandas_dp.mechanisms.gaussian_calibration import calibrate_sigma_zcdp
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.marginals import Clique, Strategy
+from pandas_dp.mechanisms.marginals import Clique, Strategy, residual_dimension
+from pandas_dp.mechanisms.reconstruction import marginalize
+from pandas_dp.mechanisms.residual_planner import ResidualPlan, measure
 
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
@@ -60,6 +62,27 @@ class MarginalPart(Part):
         """One independent noise variate per cell."""
         flat = np.asarray(exact).reshape(-1)
         return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
+
+    def from_home(self, table: np.ndarray) -> Aggregate:
+        """The exact marginal, summed (in integers) from the table of the home clique."""
+        return cast(Aggregate, marginalize(table, self.home, self.clique))
+
+
+@dataclass(frozen=True)
+class ResidualPart(MarginalPart):
+    """One noisy residual (ResidualPlanner): the frame values ``F_A m_A`` of ``clique``.
+
+    The exact marginal of ``clique`` is summed from its home's table, then multiplied by
+    the integer frame (:func:`~pandas_dp.mechanisms.residual_planner.measure`); every value
+    gets an independent discrete Gaussian variate.
+    """
+
+    sizes: tuple[int, ...] = ()
+
+    def from_home(self, table: np.ndarray) -> Aggregate:
+        """``F_A m_A`` in exact integers, flattened."""
+        marginal = marginalize(table, self.home, self.clique)
+        return cast(Aggregate, measure(marginal, self.clique, self.sizes))
 
 
 def release_rho(epsilon: Fraction, delta: Fraction | None) -> float:
@@ -112,4 +135,42 @@ def marginal_parts(
         others = tuple(axis for i, axis in enumerate(axes) if i not in home)
         measure = JointCounts(tuple(axes[i] for i in home), within=others)
         parts[key] = MarginalPart(key.label, measure, noise, record, clique=clique, home=home)
+    return parts
+
+
+def residual_parts(
+    plan: ResidualPlan,
+    axes: Sequence[Axis],
+    homes: Sequence[Clique],
+    epsilon: Fraction,
+    delta: Fraction | None,
+    rows_per_unit: int,
+) -> dict[MeasurementKey, MarginalPart]:
+    """The calibrated noisy residuals of ``plan`` (ResidualPlanner), keyed like marginals.
+
+    Residual ``A`` at share ``s_A`` of the release's ρ gets discrete Gaussian noise with
+    ``σ_A² = k² d_A / (2 ρ s_A)`` on each of its frame values (``d_A = Π (n_i - 1)``): one
+    row moves ``d_A`` of them by 1 each (a unit of ``k`` rows: by at most ``k`` each, L2 at
+    most ``k sqrt(d_A)``), so the measurement is ``d_A k² / (2σ_A²) <= s_A ρ``-zCDP; the
+    ledger line records ``coordinates = d_A``, ``sensitivity = k`` and the exact ``σ²``.
+    """
+    rho = release_rho(epsilon, delta)
+    shares = exact_shares(plan.shares)
+    parts: dict[MeasurementKey, MarginalPart] = {}
+    for clique, share, home in zip(plan.cliques, shares, homes, strict=True):
+        key = MeasurementKey("residual", tuple(axes[i].column for i in clique))
+        coordinates = residual_dimension(clique, plan.sizes)
+        # A hair above the exact σ, so float rounding can only add noise.
+        sigma = rows_per_unit * math.sqrt(coordinates / (2.0 * rho * float(share))) * (1 + 1e-12)
+        noise = DiscreteGaussian(exact_sigma2(sigma))
+        record = GaussianMeasurement(
+            key.label, noise.name, epsilon * share, rows_per_unit, noise.scale,
+            delta=Fraction(0) if delta is None else delta * share, coordinates=coordinates,
+            sigma2=noise.sigma2,
+        )  # fmt: skip
+        others = tuple(axis for i, axis in enumerate(axes) if i not in home)
+        measured = JointCounts(tuple(axes[i] for i in home), within=others)
+        parts[key] = ResidualPart(
+            key.label, measured, noise, record, clique=clique, home=home, sizes=plan.sizes
+        )
     return parts

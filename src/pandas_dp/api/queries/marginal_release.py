@@ -20,17 +20,23 @@ import pandas as pd
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.marginals import MarginalPart, marginal_parts
+from pandas_dp.api.measurement.marginals import (
+    MarginalPart,
+    ResidualPart,
+    marginal_parts,
+    residual_parts,
+)
 from pandas_dp.api.queries.domains import Domains
 from pandas_dp.api.release import PlannedRelease, Request, plan
 from pandas_dp.api.release.types import PlannedOutput, Target
 from pandas_dp.api.statistics.tables import Table
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.marginals import Clique, Strategy
-from pandas_dp.mechanisms.reconstruction import marginalize
+from pandas_dp.mechanisms.residual_planner import ResidualPlan
 
 F64 = np.ndarray
-#: Turns the noisy marginals (by clique, shaped) and their noise variances into the result.
+#: Turns the noisy marginals (by clique, shaped; residuals: flat frame values) and their noise
+#: variances into the result.
 Finish = Callable[[dict[Clique, F64], dict[Clique, float]], Any]
 
 
@@ -44,8 +50,8 @@ class MarginalRelease:
         The ledger's name of the release.
     domains : Domains
         The columns and their public keys.
-    strategy : Strategy
-        The marginals measured and their shares of ρ.
+    strategy : Strategy or ResidualPlan
+        The marginals (or, for ResidualPlanner, the residuals) measured and their shares.
     homes : sequence of cliques
         Cliques the engine counts, each measured marginal summed from the first containing it.
     reported : sequence of (name, clique)
@@ -58,7 +64,7 @@ class MarginalRelease:
 
     query: str
     domains: Domains
-    strategy: Strategy
+    strategy: Strategy | ResidualPlan
     homes: Sequence[Clique]
     reported: Sequence[tuple[Hashable, Clique]]
     finish: Finish
@@ -76,7 +82,11 @@ def plan_marginals(
     """The planned release of ``spec`` (nothing read, nothing charged)."""
     domains = spec.domains
     homes = [next(h for h in spec.homes if set(b) <= set(h)) for b in spec.strategy.cliques]
-    parts = marginal_parts(spec.strategy, domains.axes, homes, epsilon, delta, caps.contribution.l1)
+    k = caps.contribution.l1
+    if isinstance(spec.strategy, ResidualPlan):
+        parts = residual_parts(spec.strategy, domains.axes, homes, epsilon, delta, k)
+    else:
+        parts = marginal_parts(spec.strategy, domains.axes, homes, epsilon, delta, k)
     keys = tuple(parts)
     stats = tuple(Table(name, None, clique, domains.sizes, keys) for name, clique in spec.reported)
     request = Request(
@@ -86,9 +96,10 @@ def plan_marginals(
     ordered = list(parts.values())
 
     def derive(exact: list[Aggregate]) -> list[Aggregate]:
-        # Each marginal is summed exactly (in integers) from the table of its home clique.
+        # Each marginal is summed exactly (in integers) from the table of its home clique
+        # (and a residual then multiplied by its integer frame).
         return [
-            marginalize(np.asarray(v).reshape(shaped(domains, p.home)), p.home, p.clique)
+            p.from_home(np.asarray(v).reshape(shaped(domains, p.home)))
             for p, v in zip(ordered, exact, strict=True)
         ]
 
@@ -98,7 +109,9 @@ def plan_marginals(
             for key, part in parts.items():
                 assert isinstance(part, MarginalPart)
                 values = np.asarray(noisy[key], dtype=np.float64)
-                tables[part.clique] = values.reshape(shaped(domains, part.clique))
+                if not isinstance(part, ResidualPart):  # residuals stay flat frame values
+                    values = values.reshape(shaped(domains, part.clique))
+                tables[part.clique] = values
                 sigma2[part.clique] = part.variance
             return spec.finish(tables, sigma2)
 

@@ -25,8 +25,9 @@ from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.types import Target
 from pandas_dp.budget import RhoBudget, parse_delta, parse_epsilon
 from pandas_dp.errors import DPValueError
-from pandas_dp.mechanisms.marginals import Clique, Strategy, choose_strategy, maximal
-from pandas_dp.mechanisms.reconstruction import consistent_tables
+from pandas_dp.mechanisms.marginals import Clique, Strategy, maximal
+from pandas_dp.mechanisms.reconstruction import consistent_tables, tables_from_residuals
+from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan, residuals
 
 #: The most marginals a release may measure (the strategy's optimisation is quadratic in it).
 MAX_MARGINALS = 4096
@@ -74,7 +75,7 @@ def plan_workload(
     cliques = [tuple(sorted(domains.positions(table))) for table in tables]
     check_cells(domains, cliques)
     caps = caps_for(target, False)
-    strategy = choose_strategy(cliques, domains.sizes, float(eps), rho)
+    strategy = choose_plan(cliques, domains.sizes, float(eps), rho)
     if len(strategy.cliques) > MAX_MARGINALS:
         raise DPValueError(
             f"this workload needs {len(strategy.cliques)} marginals, more than "
@@ -82,7 +83,11 @@ def plan_workload(
         )
 
     def finish(noisy: dict[Clique, np.ndarray], sigma2: dict[Clique, float]) -> Tables:
-        estimates = consistent_tables(noisy, sigma2, cliques, domains.sizes)
+        if isinstance(strategy, ResidualPlan):  # each table from its subsets' residuals
+            parts = residuals(noisy, cliques, domains.sizes)
+            estimates = tables_from_residuals(parts, cliques, domains.sizes)
+        else:
+            estimates = consistent_tables(noisy, sigma2, cliques, domains.sizes)
         return {
             table: shape_table(estimates[clique], table, clique, domains)
             for table, clique in zip(tables, cliques, strict=True)
@@ -117,10 +122,12 @@ def shape_table(
 
 
 def _notes(
-    tables: list[tuple[Hashable, ...]], domains: Domains, strategy: Strategy, epsilon: Fraction,
-    rho: float | None, caps: Caps,
+    tables: list[tuple[Hashable, ...]], domains: Domains, strategy: Strategy | ResidualPlan,
+    epsilon: Fraction, rho: float | None, caps: Caps,
 ) -> tuple[str, ...]:  # fmt: skip
     k = caps.contribution.l1
+    if isinstance(strategy, ResidualPlan):
+        return _residual_notes(tables, domains, strategy, epsilon, rho, caps)
     if strategy.noise == "laplace":
         noise = (
             f"discrete Laplace noise per marginal, ε {epsilon} split by the shares "
@@ -143,6 +150,30 @@ def _notes(
         "post-processing (no budget): least squares through residuals (every table a "
         "marginal of one estimate: consistent), then the nearest consistent non-negative "
         "tables",
+        *domains.sources,
+    ]
+    if caps.bounding is not None:
+        notes.append(caps.describe())
+    return tuple(notes)
+
+
+def _residual_notes(
+    tables: list[tuple[Hashable, ...]], domains: Domains, plan: ResidualPlan, epsilon: Fraction,
+    rho: float | None, caps: Caps,
+) -> tuple[str, ...]:  # fmt: skip
+    k = caps.contribution.l1
+    notes = [
+        f"{len(tables)} tables over {', '.join(map(str, domains.columns))}; "
+        f"{len(plan.cliques)} residuals measured (ResidualPlanner, Xiao et al. 2023: every "
+        "subset of the tables, centred along each of its columns, with the share of ρ that "
+        "minimises the tables' total variance in closed form)",
+        f"residual A released as F_A m_A plus discrete Gaussian noise on each of its "
+        f"{plan.draws} frame values in all (F_A an integer tight frame with entries -1, 0, 1: "
+        f"one unit moves Π(n_i - 1) values by at most {k} each), {rho:.6g}-zCDP in all "
+        f"(Canonne, Kamath & Steinke 2020), which gives the release's ε {epsilon}",
+        "a row counts only where every column's value is among its keys or bins",
+        "post-processing (no budget): every table assembled from the residuals of its "
+        "subsets (unbiased, consistent), then the nearest consistent non-negative tables",
         *domains.sources,
     ]
     if caps.bounding is not None:

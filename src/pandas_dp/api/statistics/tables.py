@@ -11,14 +11,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
-from scipy import special
 
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.marginals import MarginalPart
+from pandas_dp.api.measurement.marginals import MarginalPart, ResidualPart
 from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import Clique, residual_variances, table_variance
-from pandas_dp.mechanisms.reconstruction import consistent_tables
+from pandas_dp.mechanisms.reconstruction import assemble, consistent_tables
+from pandas_dp.mechanisms.residual_planner import cell_variance, residuals
 
 if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess
@@ -45,6 +45,10 @@ class Table(Statistic):
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The least-squares estimate of the table's cells (consistent, not clamped), flat."""
         parts = _marginals(inputs)
+        if parts and isinstance(parts[0], ResidualPart):  # ResidualPlanner's measurements
+            flat = {p.clique: np.asarray(v) for p, v in zip(parts, inputs.noisy, strict=True)}
+            estimates = residuals(flat, [self.clique], self.sizes)
+            return assemble(self.clique, estimates, self.sizes).reshape(-1)
         noisy = {
             p.clique: np.asarray(v, dtype=np.float64).reshape([self.sizes[i] for i in p.clique])
             for p, v in zip(parts, inputs.noisy, strict=True)
@@ -63,6 +67,8 @@ class Table(Statistic):
         of their quantiles is given (``ln(1/α)/√2`` standard deviations: 2.12 at 95%, not
         1.96). Clamping at zero only moves estimates closer to counts that cannot be negative.
         """
+        from scipy import special  # lazy: scipy is not loaded by ``import pandas_dp``
+
         spread = float(special.ndtri(1 - alpha / 2))
         if any(isinstance(p.mechanism, DiscreteLaplace) for p in _marginals(inputs)):
             spread = max(spread, float(np.log(1 / alpha) / np.sqrt(2)))
@@ -71,7 +77,10 @@ class Table(Statistic):
     def rmse(self, inputs: Inputs) -> float:
         """The root mean squared error of each cell's least-squares estimate."""
         parts = _marginals(inputs)
-        tau = residual_variances([p.clique for p in parts], [p.variance for p in parts], self.sizes)
+        cliques, variances = [p.clique for p in parts], [p.variance for p in parts]
+        if parts and isinstance(parts[0], ResidualPart):
+            return float(np.sqrt(cell_variance(self.clique, cliques, variances, self.sizes)))
+        tau = residual_variances(cliques, variances, self.sizes)
         return float(np.sqrt(table_variance(self.clique, tau, self.sizes)))
 
 

@@ -1,0 +1,254 @@
+"""ResidualPlanner: measure a workload's residuals directly, with exact discrete noise.
+
+Xiao, Ding, Kifer et al., "An optimal and scalable matrix mechanism for noisy marginals under
+convex loss functions" (NeurIPS 2023). A *clique* ``A`` is a sorted tuple of attribute
+positions (sizes ``n_i``); its *residual* is its marginal ``m_A`` centred along each of its
+attributes, ``P_A m_A`` with ``P_A = ⊗_{i∈A} (I - J/n_i)``, of dimension ``d_A = Π (n_i - 1)``.
+Every marginal is the sum of the lifted residuals of its subsets,
+``m_W = Σ_{A ⊆ W} lift(P_A m_A) / n_{W∖A}``, and the residuals of different cliques are
+orthogonal. The paper measures each residual ``A`` of the workload's downward closure once,
+as ``R_A x + N(0, σ_A² ⊗ Sub_i Sub_iᵀ)`` (``Sub_i`` an ``(n_i-1) × n_i`` difference matrix),
+at the privacy cost ``ρ_A = p_A / (2σ_A²)`` with ``p_A = Π (n_i-1)/n_i``; the reconstructed
+residual has covariance ``σ_A² P_A``. Minimising the weighted sum of the workload's cell
+variances ``Σ_A a_A σ_A²`` (``a_A = d_A Σ_{W ⊇ A} w_W / n_{W∖A}``) at total ``Σ ρ_A = ρ``
+gives the closed form ``σ_A² = sqrt(p_A/a_A) Σ_B sqrt(a_B p_B) / (2ρ)``, i.e. shares
+``ρ_A / ρ ∝ sqrt(a_A p_A)``, and the optimum ``(Σ_A sqrt(a_A p_A))² / (2ρ)``
+(:func:`~pandas_dp.mechanisms.marginals.residual_planner_variance`): no mechanism built from
+Gaussian linear measurements does better (the paper's Theorem on optimality).
+
+**Exact discrete noise.** Correlated discrete Gaussian noise is not available exactly, and
+``Sub·z`` with ``z`` i.i.d. discrete Gaussian is a projection of a lattice Gaussian: its
+privacy loss picks up a theta-function term the continuous analysis does not have. So each
+residual is measured through an integer *tight frame* instead: an integer matrix ``F_n``
+with entries in ``{-1, 0, 1}``, rows orthogonal to ``1`` and ``F_nᵀ F_n = n I - J``
+(:func:`frame`: the rows of a Sylvester Hadamard matrix but its first when ``n`` is a power
+of two, ``n - 1`` rows; else the ``n(n-1)/2`` pairwise differences ``e_a - e_b``). Residual
+``A`` is released as ``y_A = F_A m_A + ξ_A`` with ``F_A = ⊗_{i∈A} F_{n_i}`` and ``ξ_A``
+i.i.d. discrete Gaussian of variance parameter ``v_A``: integer query, integer noise, the
+exact multivariate discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020). One row
+changes ``m_A`` by ``e_j``, hence ``y_A`` by ``F_A e_j``: ``Π (n_i - 1)`` coordinates by
+``±1`` each, so the measurement is exactly ``Π(n_i - 1) / (2 v_A)``-zCDP. The estimate
+``r_A = F_Aᵀ y_A / Π n_i`` is unbiased for ``P_A m_A`` with covariance
+``(v_A / Π n_i) P_A``: the paper's mechanism with ``σ_A² = v_A / Π n_i``, at the paper's cost
+``p_A / (2σ_A²) = Π(n_i - 1) / (2 v_A)``, exactly. Only the number of noise draws
+(``Π rows_i`` instead of ``d_A``) differs; :data:`MAX_DRAWS` bounds it.
+
+Everything here reads public parameters (workload, sizes, ρ) only, except :func:`measure`
+(exact integer arithmetic on the exact marginal, before noise) and :func:`estimate`
+(post-processing of released values).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from pandas_dp.mechanisms.marginals import (
+    Clique,
+    Strategy,
+    cells,
+    choose_strategy,
+    laplace_strategy,
+    residual_dimension,
+    residual_planner_variance,
+    residual_weights,
+    subsets,
+    table_variance,
+    workload_variance,
+)
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+#: The most noise draws one release may take (about 3 s of exact sampling); larger plans
+#: fall back to measuring whole marginals.
+MAX_DRAWS = 2_000_000
+
+
+@cache
+def frame(n: int) -> I64:
+    """``F_n``: an integer matrix with entries in {-1, 0, 1}, rows ⊥ 1, ``F_nᵀF_n = nI - J``.
+
+    A power of two: the rows of the Sylvester Hadamard matrix ``H_n`` but its first (all
+    ones), since ``H_nᵀH_n = nI``. Otherwise every pairwise difference ``e_a - e_b`` (a < b),
+    the incidence matrix of the complete graph, whose Laplacian is ``nI - J``. ``n = 1``
+    gives no rows (a one-key column has no residual).
+    """
+    if n < 1:
+        raise ValueError(f"a domain needs at least one key, got {n}")
+    if n & (n - 1) == 0:
+        hadamard = np.ones((1, 1), dtype=np.int64)
+        while hadamard.shape[0] < n:
+            hadamard = np.block([[hadamard, hadamard], [hadamard, -hadamard]])
+        out = hadamard[1:]
+    else:
+        a, b = np.triu_indices(n, k=1)
+        out = np.zeros((a.size, n), dtype=np.int64)
+        out[np.arange(a.size), a] = 1
+        out[np.arange(a.size), b] = -1
+    out.setflags(write=False)
+    return out
+
+
+def rows(clique: Clique, sizes: Sequence[int]) -> int:
+    """How many noisy values residual ``clique`` is released as (``Π`` frame rows)."""
+    return math.prod(frame(sizes[i]).shape[0] for i in clique)
+
+
+def cost(clique: Clique, sizes: Sequence[int]) -> float:
+    """``p_A = Π (n_i - 1)/n_i``: the paper's privacy cost of residual ``A`` at ``σ_A² = 1``."""
+    return residual_dimension(clique, sizes) / cells(clique, sizes)
+
+
+@dataclass(frozen=True)
+class ResidualPlan:
+    """The residuals to measure and each one's share of the release's ρ (summing to 1).
+
+    Residual ``A`` at share ``s_A`` of ρ (``k`` rows per privacy unit) is released with
+    i.i.d. discrete Gaussian noise of variance parameter ``v_A = k² Π(n_i-1) / (2 ρ s_A)``
+    on each of its :func:`rows` frame values.
+    """
+
+    cliques: tuple[Clique, ...]
+    shares: tuple[float, ...]
+    sizes: tuple[int, ...]
+
+    def noise_variances(self, rho: float, sensitivity: int = 1) -> list[float]:
+        """``v_A`` for each residual (continuous approximation of the sampled noise)."""
+        return [
+            sensitivity**2 * residual_dimension(c, self.sizes) / (2.0 * rho * s)
+            for c, s in zip(self.cliques, self.shares, strict=True)
+        ]
+
+    @property
+    def draws(self) -> int:
+        """Noise variates one release draws."""
+        return sum(rows(c, self.sizes) for c in self.cliques)
+
+    @property
+    def noise(self) -> Literal["gaussian"]:
+        """Always discrete Gaussian noise (ResidualPlanner's noise; zCDP)."""
+        return "gaussian"
+
+    def cell_variance(self, table: Clique, variances: Sequence[float]) -> float:
+        """Variance of each cell of the reconstructed ``table`` (see :func:`cell_variance`)."""
+        return cell_variance(table, self.cliques, variances, self.sizes)
+
+
+def cell_variance(
+    table: Clique, measured: Sequence[Clique], variances: Sequence[float], sizes: Sequence[int]
+) -> float:
+    """Variance of each cell of ``table`` reconstructed from the residuals (the same in all).
+
+    ``Σ_{A ⊆ W} σ_A² p_A / n_{W∖A}²`` with ``σ_A² = v_A / Π n_i``: residual ``A``'s estimate
+    has covariance ``σ_A² P_A``, whose diagonal is ``σ_A² p_A``, spread evenly over the
+    ``n_{W∖A}`` cells below each of its own; residuals are independent. ``v_A`` is the
+    variance of the noise on each frame value.
+    """
+    tau = {c: v / cells(c, sizes) for c, v in zip(measured, variances, strict=True)}
+    full = {c: tau.get(c, 0.0) for c in subsets(table)}  # zero-dimensional ones: 0
+    return table_variance(table, full, sizes)
+
+
+def choose_plan(
+    workload: Sequence[Clique], sizes: Sequence[int], epsilon: float, rho: float | None
+) -> ResidualPlan | Strategy:
+    """ResidualPlanner with Gaussian noise, unless Laplace noise or the draws say otherwise.
+
+    Without ρ (no δ), or when ResidualPlanner would draw more than :data:`MAX_DRAWS` noise
+    values, the marginal strategy of :func:`~pandas_dp.mechanisms.marginals.choose_strategy`;
+    otherwise ResidualPlanner, unless the Laplace strategy at ``epsilon`` gives the workload
+    a smaller total variance (a few tables). Public inputs only.
+    """
+    if rho is None:
+        return choose_strategy(workload, sizes, epsilon, rho)
+    plan = plan_residuals(workload, sizes)
+    if plan.draws > MAX_DRAWS:
+        return choose_strategy(workload, sizes, epsilon, rho)
+    laplace = laplace_strategy(workload, sizes)
+    pure = workload_variance(workload, laplace.cliques, laplace.variances(epsilon, rho), sizes)
+    return laplace if pure < residual_planner_variance(workload, sizes, rho) else plan
+
+
+def plan_residuals(
+    workload: Sequence[Clique], sizes: Sequence[int], weights: Sequence[float] | None = None
+) -> ResidualPlan:
+    """ResidualPlanner's optimal shares of ρ for the (weighted) sum of cell variances.
+
+    ``s_A ∝ sqrt(a_A p_A)`` over the residuals of the downward closure with ``d_A > 0``
+    (module notes); ``weights`` (default 1) weigh each workload table's cell variances.
+    """
+    closure, a = residual_weights(workload, sizes)
+    if weights is not None:
+        a = np.zeros(len(closure))
+        position = {c: i for i, c in enumerate(closure)}
+        for table, w in zip(workload, weights, strict=True):
+            for c in subsets(table):
+                rest = cells(table, sizes) // cells(c, sizes)
+                a[position[c]] += w * residual_dimension(c, sizes) / rest
+    p = np.array([cost(c, sizes) for c in closure])
+    score = np.sqrt(a * p)
+    keep = [i for i, c in enumerate(closure) if residual_dimension(c, sizes) > 0 and score[i] > 0]
+    total = float(np.sum(score[keep]))
+    return ResidualPlan(
+        tuple(closure[i] for i in keep),
+        tuple(float(score[i]) / total for i in keep),
+        tuple(int(n) for n in sizes),
+    )
+
+
+def _apply(tensor: Any, matrices: Sequence[Any]) -> Any:
+    """Multiply axis ``k`` of ``tensor`` by ``matrices[k]`` (``⊗ M_k`` on the flattened form).
+
+    Integer, float or object (Python int) arrays alike.
+    """
+    out = tensor
+    for axis, matrix in enumerate(matrices):
+        out = np.moveaxis(np.tensordot(matrix, out, axes=([1], [axis])), 0, axis)
+    return out
+
+
+def measure(
+    marginal: npt.ArrayLike, clique: Clique, sizes: Sequence[int]
+) -> npt.NDArray[np.generic]:
+    """``F_A m_A``, flattened: the exact integers residual ``A`` is released as.
+
+    Entries of ``F_A`` are in {-1, 0, 1}, so each value is at most the marginal's total in
+    absolute value; the sums run in int64 when that cannot overflow, else in Python ints.
+    """
+    table = np.asarray(marginal).reshape([sizes[i] for i in clique])
+    exact = table.dtype != object and (table.size == 0 or int(np.abs(table).sum()) < 1 << 62)
+    matrices = [frame(sizes[i]) if exact else frame(sizes[i]).astype(object) for i in clique]
+    if not exact:
+        table = table.astype(object)
+    return np.asarray(_apply(table, matrices)).reshape(-1)
+
+
+def estimate(noisy: npt.ArrayLike, clique: Clique, sizes: Sequence[int]) -> F64:
+    """``F_Aᵀ y_A / Π n_i``: the unbiased estimate of residual ``A`` from its noisy values."""
+    values = np.asarray(noisy, dtype=np.float64).reshape([frame(sizes[i]).shape[0] for i in clique])
+    transposed = [frame(sizes[i]).T.astype(np.float64) for i in clique]
+    return np.asarray(_apply(values, transposed), dtype=np.float64) / cells(clique, sizes)
+
+
+def residuals(
+    noisy: Mapping[Clique, npt.ArrayLike], wanted: Sequence[Clique], sizes: Sequence[int]
+) -> dict[Clique, F64]:
+    """Every residual under the ``wanted`` cliques: estimated, or zero where ``d_A = 0``."""
+    out: dict[Clique, F64] = {}
+    for table in wanted:
+        for c in subsets(table):
+            if c in out:
+                continue
+            if c in noisy:
+                out[c] = estimate(noisy[c], c, sizes)
+            elif residual_dimension(c, sizes) == 0:  # a one-key attribute: no residual
+                out[c] = np.zeros([sizes[i] for i in c])
+            else:  # a planning error (public inputs only), never data-dependent
+                raise ValueError(f"residual {c} was not measured")
+    return out
