@@ -142,6 +142,19 @@ def test_rerun_shows_when_each_query_was_released(
     for row in rows:
         name = row.split()[0]
         assert f" released {when[name]} UTC " in row
+    assert out.rstrip().endswith(
+        "nothing pending: every query is already released, and a run spends nothing"
+    )
+    assert "would run every pending query" not in out
+
+
+def test_a_synonym_in_a_release_file_gets_its_pandas_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = release_folder(tmp_path, overall='avg = ["hours", "average"]')
+    code, _, err = run(capsys, "plan", spec)
+    assert code == 2
+    assert "unknown statistic 'average'; did you mean 'mean'?" in err
 
 
 # -- 4. the planned total against the budget -----------------------------------------------

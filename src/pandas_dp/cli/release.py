@@ -48,14 +48,18 @@ def run_plan(args: argparse.Namespace) -> int:
     _show(table[_PLAN_COLUMNS])
     print(
         f"\nerror: half-width of a {spec.confidence:.0%} interval in the column's units "
-        "(ranks for quantiles). A mean's error depends on its count: set expected_rows in "
-        "the query to see it. Summed and averaged columns are read as numbers; missing or "
+        "(ranks for quantiles). A mean's or a spread's error depends on its count: set "
+        "expected_rows in the query to see it. Summed and averaged columns are read as "
+        "numbers; missing or "
         "non-numeric values are skipped (or filled with the query's fillna)."
     )
     if not plan.fits:
         print(f"\ndoes NOT fit: {plan.refusal}", file=sys.stderr)
         return 3
-    print("\nfits the budget: `pandas-dp release` would run every pending query")
+    if all(p.done for p in plan.queries):
+        print("\nnothing pending: every query is already released, and a run spends nothing")
+    else:
+        print("\nfits the budget: `pandas-dp release` would run every pending query")
     return 0
 
 

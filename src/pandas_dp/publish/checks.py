@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from pandas_dp.api.statistics import STATISTICS
+from pandas_dp.api.statistics.parsing import closest_statistic
 from pandas_dp.api.validation import parse_bounds
 from pandas_dp.errors import DPError, MissingExtraError, SpecError
 from pandas_dp.optional import require
@@ -93,7 +94,9 @@ def aggs_of(problems: Problems, where: str, value: Any) -> dict[str, tuple[str |
         if how is None:
             problems.add(at, f'give "count" or ["column", "sum"], got {stat!r}')
         elif how not in STATISTICS:
-            problems.add(at, f"unknown statistic {how!r}; choose from {list(STATISTICS)}")
+            close = closest_statistic(how)
+            hint = f"did you mean {close!r}? " if close else ""
+            problems.add(at, f"unknown statistic {how!r}; {hint}choose from {list(STATISTICS)}")
         elif column is None and how != "count":
             rows = ' (or "count" alone, which counts rows)' if how == "size" else ""
             problems.add(at, f'{how!r} needs a column of the data: ["<column>", "{how}"]{rows}')

@@ -214,8 +214,19 @@ def _in_query(query: QuerySpec, number: int, action: Callable[..., Any], *args: 
 
 # -- planning ------------------------------------------------------------------------------
 def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
-    """An empty frame with every column the spec names (dtypes from the keys)."""
+    """An empty frame with every column the spec names.
+
+    Dtypes from the schema where it declares one (the release reads those columns as
+    declared: an integer column keeps the integer quantile grid), else from the keys, else
+    float64 for the values a statistic reads (see :func:`as_planned`).
+    """
     dtypes: dict[str, Any] = {}
+    if spec.schema is not None:
+        from pandas_dp.schema import read_schema
+
+        for label, rules in read_schema(spec.schema).columns:
+            if rules.dtype is not None:
+                dtypes[str(label)] = rules.dtype
     for query in spec.queries:
         keys = spec_keys(query.keys)
         for level, column in enumerate(query.groupby):

@@ -36,6 +36,8 @@ class ColumnRules:
     keys: tuple[Any, ...] | None = None
     keys_from: str = ""
     nullable: bool | None = None
+    #: The declared dtype (a numpy or pandas dtype), when the schema states one.
+    dtype: Any = None
 
 
 @dataclass(frozen=True)
@@ -268,9 +270,9 @@ def read_schema(schema: Any) -> SchemaRules:
         checks = list(column.checks)
         bounds, bounds_from = _bounds(label, checks)
         keys, keys_from = _keys(label, checks)
-        columns.append(
-            (label, ColumnRules(bounds, bounds_from, keys, keys_from, bool(column.nullable)))
-        )
+        declared = getattr(column.dtype, "type", None)  # pandera's DataType wraps the dtype
+        rules = ColumnRules(bounds, bounds_from, keys, keys_from, bool(column.nullable), declared)
+        columns.append((label, rules))
     return SchemaRules(str(resolved.name or "schema"), tuple(columns))
 
 
