@@ -55,6 +55,13 @@ DATE_QUERIES = [
         ),
     ),
     Query("months", lambda p: p.dp.groupby("month", keys=MONTHS).count(epsilon=1)),
+    Query("resample-size", lambda p: p.dp.resample("MS", on="when", range=YEAR).size(epsilon=1)),
+    Query(
+        "resample-agg",
+        lambda p: p.dp.resample("W", on="when", range=YEAR).agg(
+            n="count", spent=("duration", "sum"), bounds={"duration": HOUR}, epsilon=1, ci=0.9
+        ),
+    ),
     Query(
         "private-months",
         lambda p: p.dp.groupby("month", selection="threshold").count(epsilon=1),

@@ -23,6 +23,7 @@ from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.hierarchy import DPHierarchy
+from pandas_dp.api.queries.resample import DPResampler, resample
 from pandas_dp.api.release import PlannedRelease, Preview, preview, resolve
 from pandas_dp.api.release.arguments import (
     CountArgs,
@@ -115,6 +116,61 @@ class FrameReleases(
             resolve(self._obj), by, keys,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
             selection=selection, execute=self._execute, dropna=dropna,
+        )  # fmt: skip
+
+    def resample(
+        self,
+        freq: str,
+        *,
+        on: Hashable | None = None,
+        range: tuple[Any, Any] | None = None,
+        max_groups_per_unit: int | None = None,
+        max_rows_per_group: int | None = None,
+    ) -> DPResampler:
+        """Group by the periods of a frequency over a public range, like ``df.resample``.
+
+        Parameters
+        ----------
+        freq : str
+            A pandas frequency (``"D"``, ``"W"``, ``"MS"``, ``"QS"``, ``"h"`` ...).
+        on : label
+            The datetime (or timedelta) column to bin. Unlike pandas there is no default:
+            a frame's index is not read by a release (``reset_index()`` makes it a column).
+        range : (start, end)
+            The public span, as Timestamps (Timedeltas): bins of ``freq`` from ``start``
+            up to ``end`` (excluded), cut and labelled as ``resample`` cuts them. pandas
+            spans the data's first to last value instead, which is private.
+        max_groups_per_unit, max_rows_per_group : int, optional
+            Under a privacy unit, as for :meth:`groupby`.
+
+        Returns
+        -------
+        DPResampler
+            A group-by over the bins: ``size``, ``count``, ``sum``, ``mean``, ``agg``,
+            column selection and ``ci=`` as for :meth:`groupby`; results are indexed by the
+            bins' labels (a ``DatetimeIndex`` with its ``freq``, named ``on``), every bin
+            present, empty ones included.
+
+        Notes
+        -----
+        Each row falls in at most one bin (rows outside the range in none): one release
+        charges its ε once whatever the number of bins (parallel composition), with the
+        sensitivities of a group-by over public keys.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, pandas_dp
+        >>> t = pd.Timestamp("2024-01-01") + pd.to_timedelta(np.arange(366), unit="D")
+        >>> priv = pd.DataFrame({"t": t, "x": 1.0}).dp.protect(epsilon=1.0)
+        >>> months = priv.dp.resample(
+        ...     "MS", on="t", range=(pd.Timestamp("2024-01-01"), pd.Timestamp("2025-01-01"))
+        ... ).size(epsilon=0.5)
+        >>> len(months), months.index.freqstr, months.index.name
+        (12, 'MS', 't')
+        """
+        return resample(
+            resolve(self._obj), freq, on, range, self._execute,
+            max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
         )  # fmt: skip
 
     def hierarchy(

@@ -1,0 +1,104 @@
+"""``priv.dp.resample(freq, on=..., range=...)``: a group-by over public time bins.
+
+``df.resample("MS", on="t")`` groups rows by the period their time falls in. Its bins come
+from the data (from the first to the last value), which a release must not read: here the
+bins are those of ``freq`` over a public ``range=(start, end)``, cut and labelled as
+``resample`` cuts and labels them (:func:`~pandas_dp.api.queries.time_bins.frequency_bins`:
+left-closed for ``"D"``, ``"MS"`` ..., the period's last day for ``"W"``, ``"ME"`` ...).
+Every release of a group-by is available (``size``, ``count``, ``sum``, ``mean``, ``agg``,
+column selection, intervals with ``ci=``), charged once by parallel composition over the
+disjoint bins, and indexed as pandas indexes it: by the bins' labels, a ``DatetimeIndex``
+(``TimedeltaIndex``) with its ``freq``, named after ``on``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import pandas as pd
+
+from pandas_dp.api.queries.groupby import DPGroupBy
+from pandas_dp.api.queries.time_bins import time_edges
+from pandas_dp.api.release import PlannedRelease, Target
+from pandas_dp.api.temporal import ValueKind
+from pandas_dp.api.validation import check_column
+from pandas_dp.engines.plan import Binning
+from pandas_dp.errors import DPTypeError, DPValueError
+
+
+class DPResampler(DPGroupBy):
+    """A group-by over the bins of a frequency (see :meth:`DataFrameDPAccessor.resample`)."""
+
+    def __repr__(self) -> str:
+        return f"<DPResampler on={self.by[0]!r}, freq={self.freq}, {len(self.labels)} bins>"
+
+    freq: str
+    labels: pd.Index
+
+
+def resample(
+    target: Target,
+    freq: Any,
+    on: Hashable | None,
+    span: Any,
+    execute: Callable[[PlannedRelease[Any]], Any],
+    max_groups_per_unit: int | None = None,
+    max_rows_per_group: int | None = None,
+) -> DPResampler:
+    """The group-by of ``on``'s values over the bins of ``freq`` in ``span``."""
+    if on is None:
+        raise DPValueError(
+            "resample needs on=<a datetime column>: a frame's index is not read by a release "
+            "(reset_index() makes it a column of the protected frame, then on='<its name>')"
+        )
+    if freq is None:
+        raise DPValueError("resample needs freq=, a pandas frequency such as 'D', 'W' or 'MS'")
+    check_column(target.engine, target.data, on, known=target.session.columns, temporal=True)
+    kind = ValueKind.of(dict(target.engine.dtypes(target.data).items())[on])
+    if not kind.temporal:
+        raise DPTypeError(
+            f"resample bins time: column {on!r} holds {kind.describe()}; for numbers use "
+            "groupby(pd.cut(...)) over public edges or Series.dp.histogram"
+        )
+    if span is None:
+        raise DPValueError(
+            "resample needs range=(start, end): pandas takes the bins from the first to the "
+            "last value, which are private; e.g. range=(pd.Timestamp('2024-01-01'), "
+            "pd.Timestamp('2025-01-01')) for the periods of 2024"
+        )
+    edges, breaks, labels = time_edges(None, freq, span, kind, on)
+    assert labels is not None
+    intervals = pd.IntervalIndex.from_breaks(breaks, closed="left", name=on)
+    named = labels.rename(on)
+    relabel = _relabeller(dict(zip(intervals, named, strict=True)), named)
+
+    def labelled(planned: PlannedRelease[Any]) -> Any:
+        return execute(planned.then(relabel))
+
+    grouped = DPResampler(
+        target, on, intervals, binning=Binning(edges, right=False),
+        max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
+        execute=labelled, called="resample",
+    )  # fmt: skip
+    grouped.freq, grouped.labels = str(freq), named
+    return grouped
+
+
+def _relabeller(mapping: dict[Any, Any], labels: pd.Index) -> Callable[[Any], Any]:
+    """Index a released table by the bins' labels instead of their intervals."""
+
+    def relabel(result: Any) -> Any:
+        if not isinstance(result, pd.Series | pd.DataFrame):
+            return result
+        index = result.index
+        if isinstance(index, pd.MultiIndex):  # g[...].value_counts(): (bin, value) pairs
+            tuples = [(mapping[key[0]], *key[1:]) for key in index]
+            result.index = pd.MultiIndex.from_tuples(tuples, names=index.names)
+        elif len(index) == len(labels) and index.equals(pd.IntervalIndex(list(mapping))):
+            result.index = labels  # every bin, in order: keeps the index's freq
+        else:
+            result.index = pd.Index([mapping[key] for key in index], name=labels.name)
+        return result
+
+    return relabel
