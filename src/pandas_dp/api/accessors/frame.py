@@ -23,6 +23,7 @@ from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.hierarchy import DPHierarchy
+from pandas_dp.api.queries.merge import merge
 from pandas_dp.api.queries.resample import DPResampler, resample
 from pandas_dp.api.release import PlannedRelease, Preview, preview, resolve
 from pandas_dp.api.release.arguments import (
@@ -117,6 +118,59 @@ class FrameReleases(
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
             selection=selection, execute=self._execute, dropna=dropna,
         )  # fmt: skip
+
+    def merge(
+        self,
+        public: pd.DataFrame,
+        on: Hashable | list[Hashable],
+        *,
+        how: Literal["inner", "left"] = "inner",
+        validate: str | None = None,
+        suffixes: tuple[str, str] = ("_x", "_y"),
+    ) -> pd.DataFrame:
+        """Join a public lookup table, like ``df.merge(public, on=..., how=...)``.
+
+        Parameters
+        ----------
+        public : DataFrame
+            A public table (not protected): region names, a price list, a calendar. Its
+            keys must be unique (a many-to-one join), which is checked on it alone.
+        on : label or list of labels
+            The key column(s), in both frames.
+        how : {"inner", "left"}, default "inner"
+            As pandas. ``"right"`` and ``"outer"`` are refused: they would add a row for
+            each public key without a match, and whether a key has one is private.
+        validate : {"many_to_one", "m:1"}, optional
+            Always enforced; checks on the protected side would read the data.
+        suffixes : (str, str), default ("_x", "_y")
+            For columns both frames hold, as pandas.
+
+        Returns
+        -------
+        DataFrame
+            Protected by the same session, shaped as pandas' merge (the protected columns,
+            then the public ones, the protected rows' order), except that each row keeps
+            its index label where pandas numbers the result afresh: the labels are how
+            pandas-dp tells that no row was repeated.
+
+        Notes
+        -----
+        Stable: each protected row becomes at most one row (exactly one with ``"left"``),
+        so every later release keeps its sensitivity and cost; the join itself reads
+        nothing to release and costs nothing. Keys match by the canonical forms of group
+        keys (``1``, ``1.0`` and ``True`` are one key); unlike pandas, a missing key
+        matches nothing. Pandas frames only.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> priv = pd.DataFrame({"code": [1, 2, 2, 3]}).dp.protect(epsilon=1.0)
+        >>> regions = pd.DataFrame({"code": [1, 2, 3], "region": ["N", "S", "S"]})
+        >>> joined = priv.dp.merge(regions, on="code")
+        >>> list(joined.columns), joined.dp.session is priv.dp.session
+        (['code', 'region'], True)
+        """
+        return merge(self._obj, public, on, how, validate, suffixes)
 
     def resample(
         self,

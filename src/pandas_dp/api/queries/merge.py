@@ -1,0 +1,130 @@
+"""``priv.dp.merge(public, on=...)``: enrich protected rows from a public lookup table.
+
+A survey joined to its region names, a price list or a calendar before grouping. The
+result stays protected by the same session, and every release from it keeps its
+sensitivities, because the join is *stable*: each protected row becomes at most one row
+(``how="inner"``) or exactly one row (``how="left"``) of the result, and the public side
+adds only public values. That holds when the public table's keys are unique, which is
+checked on the public table alone (``validate="many_to_one"``, always enforced).
+
+The rows are matched here, not by ``pandas.merge``: each protected row's key is looked up
+among the public keys by the canonical forms group keys use (``1``, ``1.0`` and ``True``
+are one key; ``-0.0`` is ``0.0``; a missing key matches nothing), in a unique index, so no
+row can match twice whatever its value. The result is shaped as ``df.merge(public, on=...,
+how=...)`` shapes it: the protected columns, then the public ones (overlapping names with
+``suffixes``), the protected rows' order; but each row keeps its index label, where pandas
+numbers the result afresh: the labels are how pandas-dp tells that no row was repeated
+(``reset_index(drop=True)`` on pandas' side gives the same frame when nothing was dropped).
+
+One-to-many joins (a key repeated on the public side), right and outer joins, and a
+protected frame on the right are refused, with the reason.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.attach import attach, session_of
+from pandas_dp.api.release import resolve
+from pandas_dp.engines.codes import canonical_column, public_codes
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, NotProtectedError
+
+_VALIDATE = {None, "many_to_one", "m:1"}
+
+
+def merge(
+    frame: pd.DataFrame,
+    public: pd.DataFrame,
+    on: Hashable | Sequence[Hashable],
+    how: str,
+    validate: str | None,
+    suffixes: tuple[str, str],
+) -> pd.DataFrame:
+    """The protected ``frame`` joined to ``public`` on ``on`` (see the accessor)."""
+    target = resolve(frame)  # fails closed: no session, duplicated rows, a missing unit
+    if not target.engine.in_memory:
+        raise DPTypeError(
+            f"merge is for pandas frames; on {target.engine.name}, map the public table's "
+            "columns with ddf.assign(...) before protecting, or protect a pandas frame"
+        )
+    keys = _keys(on, frame, public)
+    _check_options(how, validate, public)
+    canonical = pd.DataFrame({key: canonical_column(public[key]) for key in keys})
+    if canonical.duplicated().any():  # the public table alone: its keys must be unique
+        raise DPValueError(
+            f"the public table's keys {keys} repeat: a protected row could match several "
+            "public rows, multiplying its weight in every later release (a one-to-many "
+            "join). Make the public keys unique (drop_duplicates), or aggregate the "
+            "public table first"
+        )
+    if canonical.isna().any().any():
+        raise DPValueError(
+            f"the public table has missing keys in {keys}: a missing key matches nothing; "
+            "drop those rows from the public table"
+        )
+    index = (
+        pd.Index(canonical[keys[0]], name=keys[0])
+        if len(keys) == 1
+        else pd.MultiIndex.from_frame(canonical)
+    )
+    positions = public_codes(frame, tuple(keys), index)  # -1: no public row matches
+    kept = np.flatnonzero(positions >= 0) if how == "inner" else np.arange(len(frame))
+    left = frame.iloc[kept]
+    right = public.drop(columns=keys).reset_index(drop=True).reindex(positions[kept])
+    result = _joined(left, right, keys, suffixes)
+    return attach(result, session_of(frame))
+
+
+def _keys(on: Any, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashable]:
+    if not isinstance(public, pd.DataFrame):
+        raise DPTypeError(f"merge joins a public pandas DataFrame, got {type(public).__name__}")
+    try:
+        session_of(public)
+    except NotProtectedError:
+        pass
+    else:
+        raise DPValueError(
+            "the right side of merge is protected: a private-private join needs truncation "
+            "and is not available; merge joins a public lookup table (its values are "
+            "released as they are)"
+        )
+    keys = list(on) if isinstance(on, list | tuple) else [on]
+    if not keys:
+        raise DPValueError("merge needs on=<the key column(s)>")
+    for key in keys:
+        for side, columns in (("protected frame", frame.columns), ("public table", public.columns)):
+            if key not in columns:
+                raise DPKeyError(f"merge key {key!r} is not a column of the {side}")
+    return keys
+
+
+def _check_options(how: str, validate: str | None, public: pd.DataFrame) -> None:
+    if how in ("right", "outer", "cross"):
+        raise DPValueError(
+            f"how={how!r} is refused: it adds a row for every public key without a match, "
+            "and whether a key has one is private; use how='inner' or how='left' and take "
+            "the public keys as group-by keys instead"
+        )
+    if how not in ("inner", "left"):
+        raise DPValueError(f"how must be 'inner' or 'left', got {how!r}")
+    if validate not in _VALIDATE:
+        raise DPValueError(
+            f"validate={validate!r}: merge checks 'many_to_one' (the public keys are unique, "
+            "checked on the public table alone); checking that the protected side's keys are "
+            "unique ('one_to_one', 'one_to_many') would read the data"
+        )
+
+
+def _joined(
+    left: pd.DataFrame, right: pd.DataFrame, keys: list[Hashable], suffixes: tuple[str, str]
+) -> pd.DataFrame:
+    """``left``'s columns then ``right``'s, named as ``pd.merge`` names them."""
+    overlap = (set(left.columns) & set(right.columns)) - set(keys)
+    left = left.rename(columns={c: f"{c}{suffixes[0]}" for c in overlap})
+    right = right.rename(columns={c: f"{c}{suffixes[1]}" for c in overlap})
+    right.index = left.index  # the protected rows' own labels (see the module's note)
+    return pd.concat([left, right], axis=1)
