@@ -127,10 +127,10 @@ def test_a_neighbour_moves_every_merged_count_by_at_most_one(
 
 
 REFUSALS = {
-    "repeated public keys": (
+    "repeated public keys, row-level": (
         lambda p: p.dp.merge(pd.concat([REGIONS, REGIONS]), on="code"),
         DPValueError,
-        "one-to-many",
+        "one-to-many.*privacy_unit",
     ),
     "missing public key": (
         lambda p: p.dp.merge(REGIONS.assign(code=[1.0, None, 2.0, 3.0]), on="code"),
@@ -165,3 +165,50 @@ def test_refusals_say_why_and_charge_nothing(case: str, charges_nothing) -> None
 def test_an_unprotected_frame_is_refused() -> None:
     with pytest.raises(pandas_dp.NotProtectedError):
         survey().dp.merge(REGIONS, on="code")
+
+
+DAYS = pd.DataFrame({"code": [1, 1, 2, 2, 2, 3], "day": ["Mo", "Tu", "Mo", "We", "Fr", "Mo"]})
+
+
+@pytest.mark.parametrize("how", ["inner", "left"])
+def test_one_to_many_under_a_unit_is_pandas_merge(how: str) -> None:
+    data = survey()
+    priv = data.dp.protect(epsilon=1.0, privacy_unit="pid", max_rows_per_unit=6)
+    joined = priv.dp.merge(DAYS, on="code", how=how)
+    expected = data.merge(DAYS, on="code", how=how)
+    pd.testing.assert_frame_equal(plain(joined).reset_index(drop=True), expected)
+    assert joined.dp.session is priv.dp.session
+
+
+def test_validate_many_to_one_checks_the_public_side_under_a_unit(charges_nothing) -> None:
+    priv = survey().dp.protect(epsilon=1.0, privacy_unit="pid", max_rows_per_unit=6)
+    with charges_nothing(priv), pytest.raises(DPValueError, match="keys \\['code'\\] repeat"):
+        priv.dp.merge(DAYS, on="code", validate="many_to_one")
+
+
+def test_one_to_many_keeps_each_units_influence_within_its_caps(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    # Neighbours differ by one whole unit (pid 7: two rows, each matching up to 3 public
+    # rows, so up to 6 joined rows). The release is calibrated for the caps
+    # (max_rows_per_unit = 6 rows in at most 6 groups: L1 sensitivity 6); here no unit
+    # exceeds them, so no row is dropped at random and the exact counts of the neighbours
+    # differ by what pid 7's joined rows add: within the sensitivity charged for.
+    data = survey()
+    totals, scales = [], []
+    for frame in (data, data[data["pid"] != 7]):
+        priv = protect_seeded(frame, epsilon=1.0, privacy_unit="pid", max_rows_per_unit=6)
+        with noise(priv) as calls:
+            counts = (
+                priv.dp.merge(DAYS, on="code")
+                .dp.groupby("day", keys=["Mo", "Tu", "We", "Fr"])
+                .count(epsilon=1.0)
+            )
+        totals.append(counts)
+        scales.append([call.mechanism.scale for call in calls])
+    moved = int((totals[0] - totals[1]).abs().sum())
+    joined_rows = int(
+        data[data["pid"] == 7]["code"].map(DAYS["code"].value_counts()).fillna(0).sum()
+    )
+    assert 0 < moved == joined_rows <= 6
+    assert scales[0] == scales[1] == [6]  # sensitivity 6 (the caps) at ε = 1

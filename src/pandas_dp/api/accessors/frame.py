@@ -134,14 +134,16 @@ class FrameReleases(
         ----------
         public : DataFrame
             A public table (not protected): region names, a price list, a calendar. Its
-            keys must be unique (a many-to-one join), which is checked on it alone.
+            keys must be unique (a many-to-one join, checked on it alone), except under a
+            privacy unit, whose caps bound each unit's rows whatever the join made of them.
         on : label or list of labels
             The key column(s), in both frames.
         how : {"inner", "left"}, default "inner"
             As pandas. ``"right"`` and ``"outer"`` are refused: they would add a row for
             each public key without a match, and whether a key has one is private.
-        validate : {"many_to_one", "m:1"}, optional
-            Always enforced; checks on the protected side would read the data.
+        validate : {"many_to_one", "m:1", "many_to_many", "m:m"}, optional
+            As pandas, on the public side only; checks on the protected side would read
+            the data and are refused.
         suffixes : (str, str), default ("_x", "_y")
             For columns both frames hold, as pandas.
 
@@ -157,9 +159,11 @@ class FrameReleases(
         -----
         Stable: each protected row becomes at most one row (exactly one with ``"left"``),
         so every later release keeps its sensitivity and cost; the join itself reads
-        nothing to release and costs nothing. Keys match by the canonical forms of group
-        keys (``1``, ``1.0`` and ``True`` are one key); unlike pandas, a missing key
-        matches nothing. Pandas frames only.
+        nothing to release and costs nothing. Under a privacy unit a repeated public key
+        makes a row several rows; every release caps each unit's rows by its id, so the
+        sensitivities stay those of the caps (extra rows are dropped at random). Keys
+        match by the canonical forms of group keys (``1``, ``1.0`` and ``True`` are one
+        key); unlike pandas, a missing key matches nothing. Pandas frames only.
 
         Examples
         --------

@@ -5,7 +5,15 @@ result stays protected by the same session, and every release from it keeps its
 sensitivities, because the join is *stable*: each protected row becomes at most one row
 (``how="inner"``) or exactly one row (``how="left"``) of the result, and the public side
 adds only public values. That holds when the public table's keys are unique, which is
-checked on the public table alone (``validate="many_to_one"``, always enforced).
+checked on the public table alone.
+
+A key repeated on the public side (a one-to-many join) turns a row into as many rows as its
+key has public rows. Under row-level privacy that is refused: it would multiply a person's
+weight in every later release. Under a privacy unit it is allowed, as Tumult's truncation
+does: every release caps each unit's rows (``max_rows_per_unit``, ``max_groups_per_unit``,
+``max_rows_per_group``) by the unit's id, whatever a join made of them, so the
+sensitivities stay those of the caps; rows beyond the caps are dropped at random, which
+costs accuracy, not privacy.
 
 The rows are matched here, not by ``pandas.merge``: each protected row's key is looked up
 among the public keys by the canonical forms group keys use (``1``, ``1.0`` and ``True``
@@ -16,8 +24,8 @@ how=...)`` shapes it: the protected columns, then the public ones (overlapping n
 numbers the result afresh: the labels are how pandas-dp tells that no row was repeated
 (``reset_index(drop=True)`` on pandas' side gives the same frame when nothing was dropped).
 
-One-to-many joins (a key repeated on the public side), right and outer joins, and a
-protected frame on the right are refused, with the reason.
+Right and outer joins, checks on the protected side and a protected frame on the right
+are refused, with the reason.
 """
 
 from __future__ import annotations
@@ -33,7 +41,7 @@ from pandas_dp.api.release import resolve
 from pandas_dp.engines.codes import canonical_column, public_codes
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, NotProtectedError
 
-_VALIDATE = {None, "many_to_one", "m:1"}
+_VALIDATE = {None, "many_to_one", "m:1", "many_to_many", "m:m"}
 
 
 def merge(
@@ -54,29 +62,72 @@ def merge(
     keys = _keys(on, frame, public)
     _check_options(how, validate, public)
     canonical = pd.DataFrame({key: canonical_column(public[key]) for key in keys})
-    if canonical.duplicated().any():  # the public table alone: its keys must be unique
-        raise DPValueError(
-            f"the public table's keys {keys} repeat: a protected row could match several "
-            "public rows, multiplying its weight in every later release (a one-to-many "
-            "join). Make the public keys unique (drop_duplicates), or aggregate the "
-            "public table first"
-        )
     if canonical.isna().any().any():
         raise DPValueError(
             f"the public table has missing keys in {keys}: a missing key matches nothing; "
             "drop those rows from the public table"
         )
+    repeated = bool(canonical.duplicated().any())  # the public table alone
+    if repeated and validate in ("many_to_one", "m:1"):
+        raise DPValueError(
+            f"validate={validate!r}: the public table's keys {keys} repeat (checked on the "
+            "public table alone)"
+        )
+    if repeated and target.session.unit.column is None:
+        raise DPValueError(
+            f"the public table's keys {keys} repeat: a protected row could match several "
+            "public rows, multiplying its weight in every later release (a one-to-many "
+            "join). Make the public keys unique (drop_duplicates) or aggregate the public "
+            "table first; or have the data owner protect with a privacy unit "
+            "(privacy_unit='<id column>', max_rows_per_unit=k), under which every release "
+            "caps each unit's rows whatever a join made of them"
+        )
+    unique = canonical.drop_duplicates()
     index = (
-        pd.Index(canonical[keys[0]], name=keys[0])
+        pd.Index(unique[keys[0]], name=keys[0])
         if len(keys) == 1
-        else pd.MultiIndex.from_frame(canonical)
+        else pd.MultiIndex.from_frame(unique)
     )
-    positions = public_codes(frame, tuple(keys), index)  # -1: no public row matches
-    kept = np.flatnonzero(positions >= 0) if how == "inner" else np.arange(len(frame))
-    left = frame.iloc[kept]
-    right = public.drop(columns=keys).reset_index(drop=True).reindex(positions[kept])
+    codes = public_codes(frame, tuple(keys), index)  # each row's key among them, or -1
+    order, bounds = _matches(canonical, index)  # public rows of each key, in their order
+    rows, positions = _expand(codes, order, bounds, how)
+    left = frame.iloc[rows]
+    right = public.drop(columns=keys).reset_index(drop=True).reindex(positions)
     result = _joined(left, right, keys, suffixes)
     return attach(result, session_of(frame))
+
+
+def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[Any, Any]:
+    """The public rows sorted by key (stable: in the table's order) and each key's bounds."""
+    key_codes = np.asarray(
+        index.get_indexer(
+            canonical[canonical.columns[0]]
+            if len(canonical.columns) == 1
+            else pd.MultiIndex.from_frame(canonical)
+        ),
+        dtype=np.int64,
+    )
+    order = np.argsort(key_codes, kind="stable")
+    return order, np.searchsorted(key_codes[order], np.arange(len(index) + 1))
+
+
+def _expand(codes: Any, order: Any, bounds: Any, how: str) -> tuple[Any, Any]:
+    """Which protected row each result row comes from, and its public row (-1: none).
+
+    As ``pd.merge``: the protected rows in order, each followed by its matches in the public
+    table's order; with ``how="left"`` a row without a match once, with no public row.
+    Vectorised: one pass, whatever the number of rows.
+    """
+    matched = codes >= 0
+    counts = np.diff(bounds)[np.maximum(codes, 0)] if len(bounds) > 1 else np.zeros_like(codes)
+    sizes = np.where(matched, counts, 0 if how == "inner" else 1)
+    rows = np.repeat(np.arange(len(codes)), sizes)
+    offsets = np.arange(len(rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+    code = codes[rows]
+    positions = np.full(len(rows), -1, dtype=np.int64)
+    hit = code >= 0
+    positions[hit] = order[bounds[code[hit]] + offsets[hit]]
+    return rows, positions
 
 
 def _keys(on: Any, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashable]:
@@ -114,8 +165,9 @@ def _check_options(how: str, validate: str | None, public: pd.DataFrame) -> None
     if validate not in _VALIDATE:
         raise DPValueError(
             f"validate={validate!r}: merge checks 'many_to_one' (the public keys are unique, "
-            "checked on the public table alone); checking that the protected side's keys are "
-            "unique ('one_to_one', 'one_to_many') would read the data"
+            "checked on the public table alone) or 'many_to_many' (nothing); checking that "
+            "the protected side's keys are unique ('one_to_one', 'one_to_many') would read "
+            "the data"
         )
 
 
