@@ -101,7 +101,7 @@ def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[Any, Any]:
     """The public rows sorted by key (stable: in the table's order) and each key's bounds."""
     key_codes = np.asarray(
         index.get_indexer(
-            canonical[canonical.columns[0]]
+            pd.Index(canonical[canonical.columns[0]])
             if len(canonical.columns) == 1
             else pd.MultiIndex.from_frame(canonical)
         ),
