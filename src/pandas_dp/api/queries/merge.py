@@ -89,10 +89,18 @@ def merge(
         else pd.MultiIndex.from_frame(unique)
     )
     codes = public_codes(frame, tuple(keys), index)  # each row's key among them, or -1
-    order, bounds = _matches(canonical, index)  # public rows of each key, in their order
-    rows, positions = _expand(codes, order, bounds, how)
-    left = frame.iloc[rows]
-    right = public.drop(columns=keys).reset_index(drop=True).reindex(positions)
+    if repeated:
+        order, bounds = _matches(canonical, index)  # public rows of each key, in order
+        rows, positions = _expand(codes, order, bounds, how)
+        left = frame.iloc[rows]
+    elif how == "inner":  # one public row per key: a filter, then a lookup
+        rows = np.flatnonzero(codes >= 0)
+        left = frame if len(rows) == len(frame) else frame.iloc[rows]
+        positions = codes[rows]
+    else:  # every protected row, as it is
+        left, positions = frame, codes
+    values = public.drop(columns=keys).reset_index(drop=True)
+    right = values.take(positions) if (positions >= 0).all() else values.reindex(positions)
     result = _joined(left, right, keys, suffixes)
     return attach(result, session_of(frame))
 
@@ -176,7 +184,10 @@ def _joined(
 ) -> pd.DataFrame:
     """``left``'s columns then ``right``'s, named as ``pd.merge`` names them."""
     overlap = (set(left.columns) & set(right.columns)) - set(keys)
-    left = left.rename(columns={c: f"{c}{suffixes[0]}" for c in overlap})
-    right = right.rename(columns={c: f"{c}{suffixes[1]}" for c in overlap})
-    right.index = left.index  # the protected rows' own labels (see the module's note)
-    return pd.concat([left, right], axis=1)
+    result = left.rename(columns={c: f"{c}{suffixes[0]}" for c in overlap})
+    if result is left:
+        result = left.copy(deep=False)
+    right.index = result.index  # the protected rows' own labels (see the module's note)
+    for column in right.columns:
+        result[f"{column}{suffixes[1]}" if column in overlap else column] = right[column]
+    return result

@@ -1,0 +1,76 @@
+"""Resample and merge (issue 29): the DP twins next to plain pandas, in the same run.
+
+``priv.dp.resample("D", on="t", range=...).size(...)`` against
+``df.resample("D", on="t").size()``, and ``priv.dp.merge(public, on=...)`` followed by a
+grouped count against ``df.merge(public, on=...).groupby(...).size()``, on ``ROWS`` rows.
+Seconds, best of 3 runs; the ratio is pandas-dp over plain pandas.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+import pandas_dp  # noqa: F401  (registers the accessors)
+from _util import best_time, table
+
+ROWS = 10_000_000
+DAYS = 365
+CODES = 1_000
+REGIONS = 20
+
+
+def make_frames(rows: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """``rows`` events over a year with an integer code; a public table of the codes."""
+    gen = np.random.default_rng(9)  # test-only: generates benchmark data, never noise
+    start = pd.Timestamp("2024-01-01")
+    seconds = gen.integers(0, DAYS * 86_400, rows)
+    events = pd.DataFrame(
+        {
+            "t": start + pd.to_timedelta(seconds, unit="s"),
+            "code": gen.integers(0, CODES, rows),
+        }
+    )
+    public = pd.DataFrame(
+        {"code": np.arange(CODES), "region": [f"r{i % REGIONS:02d}" for i in range(CODES)]}
+    )
+    return events, public
+
+
+def run(rows: int = ROWS) -> str:
+    """Time each twin next to pandas; return a markdown report."""
+    events, public = make_frames(rows)
+    priv = events.dp.protect(epsilon=1e6)
+    span = (pd.Timestamp("2024-01-01"), pd.Timestamp("2024-01-01") + pd.Timedelta(days=DAYS))
+    regions = sorted(public["region"].unique())
+    cases = [
+        (
+            f"resample('D').size(), {rows:,} rows",
+            lambda: priv.dp.resample("D", on="t", range=span).size(epsilon=1.0),
+            lambda: events.resample("D", on="t").size(),
+        ),
+        (
+            f"merge (m:1) + grouped count, {rows:,} rows",
+            lambda: (
+                priv.dp.merge(public, on="code")
+                .dp.groupby("region", keys=regions)
+                .count(epsilon=1.0)
+            ),
+            lambda: events.merge(public, on="code").groupby("region").size(),
+        ),
+    ]
+    rows_out: list[list[object]] = []
+    for name, ours, base in cases:
+        t_ours, t_base = best_time(ours, repeat=3), best_time(base, repeat=3)
+        rows_out.append([name, t_ours, t_base, t_ours / t_base])
+    return "\n".join(
+        [
+            "### Resample and merge (s, best of 3)",
+            "",
+            table(["release", "pandas-dp", "plain pandas", "ratio"], rows_out),
+        ]
+    )
+
+
+if __name__ == "__main__":
+    print(run())
