@@ -19,8 +19,16 @@ come back, and the workers' peak memory (``distributed.diagnostics.MemorySampler
 computation needs; then on the threaded scheduler, where the client process does all the
 work (and holds every piece of the exchange in memory), so its peak RSS is the whole cost.
 
+A second part (:func:`run_partitions`) holds the data fixed and raises the partition count:
+``3·10^5`` rows in memory (``from_pandas``) in 200, 300 and 1,000 partitions, threaded
+scheduler, each run in a fresh process: the same releases against the same plain Dask
+group-by. Under a unit, past 128 partitions the exchange routes rows in stages, so its graph
+grows like ``P·sqrt(P)`` rather than ``P²`` (before, Dask's shuffle took over past 256
+partitions: 71-108 s at 300 partitions against 3.4-4.3 s for the plain query).
+
 Opt-in from ``benchmarks/run.py`` with ``--dask`` (it writes about a gigabyte); on its own:
-``python benchmarks/bench_dask.py [rows]``.
+``python benchmarks/bench_dask.py [rows]``, or ``python benchmarks/bench_dask.py --partitions``
+for the second part only.
 """
 
 from __future__ import annotations
@@ -242,8 +250,132 @@ def run(rows: int = ROWS) -> str:
     )
 
 
+#: The partition counts of the second part, and its rows (all in memory).
+PARTITIONS = (200, 300, 1000)
+PARTITION_ROWS = 300_000
+#: Its runs: each release, and the plain Dask query, in a fresh process this many times.
+PARTITION_REPEATS = 3
+
+
+def _events_in_memory(rows: int) -> pd.DataFrame:
+    gen = np.random.default_rng(5)  # test-only: generates benchmark data, never noise
+    return pd.DataFrame(
+        {
+            "user_id": gen.integers(0, max(rows // ROWS_PER_USER, 1), rows),
+            "country": np.array(COUNTRIES)[gen.integers(0, len(COUNTRIES), rows)],
+            "amount": np.round(gen.lognormal(3.5, 1.2, rows), 2),
+        }
+    )
+
+
+def partition_phase(name: str, partitions: int, rows: int) -> dict[str, float]:
+    """One query on ``rows`` in-memory rows in ``partitions`` partitions (threaded)."""
+    import dask
+    import dask.dataframe as dd
+
+    import pandas_dp
+
+    frame = dd.from_pandas(_events_in_memory(rows), npartitions=partitions)
+    assert frame.npartitions == partitions
+    if name == "plain":
+        clipped = frame.assign(amount=frame["amount"].clip(*BOUNDS))
+        query: Callable[[], object] = (
+            clipped.groupby("country")
+            .agg(n=("amount", "size"), total=("amount", "sum"), spend=("amount", "mean"))
+            .compute
+        )
+    else:
+        units = {"privacy_unit": "user_id", "max_rows_per_unit": 50} if name != "rows" else {}
+        priv = frame.dp.protect(epsilon=1e6, **units)  # (one budget for the warm-up too)
+
+        def query() -> object:
+            return priv.dp.groupby("country", keys=COUNTRIES).agg(
+                n="count", total=("amount", "sum"), spend=("amount", "mean"),
+                bounds={"amount": BOUNDS}, epsilon=1.0,
+            )  # fmt: skip
+
+    import warnings
+
+    with dask.config.set(scheduler="threads"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", pandas_dp.PrivacyLeakWarning)
+        before = _peak_rss()
+        start = time.perf_counter()
+        result = query()
+        seconds = time.perf_counter() - start
+    assert isinstance(result, pd.DataFrame)
+    assert len(result) == len(COUNTRIES)
+    return {"seconds": seconds, "peak_rss": _peak_rss(), "rss_before": before}
+
+
+def _partition_run(name: str, partitions: int, rows: int) -> dict[str, float]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--partition-phase", name, str(partitions), str(rows)],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    measured: dict[str, float] = json.loads(done.stdout.strip().splitlines()[-1])
+    return measured
+
+
+def run_partitions(
+    rows: int = PARTITION_ROWS,
+    partitions: tuple[int, ...] = PARTITIONS,
+    repeats: int = PARTITION_REPEATS,
+) -> str:
+    """Releases against plain Dask as the partition count grows: a markdown report.
+
+    Runs are interleaved (plain, rows, users; plain, rows, users; ...) so that load on the
+    machine weighs alike on all three; each figure is the median over ``repeats`` fresh
+    processes. Memory: the peak RSS, and its growth during the query (the peak minus the
+    RSS once the data and the imports are in memory).
+    """
+    names = {"plain": "plain Dask group-by", "rows": "rows", "users": "users, exchanged"}
+    lines = []
+    for count in partitions:
+        runs: dict[str, list[dict[str, float]]] = {name: [] for name in names}
+        for _ in range(repeats):
+            for name in names:
+                runs[name].append(_partition_run(name, count, rows))
+        median = {
+            name: {k: float(np.median([r[k] for r in measured])) for k in measured[0]}
+            for name, measured in runs.items()
+        }
+        base = median["plain"]
+        for name, label in names.items():
+            ours = median[name]
+            growth = (ours["peak_rss"] - ours["rss_before"]) / 2.0**20
+            base_growth = (base["peak_rss"] - base["rss_before"]) / 2.0**20
+            lines.append(
+                [
+                    count, label, ours["seconds"], ours["seconds"] / base["seconds"],
+                    ours["peak_rss"] / 2.0**20, ours["peak_rss"] / base["peak_rss"],
+                    growth, growth / max(base_growth, 1.0),
+                ]
+            )  # fmt: skip
+    headers = [
+        "partitions", "query", "time (s)", "time / plain", "peak RSS (MiB)", "RSS / plain",
+        "growth (MiB)", "growth / plain",
+    ]  # fmt: skip
+    return "\n".join(
+        [
+            f"### Dask: grouped count/sum/mean of {rows:,} in-memory rows, by partition count",
+            "",
+            "Threaded scheduler, `from_pandas`; each figure the median of "
+            f"{repeats} fresh processes, the three queries interleaved. `users, exchanged` caps "
+            "each user at 50 rows after the exchange by `user_id` (one stage up to 128 "
+            "partitions, then two or three). Growth: peak RSS minus the RSS before the query "
+            "(data and imports already in memory; at least 1 MiB in the ratio).",
+            "",
+            table(headers, lines),
+        ]
+    )
+
+
 if __name__ == "__main__":
     if len(sys.argv) == 5 and sys.argv[1] == "--phase":
         print(json.dumps(phase(sys.argv[2], sys.argv[3], sys.argv[4])))
+    elif len(sys.argv) == 5 and sys.argv[1] == "--partition-phase":
+        print(json.dumps(partition_phase(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--partitions":
+        print(run_partitions(*(int(a) for a in sys.argv[2:3])))
     else:
-        print(run(int(sys.argv[1]) if len(sys.argv) > 1 else ROWS))
+        print(run(int(sys.argv[1]) if len(sys.argv) > 1 else ROWS) + "\n\n" + run_partitions())

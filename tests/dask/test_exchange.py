@@ -2,8 +2,8 @@
 
 Every unit's rows must land in exactly one bucket whatever partition holds them; relabelled
 integer ids must still tell units apart (and only units); a release that reads the unit
-column as values must see the ids unchanged; collections past the exchange's size use
-Dask's shuffle, with the same result.
+column as values must see the ids unchanged; collections past one stage are exchanged in
+stages, with the same result (``test_exchange_stages.py`` tests the stages themselves).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp.engines.exchange import (
-    MAX_PARTITIONS,
+    MAX_ONE_STAGE,
     bucket_count,
     concatenated,
     split_by_unit,
@@ -107,11 +107,11 @@ def test_a_release_that_reads_the_ids_sees_them_unchanged(noise, moved):
     assert moved == ["exchange"]
 
 
-def test_past_the_exchange_dask_shuffles_with_the_same_result(noise, moved):
+def test_past_one_stage_the_exchange_takes_stages_with_the_same_result(noise, moved):
     data = pd.DataFrame({"user_id": np.arange(600) % 150, "x": 1.0})
-    lazy = _protect(dd.from_pandas(data, npartitions=MAX_PARTITIONS + 1))
-    assert lazy.npartitions > MAX_PARTITIONS
+    lazy = _protect(dd.from_pandas(data, npartitions=MAX_ONE_STAGE + 1))
+    assert lazy.npartitions > MAX_ONE_STAGE
     eager = _protect(data)
     with noise(lazy), noise(eager):
         assert lazy.dp.count(epsilon=1) == eager.dp.count(epsilon=1) == 300
-    assert moved == ["shuffle"]
+    assert moved == ["exchange"]  # never Dask's shuffle, at any partition count

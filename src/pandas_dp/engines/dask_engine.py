@@ -20,21 +20,22 @@ derives with pandas' own operations, so attrs propagate exactly as on pandas fra
 from __future__ import annotations
 
 import dataclasses
-import sys
 import uuid
 from collections.abc import Callable, Hashable, Mapping, Sequence
+from functools import partial
 from typing import Any
 
 import dask.dataframe as dd
 import numpy as np
 import pandas as pd
 from dask import base
-from dask.delayed import delayed
+from dask.delayed import Delayed
+from dask.highlevelgraph import HighLevelGraph
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
 from pandas_dp.engines.codes import canonical_unit_ids, public_codes
 from pandas_dp.engines.divisions import Division, unit_divisions
-from pandas_dp.engines.exchange import MAX_PARTITIONS, exchange
+from pandas_dp.engines.exchange import exchange
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.plan import (
     Aggregate,
@@ -61,6 +62,10 @@ _INT64_SAFE = 1 << 62
 get_scheduler: Callable[[], Any] = base.get_scheduler
 #: A frame expression's collection (dask's constructor, typed).
 collection: Callable[[Any], dd.DataFrame] = dd.DataFrame
+#: A delayed value of a key in a graph (dask's constructor, typed).
+_delayed: Callable[..., Delayed] = Delayed
+#: Compute dask collections (dask's function, typed).
+compute: Callable[..., tuple[Aggregates]] = base.compute
 
 
 def _unchanged(partition: pd.DataFrame, tag: str) -> pd.DataFrame:
@@ -124,25 +129,6 @@ def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
     """
     hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
     return frame.iloc[np.argsort(hashes, kind="stable")]
-
-
-def _shuffle_method() -> str | None:
-    """Dask's default shuffle, unless a Client exists that this computation will not use.
-
-    Dask picks its peer-to-peer shuffle whenever a distributed Client exists, even when the
-    computation runs on another scheduler (``dask.config.set(scheduler="threads")``), where
-    that shuffle cannot run; the task-based shuffle runs anywhere.
-    """
-    distributed = sys.modules.get("distributed")
-    if distributed is None:
-        return None
-    if isinstance(getattr(get_scheduler(), "__self__", None), distributed.Client):
-        return None
-    try:
-        distributed.default_client()
-    except ValueError:  # no Client at all
-        return None
-    return "tasks"
 
 
 def aggregate_partition(
@@ -272,6 +258,45 @@ def _code_dtype(grouping: Grouping) -> type[np.signedinteger]:
     return next(t for t in (np.int8, np.int16, np.int32, np.int64) if n <= np.iinfo(t).max)
 
 
+def _aggregate_one(
+    frame: pd.DataFrame,
+    grouping: Grouping | None,
+    *,
+    measures: tuple[Measure, ...],
+    bounding: Bounding | None,
+    division: Division | None,
+) -> Aggregates:
+    """:func:`aggregate_partition` with the shared grouping as a task's second input."""
+    return aggregate_partition(frame, measures, grouping, bounding, division)
+
+
+def _aggregated(
+    inputs: Sequence[Delayed],
+    measures: tuple[Measure, ...],
+    grouping: Grouping | None,
+    bounding: Sequence[Bounding | None],
+    divisions: Sequence[Division | None],
+    observed: bool,
+) -> Delayed:
+    """The aggregates of every input, added up: one delayed value, its graph written out.
+
+    Built with ``delayed`` calls, the final task's hundreds of arguments would each cost a
+    pass over the whole graph (seconds at a thousand partitions). Plan objects are bound
+    with ``partial`` (dask never looks inside one for keys); the public keys are one value
+    of the graph, shared by every task.
+    """
+    token = uuid.uuid4().hex  # every release its own keys, like impure delayed calls
+    shared, part, total = (f"pandas-dp-{step}-{token}" for step in ("plan", "part", "total"))
+    layer: dict[Any, Any] = {shared: grouping}
+    for i, (frame, local, division) in enumerate(zip(inputs, bounding, divisions, strict=True)):
+        one = partial(_aggregate_one, measures=measures, bounding=local, division=division)
+        layer[(part, i)] = (one, frame.key, shared)
+    layer[total] = (partial(combine, observed=observed), [(part, i) for i in range(len(inputs))])
+    depends: list[Any] = list(inputs)
+    graph = HighLevelGraph.from_collections(total, layer, dependencies=depends)
+    return _delayed(total, graph, layer=total)
+
+
 class DaskEngine(Engine):
     """Engine for :class:`dask.dataframe.DataFrame` collections (see the module docstring)."""
 
@@ -336,13 +361,9 @@ class DaskEngine(Engine):
         if bounding is not None and by_unit is None:  # units may span partitions: gather them
             coded, grouping = _coded(selected, grouping, measures, bounding)
             frame = coded.optimize()
-            if frame.npartitions > MAX_PARTITIONS:
-                frame = coded.shuffle(
-                    on=bounding.unit, ignore_index=True, shuffle_method=_shuffle_method()
-                ).optimize()
-            else:  # ids may be relabelled unless the release reads them as values
-                relabel = bounding.unit not in _columns(measures, grouping, None)
-                inputs = exchange(frame.to_delayed(optimize_graph=False), bounding.unit, relabel)
+            # (ids may be relabelled unless the release reads them as values)
+            relabel = bounding.unit not in _columns(measures, grouping, None)
+            inputs = exchange(frame.to_delayed(optimize_graph=False), bounding.unit, relabel)
         if inputs is None:
             inputs = frame.to_delayed(optimize_graph=False)
         divisions: list[Division | None] = list(by_unit or [None] * len(inputs))
@@ -353,16 +374,9 @@ class DaskEngine(Engine):
                 dataclasses.replace(bounding, priorities=source.for_partition(i), spawn=None)
                 for i in range(len(inputs))
             ]
-        shared = delayed(grouping, pure=True)  # one copy of the public keys in the graph
-        task = delayed(aggregate_partition)
-        parts = [
-            task(partition, measures, shared, local, division)
-            for partition, local, division in zip(
-                inputs, partition_bounding, divisions, strict=True
-            )
-        ]
         observed = grouping is not None and grouping.keys is None
-        result: Aggregates = delayed(combine)(parts, observed).compute()
+        total = _aggregated(inputs, measures, grouping, partition_bounding, divisions, observed)
+        (result,) = compute(total)
         if grouping is not public:  # coded before the shuffle: the codes' public keys
             assert public is not None
             return Aggregates(public.keys, result.values)
