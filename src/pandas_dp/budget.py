@@ -124,10 +124,13 @@ class Budget:
             value = getattr(self, name)
             if not isinstance(value, Fraction):
                 object.__setattr__(self, name, exact(value, name))
-        if self.epsilon < 0:
-            raise DPValueError(f"epsilon must be >= 0, got {_show(self.epsilon)}")
-        if not 0 <= self.delta < 1:
-            raise DPValueError(f"delta must satisfy 0 <= delta < 1, got {_show(self.delta)}")
+        # A Fraction is normalised with a positive denominator, so its sign and whether it is
+        # below 1 are integer comparisons (cheap: budgets are built at every release).
+        epsilon, delta = self.epsilon, self.delta
+        if epsilon.numerator < 0:
+            raise DPValueError(f"epsilon must be >= 0, got {_show(epsilon)}")
+        if not 0 <= delta.numerator < delta.denominator:
+            raise DPValueError(f"delta must satisfy 0 <= delta < 1, got {_show(delta)}")
 
     @classmethod
     def of(cls, epsilon: Any, delta: Any = 0) -> Budget:
@@ -199,7 +202,7 @@ class RhoBudget:
         value: Any = self.rho
         if not isinstance(value, Fraction):
             object.__setattr__(self, "rho", exact(value, "rho"))
-        if self.rho < 0:
+        if self.rho.numerator < 0:
             raise DPValueError(f"rho must be >= 0, got {_show(self.rho)}")
 
     @classmethod

@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 
 import pandas_dp
+from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.api.measurement.aim import AimChoicePart, aim_parts, candidates_of
+from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.api.queries.domains import parse_domains
 from pandas_dp.api.release import resolve
 from pandas_dp.budget import zcdp_to_epsilon
@@ -28,7 +30,7 @@ from .test_synthesize import COLUMNS, dependent
 
 LABELS = [
     "marginal(age)", "marginal(sex)", "marginal(region)", "marginal(tenure)",
-    *(f"marginal(aim {what} {r})" for r in range(1, 5) for what in ("choice", "round")),
+    *(f"marginal(aim {what} {r})" for r in range(1, 13) for what in ("choice", "round")),
 ]  # fmt: skip
 
 
@@ -40,24 +42,32 @@ def test_aim_measurements_charge_and_ledger(options, protect_seeded, noise):
     assert [m.label for m in release.measurements] == LABELS
     assert release.cost.epsilon == 1
     assert release.cost.delta == Fraction(1, 3 * 10**6)
+    # Planned in zCDP: ρ converts to (1, δ); 0.9ρ to 4 one-way marginals and 12 rounds (three
+    # per column), equal shares; 0.1ρ to the 12 choices, each ε_c-bounded range (ε_c²/8).
+    rho = release_rho(Fraction(1), release.cost.delta)
     choices = [m for m in release.measurements if "choice" in m.label]
-    assert [m.epsilon for m in choices] == [Fraction(1, 40)] * 4  # ε/10 over 4 rounds, pure
+    assert all(isinstance(m, BoundedRangeMeasurement) for m in choices)
+    assert [m.epsilon for m in choices] == [Fraction(1, 120)] * 12  # shares of ε
+    each = choices[0].choice_epsilon
+    assert each**2 / 8 <= Fraction(rho) / 120
+    assert float(each) == pytest.approx(math.sqrt(8 * rho / 120), rel=1e-9)
     gaussian = [m for m in release.measurements if m.is_gaussian]
-    assert len(gaussian) == 8  # 4 one-way marginals and 4 rounds, equal shares
-    rho = float(sum(m.rho for m in gaussian))
-    assert zcdp_to_epsilon(rho, float(release.cost.delta)) <= 0.9
-    assert zcdp_to_epsilon(rho * 1.001, float(release.cost.delta)) > 0.9
+    assert len(gaussian) == 16  # 4 one-way marginals and 12 rounds, equal shares
+    assert float(sum(m.rho for m in gaussian)) == pytest.approx(0.9 * rho, rel=1e-6)
+    total = sum((m.rho for m in release.measurements), Fraction(0))
+    assert total <= Fraction(rho)
+    assert zcdp_to_epsilon(float(total), float(release.cost.delta)) <= 1
     assert len({m.sigma2 for m in gaussian}) == 1
     chosen = [c.mechanism for c in calls if isinstance(c.mechanism, ExponentialMechanism)]
     # Pairs of 4 columns: each shares 2 attributes with itself and 1 with 4 others: weight 6.
-    assert chosen == [ExponentialMechanism(Fraction(1, 40), 6 + Fraction(1, 16))] * 4
+    assert chosen == [ExponentialMechanism(each, 6 + Fraction(1, 16))] * 12
     sizes = [c.size for c in calls if isinstance(c.mechanism, DiscreteGaussian)]
     assert sizes[:4] == [3, 2, 3, 2]
     report = synth.attrs["synthesis"]
     assert report["method"] == "aim"
     assert report["measured"][0] == ["region", "tenure"]  # the strongest dependence first
     assert math.isclose(report["sigma"], math.sqrt(float(gaussian[0].sigma2)), rel_tol=1e-6)
-    assert [len(report["measured"]), report["rows"]] == [4, 3000]
+    assert [len(report["measured"]), report["rows"]] == [12, 3000]
 
 
 def test_aim_rows_follow_the_measured_marginals(options, protect_seeded, noise):

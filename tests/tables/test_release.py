@@ -8,6 +8,7 @@ them unchanged (up to float rounding): the released tables are compared with pla
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 
 import numpy as np
@@ -89,7 +90,8 @@ def test_preview_reads_the_plan_the_release_runs(people, options, protect_seeded
     with noise(priv):
         priv.dp.tables(WORKLOAD, **options, epsilon=1.0)
     (entry,) = priv.dp.session.releases
-    assert entry == preview.release.__class__(**{**entry.__dict__})  # same record type
+    fields = {f.name: getattr(entry, f.name) for f in dataclasses.fields(entry)}
+    assert entry == preview.release.__class__(**fields)  # same record type
     assert entry.measurements == preview.release.measurements
     assert entry.note == preview.release.note
 

@@ -15,7 +15,9 @@ import pandas as pd
 import pytest
 
 import pandas_dp
+from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.api.attach import ATTRS_KEY
+from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
@@ -87,18 +89,30 @@ def test_mst_measurements_charge_and_ledger(options, protect_seeded, noise):
     ]  # fmt: skip
     assert release.cost.epsilon == 1
     assert release.cost.delta == Fraction(1, 3 * 10**6)  # the session's δ in proportion
+    # The paper's split in zCDP: ρ is the largest whose conversion fits (1, δ); a third each
+    # to the one-way marginals, the tree's choices (bounded range) and the tree's pairs.
+    delta = float(release.cost.delta)
+    rho = release_rho(Fraction(1), release.cost.delta)
+    assert zcdp_to_epsilon(rho, delta) <= 1 < zcdp_to_epsilon(rho * 1.001, delta)
     tree = release.measurements[4]
-    assert tree.epsilon == Fraction(1, 3)  # a third to the tree, pure
-    # The marginals together: (2/3, δ) through zCDP, their ρ split half and half.
+    assert isinstance(tree, BoundedRangeMeasurement)
+    assert tree.pure_epsilon is None
+    assert tree.epsilon == Fraction(1, 3)  # its share of the release's ε
+    assert tree.coordinates == 3  # three choices
+    assert tree.rho == 3 * tree.choice_epsilon**2 / 8
+    assert float(tree.rho) == pytest.approx(rho / 3, rel=1e-9)
+    assert tree.rho <= Fraction(rho) / 3
     gaussian = [m for m in release.measurements if m.is_gaussian]
-    rho = float(sum(m.rho for m in gaussian))
-    assert zcdp_to_epsilon(rho, float(release.cost.delta)) <= 2 / 3
-    assert zcdp_to_epsilon(rho * 1.001, float(release.cost.delta)) > 2 / 3
-    assert float(sum(m.rho for m in gaussian[:4])) == pytest.approx(rho / 2, rel=1e-6)
+    assert float(sum(m.rho for m in gaussian[:4])) == pytest.approx(rho / 3, rel=1e-6)
+    assert float(sum(m.rho for m in gaussian[4:])) == pytest.approx(rho / 3, rel=1e-6)
+    total = sum((m.rho for m in release.measurements), Fraction(0))
+    assert total <= Fraction(rho)
+    assert float(total) == pytest.approx(rho, rel=1e-6)
+    assert sum((m.epsilon for m in release.measurements), Fraction(0)) == 1  # shares add up
     choices = [c for c in calls if isinstance(c.mechanism, ExponentialMechanism)]
     assert len(choices) == 3  # one round per pair of the tree
     for call in choices:
-        assert call.mechanism.epsilon == Fraction(1, 9)
+        assert call.mechanism.epsilon == tree.choice_epsilon
         assert call.mechanism.sensitivity == 1 + Fraction(1, 16)
     noises = [c.mechanism for c in calls if isinstance(c.mechanism, DiscreteGaussian)]
     assert [c.size for c in calls if isinstance(c.mechanism, DiscreteGaussian)][:4] == [3, 2, 3, 2]

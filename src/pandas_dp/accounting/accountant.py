@@ -101,6 +101,15 @@ class Accountant:
 
     def _refusal(self, release: Release, state: object = None, count: int = 0) -> str | None:
         """Why ``release`` cannot follow ``state`` (default: the current one), or None."""
+        return self._admit(release, state, count)[1]
+
+    def _admit(
+        self, release: Release, state: object = None, count: int = 0
+    ) -> tuple[object, str | None]:
+        """``release`` after ``state`` (default: the current one): the new state, and why not.
+
+        The reason is None when the release fits.
+        """
         if state is None:
             state, count = self._state, len(self._entries)
         if os.getpid() != self._pid:
@@ -120,11 +129,11 @@ class Accountant:
                 f"{release.query} chooses keys from the data, which spends δ, but the session "
                 "has a ρ-zCDP budget with no δ; pass public keys"
             )
-        after = self.composition.guarantee(self.composition.add(state, release))
-        if self.total.covers(after):
-            return None
+        following = self.composition.add(state, release)
+        if self.total.covers(self.composition.guarantee(following)):
+            return following, None
         before = self.composition.guarantee(state)
-        return (
+        return following, (
             f"{release.query} needs {_fmt(release.cost)} but only "
             f"{_fmt(self.total - before)} of the session's {_fmt(self.total)} budget remains "
             f"({count} release{'' if count == 1 else 's'} so far, "
@@ -150,10 +159,10 @@ class Accountant:
         with self._locked():
             state, count = self._state, len(self._entries)
             for release in releases:
-                reason = self._refusal(release, state, count)
+                following, reason = self._admit(release, state, count)
                 if reason:
                     raise BudgetExceededError(f"the planned releases do not fit: {reason}")
-                state, count = self.composition.add(state, release), count + 1
+                state, count = following, count + 1
 
     def charge(self, release: Release, output: Any = None) -> LedgerEntry:
         """Atomically check that ``release`` fits and record it.
@@ -167,7 +176,7 @@ class Accountant:
             If it does not fit; nothing is recorded.
         """
         with self._locked():
-            reason = self._refusal(release)
+            following, reason = self._admit(release)
             if reason:
                 raise BudgetExceededError(reason)
             entry = LedgerEntry(
@@ -178,5 +187,6 @@ class Accountant:
             )
             if self.store is not None:
                 self.store.append(entry)  # raises before anything is recorded in memory
-            self._fold([entry])
+            self._state = following  # what _fold([entry]) would compute, computed once
+            self._entries.append(entry)
             return entry

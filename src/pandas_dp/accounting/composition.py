@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Protocol
 
-from pandas_dp.accounting.events import Measurement, Release
+from pandas_dp.accounting.events import BoundedRangeMeasurement, Measurement, Release
 from pandas_dp.budget import AnyBudget, Budget, RhoBudget, zcdp_to_epsilon
 
 #: Names of the accountants a session can use.
@@ -228,6 +228,12 @@ def measurement_pld(measurement: Measurement) -> Any:
             sigma, sensitivity=measurement.sensitivity,
             value_discretization_interval=_DISCRETIZATION,
         )  # fmt: skip
+        return one.self_compose(measurement.coordinates) if measurement.coordinates > 1 else one
+    if isinstance(measurement, BoundedRangeMeasurement):  # each choice is ε_c-DP (pure)
+        choice = common.DifferentialPrivacyParameters(
+            _float_at_least(measurement.choice_epsilon), 0.0
+        )
+        one = pld.from_privacy_parameters(choice, value_discretization_interval=_DISCRETIZATION)
         return one.self_compose(measurement.coordinates) if measurement.coordinates > 1 else one
     epsilon = measurement.pure_epsilon
     assert epsilon is not None

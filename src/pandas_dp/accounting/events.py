@@ -10,9 +10,10 @@ timestamp. None of them holds anything computed from the private data: only publ
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from fractions import Fraction
+from functools import cached_property
 from typing import Any, ClassVar
 
 from pandas_dp.budget import Budget
@@ -172,10 +173,49 @@ class SelectionMeasurement(Measurement):
             raise ValueError(f"a selection, not {self.mechanism!r}")
 
 
+@dataclass(frozen=True)
+class BoundedRangeMeasurement(SelectionMeasurement):
+    """Choices by the exponential mechanism in a release planned in zCDP (bounded range).
+
+    ``coordinates`` choices, each by the exponential mechanism with weights
+    ``exp(-score / scale)`` over scores of sensitivity ``sensitivity`` (both in units of
+    ``2**exponent``): each is ``ε_c``-bounded-range with ``ε_c = 2 · sensitivity / scale``
+    (Durfee & Rogers 2019), hence ``ε_c²/8``-zCDP (Cesar & Rogers 2021, Lemma 3.2), so
+    :attr:`rho` is ``coordinates · ε_c² / 8``. As for Gaussian noise, ``epsilon`` and
+    ``delta`` are its share of its release's (ε, δ), which the release's ρ converts to; it
+    is not a pure ε on its own (:attr:`pure_epsilon` is None, :attr:`choice_epsilon` is).
+    """
+
+    kind: ClassVar[str] = "bounded_range"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mechanism != "exponential" or self.sensitivity < 1:
+            raise ValueError(f"a bounded-range choice, not {self.mechanism!r}")
+
+    @property
+    def choice_epsilon(self) -> Fraction:
+        """``ε_c`` of each choice (its exact pure ε, and its bounded-range parameter)."""
+        return 2 * Fraction(self.sensitivity) / self.scale
+
+    @property
+    def pure_epsilon(self) -> Fraction | None:
+        """None: priced in zCDP with its release, like Gaussian noise."""
+        return None
+
+    @property
+    def rho(self) -> Fraction:
+        """``coordinates · ε_c² / 8`` (exact)."""
+        return self.coordinates * self.choice_epsilon**2 / 8
+
+
 #: The event class of each mechanism, by the ``kind`` tag a ledger file records.
 MEASUREMENT_KINDS: dict[str, type[Measurement]] = {
-    cls.kind: cls for cls in (LaplaceMeasurement, GaussianMeasurement, SelectionMeasurement)
-}
+    cls.kind: cls
+    for cls in (
+        LaplaceMeasurement, GaussianMeasurement, SelectionMeasurement, BoundedRangeMeasurement
+    )
+}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -238,13 +278,29 @@ class Release:
             (m.label, m.epsilon / total if total else Fraction(0)) for m in self.measurements
         )
 
-    @property
+    def with_origin(self, tag: str, randomness: str) -> Release:
+        """The same release with its tag and randomness (a cost already computed is kept)."""
+        release = replace(self, tag=tag, randomness=randomness)
+        if "cost" in self.__dict__:  # the measurements, hence the cost, are unchanged
+            release.__dict__["cost"] = self.__dict__["cost"]
+        return release
+
+    @cached_property
     def cost(self) -> Budget:
-        """Total (ε, δ) of the release under basic composition of its measurements."""
-        total = Budget(Fraction(0))
+        """Total (ε, δ) of the release under basic composition of its measurements.
+
+        Computed once: the release is frozen, and the accountant reads it at the check and
+        again at the charge.
+        """
+        epsilon, delta = Fraction(0), Fraction(0)
         for m in self.measurements:
-            total = total + m.cost
-        return total
+            own = m.delta + m.extra_delta
+            if own >= 1:  # refused as the measurement's own cost would be
+                return m.cost
+            epsilon, delta = epsilon + m.epsilon, delta + own
+            if delta >= 1:  # refused with the first partial sum that reaches 1
+                break
+        return Budget(epsilon, delta)
 
 
 def _now() -> str:

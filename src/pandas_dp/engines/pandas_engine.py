@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import numpy as np
@@ -191,34 +191,44 @@ def _distinct(bins: I64 | None, groups: int, values: I64) -> I64:
     return np.bincount(pairs // max(width, 1), minlength=groups + 1)[1:].astype(np.int64)
 
 
+def _missing(column: pd.Series) -> npt.NDArray[np.bool_]:
+    """:func:`missing_mask`; for numpy numbers directly (``isna`` is ``isnan`` there)."""
+    dtype = column.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        values = column.to_numpy()
+        return np.isnan(values) if dtype.kind == "f" else np.zeros(values.size, dtype=np.bool_)
+    return missing_mask(column)
+
+
 def _measure(
     frame: pd.DataFrame,
     measure: Measure,
     bins: I64 | None,
     groups: int,
     codes: Callable[[Axis], I64],
+    column: Callable[[Hashable], pd.Series],
 ) -> Aggregate:
     if isinstance(measure, JointCounts):
         return cell_counts(bins, groups, joint_codes(frame, measure, codes), measure.cells)
     if isinstance(measure, ManyTables):
-        counts = [_measure(frame, table, bins, groups, codes) for table in measure.tables]
+        counts = [_measure(frame, t, bins, groups, codes, column) for t in measure.tables]
         together = np.concatenate(counts, axis=1) if counts else np.zeros((groups, 0))
         return np.asarray(together, dtype=np.int64)
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):
-        return _count(bins, groups, ~missing_mask(frame[measure.column]))
+        return _count(bins, groups, ~_missing(column(measure.column)))
     if isinstance(measure, ClippedSum) and (
-        integer := integer_units(frame[measure.column], measure)
+        integer := integer_units(column(measure.column), measure)
     ):
         clipped, shift, bound = integer  # an integer column: its units without the float detour
         return scaled(summed(bins, clipped, groups, bound), shift)
     if isinstance(measure, Distinct):
-        return _distinct(bins, groups, distinct_codes(frame[measure.column]))
+        return _distinct(bins, groups, distinct_codes(column(measure.column)))
     if isinstance(measure, WeightedSum):
         units = weighted_units(frame, measure)
     else:
-        values = numeric_values(frame[measure.column])
+        values = numeric_values(column(measure.column))
         if isinstance(measure, CellCounts):
             return cell_counts(bins, groups, cell_codes(values, measure), measure.cells)
         if isinstance(measure, EdgeRanks):
@@ -273,6 +283,12 @@ class _Measured:
         self.frame, self.bins, self.groups = frame, bins, groups
         self.cache: dict[Measure, Aggregate] = {}
         self.axes: dict[Axis, I64] = {}  # one hash pass per column of the contingency tables
+        self.columns: dict[Hashable, pd.Series] = {}  # each column taken out of the frame once
+
+    def column(self, name: Hashable) -> pd.Series:
+        if name not in self.columns:
+            self.columns[name] = self.frame[name]
+        return self.columns[name]
 
     def codes_of(self, axis: Axis) -> I64:
         if axis not in self.axes:
@@ -283,7 +299,9 @@ class _Measured:
         if measure not in self.cache:
             shared = _shared(measure, self)
             if shared is None:
-                shared = _measure(self.frame, measure, self.bins, self.groups, self.codes_of)
+                shared = _measure(
+                    self.frame, measure, self.bins, self.groups, self.codes_of, self.column
+                )
             self.cache[measure] = shared
         return self.cache[measure]
 

@@ -203,6 +203,24 @@ class Model:
         return out
 
 
+def _sources(
+    factors: Sequence[Clique], homes: Mapping[Clique, int], tree: JunctionTree
+) -> list[tuple[Clique, Clique | None]]:
+    """Factors, largest first, each with an earlier factor of the same home holding it.
+
+    None where there is none: that factor is summed from its home clique's table; the
+    others from a smaller table.
+    """
+    order = sorted(factors, key=len, reverse=True)
+    done: list[Clique] = []
+    out: list[tuple[Clique, Clique | None]] = []
+    for f in order:
+        holders = [g for g in done if set(f) < set(g) and homes[g] == homes[f]]
+        out.append((f, min(holders, key=len) if holders else None))
+        done.append(f)
+    return out
+
+
 def fit(
     measured: Sequence[Measured], sizes: Sequence[int], total: float, *,
     start: Model | None = None, iterations: int = ITERATIONS,
@@ -222,9 +240,15 @@ def fit(
     homes = {f: tree.home(f) for f in factors}
     total = max(float(total), 1.0)
 
+    sources = _sources(factors, homes, tree)
+
     def marginals(potentials: Mapping[Clique, F64]) -> dict[Clique, F64]:
         tables = beliefs(potentials, tree, sizes, total)
-        return {f: marginalize(tables[homes[f]], tree.cliques[homes[f]], f) for f in factors}
+        out: dict[Clique, F64] = {}
+        for f, source in sources:  # each from the smallest table already summed that holds it
+            table = tables[homes[f]] if source is None else out[source]
+            out[f] = marginalize(table, tree.cliques[homes[f]] if source is None else source, f)
+        return out
 
     def loss(mu: Mapping[Clique, F64]) -> tuple[float, dict[Clique, F64]]:
         value, grad = 0.0, {f: np.zeros_like(mu[f]) for f in factors}

@@ -10,11 +10,17 @@ mechanisms", STOC 2009 (the geometric mechanism). C. Canonne, G. Kamath and T. S
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property, lru_cache
 
 from pandas_dp.mechanisms.random import I64, RandomSource
-from pandas_dp.mechanisms.samplers import MAX_SCALE_TERM, discrete_laplace
+from pandas_dp.mechanisms.samplers import (
+    MAX_SCALE_TERM,
+    discrete_laplace,
+    discrete_laplace_many,
+)
 
 #: Noise is always drawn in batches of at least this many variates and the surplus thrown
 #: away, so that the time a release takes says little about the size of its own noise.
@@ -72,21 +78,46 @@ class DiscreteLaplace:
             raise ValueError(f"sensitivity must be a positive integer, got {sensitivity}")
         return cls(Fraction(sensitivity) / epsilon)
 
+    @cached_property
+    def _terms(self) -> tuple[int, int]:
+        """The sampler's ``(t, s)`` (computed once: the mechanism is frozen)."""
+        return sampler_terms(self.scale)
+
     @property
     def effective_scale(self) -> Fraction:
         """The scale the sampler really uses (``>= scale``)."""
-        t, s = sampler_terms(self.scale)
+        t, s = self._terms
         return Fraction(t, s)
 
     def sample(self, n: int, source: RandomSource) -> I64:
         """Draw ``n`` independent variates (at least :data:`MIN_BATCH` are drawn)."""
         if n < 0:
             raise ValueError(f"cannot draw a negative number of variates ({n})")
-        t, s = sampler_terms(self.scale)
+        t, s = self._terms
         return discrete_laplace(source, t, s, max(n, MIN_BATCH))[:n]
 
+    @staticmethod
+    def sample_together(
+        draws: Sequence[tuple[DiscreteLaplace, int]], source: RandomSource
+    ) -> list[I64]:
+        """:meth:`sample` for several mechanisms (``(mechanism, n)``), drawn in one batch.
+
+        Each gets independent variates with the law of its own :meth:`sample`, at least
+        :data:`MIN_BATCH` of them drawn (see :func:`discrete_laplace_many`).
+        """
+        if any(n < 0 for _, n in draws):
+            raise ValueError("cannot draw a negative number of variates")
+        terms = [(*mechanism._terms, max(n, MIN_BATCH)) for mechanism, n in draws]
+        drawn = discrete_laplace_many(source, terms)
+        return [values[:n] for values, (_, n) in zip(drawn, draws, strict=True)]
+
+    @cached_property
+    def _inverse(self) -> float:
+        t, s = self._terms
+        return 1.0 / float(Fraction(t, s))
+
     def _inverse_scale(self) -> float:
-        return 1.0 / float(self.effective_scale)
+        return self._inverse
 
     def variance(self) -> float:
         """Exact variance ``2q / (1 - q)**2`` with ``q = exp(-1/b)``.
@@ -98,10 +129,7 @@ class DiscreteLaplace:
 
     def tail(self, k: int) -> float:
         """``P(|Z| >= k)`` for an integer ``k``: ``2 q**k / (1 + q)`` when ``k >= 1``."""
-        if k <= 0:
-            return 1.0
-        a = self._inverse_scale()
-        return 2.0 * math.exp(-k * a) / (1.0 + math.exp(-a))
+        return _tail(self._inverse, k)
 
     def quantile_halfwidth(self, alpha: float) -> int:
         """Smallest integer ``k`` with ``P(|Z| > k) <= alpha``, from the exact tail.
@@ -111,11 +139,27 @@ class DiscreteLaplace:
         """
         if not 0.0 < alpha < 1.0:
             raise ValueError(f"alpha must lie in (0, 1), got {alpha}")
-        a = self._inverse_scale()
-        estimate = math.log(2.0 / (alpha * (1.0 + math.exp(-a)))) / a
-        k = max(0, math.ceil(estimate) - 1)
-        while k > 0 and self.tail(k) <= alpha:  # guard the float estimate from above ...
-            k -= 1
-        while self.tail(k + 1) > alpha:  # ... and from below
-            k += 1
-        return k
+        return _halfwidth(self._inverse, alpha)
+
+
+def _tail(a: float, k: int) -> float:
+    """``P(|Z| >= k)`` for the discrete Laplace of inverse scale ``a``."""
+    if k <= 0:
+        return 1.0
+    return 2.0 * math.exp(-k * a) / (1.0 + math.exp(-a))
+
+
+@lru_cache(maxsize=1024)
+def _halfwidth(a: float, alpha: float) -> int:
+    """:meth:`DiscreteLaplace.quantile_halfwidth` for inverse scale ``a``.
+
+    Memoised: a release asks for the same half-width several times (intervals, previews,
+    the noise-dominated check).
+    """
+    estimate = math.log(2.0 / (alpha * (1.0 + math.exp(-a)))) / a
+    k = max(0, math.ceil(estimate) - 1)
+    while k > 0 and _tail(a, k) <= alpha:  # guard the float estimate from above ...
+        k -= 1
+    while _tail(a, k + 1) > alpha:  # ... and from below
+        k += 1
+    return k

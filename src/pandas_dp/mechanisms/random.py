@@ -14,6 +14,7 @@ probability the samplers realise is an exact rational number.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from typing import Protocol
@@ -148,26 +149,82 @@ def uniform_below(source: RandomSource, modulus: int, n: int) -> I64:
     Notes
     -----
     Masks each word to the smallest power of two that covers ``modulus`` and rejects the
-    words that land at or above it (no modulo bias). At most half of the words are
-    rejected, so the expected number of rounds is at most two.
+    words that land at or above it (no modulo bias). The accepted words of an i.i.d. stream
+    of uniform words are i.i.d. uniform below ``modulus``, and so are the first ``n`` of them:
+    each batch draws enough words that it usually yields all ``n`` (at most half of the words
+    are rejected), and a shortfall is made up from a further batch. A modulus ``m · 2**k``
+    with ``k >= 8`` (lattice scales often are) draws ``V`` below ``m`` and a ``k``-bit word
+    ``W``, independent: ``V · 2**k + W`` is uniform below the modulus (each value is one pair),
+    in fewer random bytes than whole words below the modulus.
     """
     if not 1 <= modulus <= MAX_MODULUS:
         raise ValueError(f"modulus must lie in [1, 2**62], got {modulus}")
-    out = np.empty(n, dtype=np.int64)
     if modulus == 1 or n == 0:
-        out[:] = 0
-        return out
+        return np.zeros(n, dtype=np.int64)
     bits = (modulus - 1).bit_length()
-    pending = np.arange(n)
-    while pending.size:
-        draws = uniform_words(source, bits, pending.size)
-        if 1 << bits == modulus:
-            out[pending] = draws
-            break
-        ok = draws < modulus
-        out[pending[ok]] = draws[ok]
-        pending = pending[~ok]
-    return out
+    if 1 << bits == modulus:
+        return uniform_words(source, bits, n)
+    shift = (modulus & -modulus).bit_length() - 1  # modulus = odd part << shift
+    if shift >= 8:  # V << shift | W, V uniform below the odd part, W a uniform shift-bit word
+        high = uniform_below(source, modulus >> shift, n)
+        return (high << shift) | uniform_words(source, shift, n)
+    spare = (1 << bits) - modulus  # rejected words per ``modulus`` accepted ones
+    parts: list[I64] = []
+    need = n
+    while need:
+        draws = uniform_words(
+            source, bits, need + need * spare // modulus + 2 * math.isqrt(need) + 8
+        )
+        parts.append(draws[draws < modulus][:need])
+        need -= parts[-1].size
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
+
+
+def bernoulli_ratio(source: RandomSource, numerators: I64, denominator: int | I64) -> Bools:
+    """Exact Bernoulli(``numerators / denominator``) trials, ``0 <= numerators <= denominator``.
+
+    Notes
+    -----
+    Trial ``i`` succeeds when ``W_i < x_i = numerators[i] / denominator`` for ``W_i``
+    uniform on ``[0, 1)``, which has probability exactly ``x_i``. ``W_i`` is never drawn in
+    full: its base-``2**c`` digits are uniform ``c``-bit words, drawn one at a time, and
+    compared with the digits of ``x_i`` (``d = (r << c) // denominator`` and
+    ``r <- (r << c) mod denominator`` from ``r = numerators[i]``; ``x_i = 1`` reads as the digit
+    ``2**c``, above every word). The first digit where they differ decides the trial; a
+    trial is still undecided after a digit with probability ``2**-c``. So a trial costs
+    ``c / 8`` bytes instead of a whole word below ``denominator``. ``c`` is 16, or 8 for
+    denominators above ``2**46``, so that ``r << c`` fits int64; denominators up to
+    ``2**16`` or above ``2**54`` compare one uniform integer below ``denominator`` instead.
+    An array of denominators (one per trial, each in ``[1, 2**54]``) is compared digit by
+    digit.
+    """
+    remainders = np.asarray(numerators, dtype=np.int64)
+    if isinstance(denominator, np.ndarray):
+        largest = int(denominator.max(initial=1))
+        if denominator.size and (int(denominator.min()) < 1 or largest > 1 << 54):
+            raise ValueError("denominators must lie in [1, 2**54]")
+        return _below_digits(source, remainders, denominator, 16 if largest <= 1 << 46 else 8)
+    if not 1 <= denominator <= MAX_MODULUS:
+        raise ValueError(f"denominator must lie in [1, 2**62], got {denominator}")
+    if denominator <= 1 << 16 or denominator > 1 << 54:
+        return uniform_below(source, denominator, numerators.size) < numerators
+    return _below_digits(source, remainders, denominator, 16 if denominator <= 1 << 46 else 8)
+
+
+def _below_digits(
+    source: RandomSource, remainders: I64, denominator: int | I64, bits: int
+) -> Bools:
+    """Whether uniform ``W_i < remainders[i] / denominator``, digit by digit (see above)."""
+    scaled = remainders << bits
+    digits = scaled // denominator
+    words = uniform_words(source, bits, remainders.size)
+    result = words < digits
+    tied = (words == digits).nonzero()[0]
+    if tied.size:  # the next digit decides (a tie has probability 2**-bits)
+        rest = (scaled - digits * denominator)[tied]
+        den = denominator[tied] if isinstance(denominator, np.ndarray) else denominator
+        result[tied] = _below_digits(source, rest, den, bits)
+    return result
 
 
 def bernoulli_one_over(source: RandomSource, k: int, n: int) -> Bools:

@@ -26,8 +26,9 @@ import numpy as np
 from pandas_dp.mechanisms.marginals import Clique
 
 F64 = np.ndarray
-#: Scores are L1 distances rounded down to multiples of ``1/SCORE_STEPS``.
-SCORE_STEPS = 16
+#: Scores are L1 distances rounded down to multiples of ``1/SCORE_STEPS = 2**-SCORE_EXPONENT``.
+SCORE_EXPONENT = 4
+SCORE_STEPS = 1 << SCORE_EXPONENT
 
 
 def candidate_pairs(attributes: int) -> list[Clique]:

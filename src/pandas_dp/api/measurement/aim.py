@@ -7,7 +7,8 @@ each round fits a graphical model to what was measured so far
 workload clique the model explains worst, weighed against the noise a measurement of it would
 add, and measures that clique with Gaussian noise.
 
-The rounds' budgets are fixed in advance: ``rounds`` rounds (public), every Gaussian
+The rounds' budgets are fixed in advance: ``rounds`` rounds (public; three per column by
+default, as many measurements as the paper's annealing typically makes), every Gaussian
 measurement the same σ, each choice the same ε. The paper instead halves σ when a measurement
 barely changed the model (annealing), which makes how many rounds run, and at which σ,
 depend on the data through the noisy answers; fixing them lets the ledger list every
@@ -17,10 +18,13 @@ or more attributes) whose junction tree, joined to the model so far, stays withi
 :data:`MAX_MODEL_CELLS`, a limit that grows with the rounds as AIM's does; both depend only on
 public inputs and on earlier choices, which are released.
 
-Budget, like MST's: in an (ε, δ) session the Gaussian measurements together get
-``(9ε/10, δ)`` (a ρ that converts to it) and the choices ``ε/10`` (pure), so basic
-composition gives ``(ε, δ)``; in a ρ session the measurements get ``0.9ρ`` and the choices
-``0.1ρ`` (a pure ``ε_c`` costs ``ε_c²/2``). A unit with ``k`` rows moves each marginal by
+Budget, as the paper plans it, in zCDP: ``ρ`` is the largest whose conversion fits the
+release's ``(ε, δ)`` (``ε²/2`` in a ρ session). The ``d`` one-way marginals and the
+``rounds`` measurements share ``0.9ρ`` equally (one σ for all, discrete Gaussian noise); the
+``rounds`` choices share ``0.1ρ``, each the exponential mechanism with
+``ε_c = sqrt(8 · 0.1ρ / rounds)`` accounted as ``ε_c``-bounded range (``ε_c²/8``; a
+:class:`~pandas_dp.accounting.events.BoundedRangeMeasurement`). Each ledger line records its
+ρ and its share of the release's (ε, δ). A unit with ``k`` rows moves each marginal by
 ``k`` cells and each choice's score by ``k`` times the candidate's workload weight (plus
 the score's rounding).
 """
@@ -35,7 +39,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from pandas_dp.accounting.events import SelectionMeasurement
+from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
@@ -47,19 +51,20 @@ from pandas_dp.api.measurement.synthesis import (
     no_score,
     same,
 )
+from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.graphical_model import Measured, Model, fit, junction_tree
 from pandas_dp.mechanisms.marginals import Clique, cells, downward_closure
-from pandas_dp.mechanisms.tree_model import SCORE_STEPS
+from pandas_dp.mechanisms.tree_model import SCORE_EXPONENT, SCORE_STEPS
 
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
 
 #: The most cells the model's junction tree may hold after the last round.
-MAX_MODEL_CELLS = 1_000_000
+MAX_MODEL_CELLS = 100_000
 #: Mirror-descent steps of each round's fit (warm-started from the round before).
-ROUND_ITERATIONS = 100
+ROUND_ITERATIONS = 25
 #: The share of the budget the choices get.
 CHOICE_SHARE = Fraction(1, 10)
 
@@ -194,25 +199,18 @@ def aim_parts(
     sizes = tuple(axis.size for axis in axes)
     candidates, weights = candidates_of(workload, sizes)
     rounds = rounds if candidates else 0
-    if delta is not None:  # an (ε, δ) session: basic composition of the two shares
-        choices = epsilon * CHOICE_SHARE if rounds else Fraction(0)
-        rho = release_rho(epsilon - choices, delta)
-        each_choice = choices / rounds if rounds else Fraction(0)
-    else:  # a ρ session: ε²/2 in all; a pure ε_c costs ε_c²/2 (a hair less, for rounding)
-        total = release_rho(epsilon, None)
-        rho = total * (1 - float(CHOICE_SHARE)) if rounds else total
-        each = math.sqrt(2 * total * float(CHOICE_SHARE) / rounds) if rounds else 0.0
-        each_choice = Fraction(each * (1 - 1e-12))
-        choices = each_choice * rounds
-    gaussians = epsilon - choices  # their nominal ε together
-    share = Fraction(1, d + rounds)
+    rho = Fraction(release_rho(epsilon, delta))  # ε²/2 in a ρ session (delta None)
+    choices = CHOICE_SHARE if rounds else Fraction(0)
+    share = (1 - choices) / (d + rounds)  # of ρ and of the nominal (ε, δ): each Gaussian
+    each_share = choices / rounds if rounds else Fraction(0)  # each choice
+    delta = delta or Fraction(0)
     parts: dict[MeasurementKey, Part | SelectPart] = {}
     sigma = 1.0
     measured: list[tuple[MeasurementKey, Clique | None]] = []
     for i, axis in enumerate(axes):
         key = MeasurementKey("marginal", (axis.column,))
         noise, record = marginal_noise(
-            key.label, gaussians * share, delta and delta * share, rho * float(share), k
+            key.label, epsilon * share, delta * share, float(rho * share), k
         )
         sigma = math.sqrt(float(noise.variance()))
         others = tuple(a for n, a in enumerate(axes) if n != i)
@@ -222,20 +220,23 @@ def aim_parts(
     measured += [(round_key(r), None) for r in range(1, rounds + 1)]
     plan = AimPlan(candidates, weights, sizes, sigma, tuple(measured))
     within = ManyTables(tuple(clique_counts(axes, c) for c in candidates))
-    sensitivity = Fraction(k * max(weights, default=1)) + Fraction(1, SCORE_STEPS)
+    # A score's sensitivity in units of 1/SCORE_STEPS; each choice is ε_c-bounded range.
+    steps = k * max(weights, default=1) * SCORE_STEPS + 1
+    each = epsilon_for_rho(4 * rho * each_share) if rounds else Fraction(0)
     for r in range(1, rounds + 1):
-        chooser = ExponentialMechanism(each_choice, sensitivity)
+        chooser = ExponentialMechanism(each, Fraction(steps, SCORE_STEPS))
         key = _choice_key(r)
-        record = SelectionMeasurement(
-            key.label, chooser.name, each_choice, k, 2 * sensitivity / each_choice
-        )
+        record = BoundedRangeMeasurement(
+            key.label, chooser.name, epsilon * each_share, steps, 2 * steps / each,
+            exponent=-SCORE_EXPONENT, delta=delta * each_share,
+        )  # fmt: skip
         parts[key] = AimChoicePart(
             key.label, within, chooser, record, no_score, same, stage=r, plan=plan,
             limit=MAX_MODEL_CELLS * r // rounds,
         )  # fmt: skip
         key = round_key(r)
         noise, record = marginal_noise(
-            key.label, gaussians * share, delta and delta * share, rho * float(share), k
+            key.label, epsilon * share, delta * share, float(rho * share), k
         )
         parts[key] = AimMeasurePart(
             key.label, within, noise, record, stage=r, candidates=candidates, sizes=sizes

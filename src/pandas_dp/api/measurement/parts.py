@@ -14,6 +14,7 @@ import math
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -86,7 +87,11 @@ class Part:
 
     def release(self, exact: Aggregate, session: Session) -> Aggregate:
         """Round, then add exact noise drawn from the session's random source."""
-        return add_noise(self.round(exact), session.draw(self.mechanism, len(exact)))
+        return self.add(exact, session.draw(self.mechanism, len(exact)))
+
+    def add(self, exact: Aggregate, noise: np.ndarray) -> Aggregate:
+        """Round, then add ``noise`` drawn for this part (``len(exact)`` variates)."""
+        return add_noise(self.round(exact), noise)
 
     def halfwidth(self, alpha: float) -> float:
         """Largest error, in the column's units, exceeded with probability at most ``alpha``.
@@ -182,7 +187,7 @@ def sum_part(
     unit by its contribution bound times that.
     """
     try:
-        lattice = sum_lattice(bounds[0], bounds[1], epsilon / contribution.l1, centered=centered)
+        lattice = _sum_lattice(bounds[0], bounds[1], epsilon / contribution.l1, centered)
     except ValueError:
         raise DPValueError(
             f"bounds {bounds} of {column!r} are too close together for their magnitude to "
@@ -194,6 +199,16 @@ def sum_part(
         column, lattice.exponent, lattice.lower, lattice.upper, lattice.offset, fill
     )
     return noisy_part(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
+
+
+@lru_cache(maxsize=512)
+def _sum_lattice(lower: float, upper: float, epsilon: Fraction, centered: bool) -> Lattice:
+    """:func:`~pandas_dp.mechanisms.lattice.sum_lattice`, memoised.
+
+    A pure function of public parameters (a refusal raises again: errors are not cached),
+    asked for the same bounds and ε at every release of a notebook's cells.
+    """
+    return sum_lattice(lower, upper, epsilon, centered=centered)
 
 
 def squares_part(

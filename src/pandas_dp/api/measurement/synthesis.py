@@ -4,13 +4,13 @@ A third of the budget measures every one-way marginal, a third chooses the ``d -
 a spanning tree (the exponential mechanism, one round per pair, each joining two parts of the
 tree so far), and a third measures the chosen pairs (McKenna, Miklau & Sheldon 2021).
 
-- With δ > 0 (or in a ρ session) the marginals get discrete Gaussian noise. In an (ε, δ)
-  session the marginals together get ``(2ε/3, δ)`` (a ρ that converts to it) and the tree
-  ``ε/3`` (pure): basic composition gives ``(ε, δ)``, which every accountant can check. In a
-  ρ session (``epsilon=ε`` spends ``ρ = ε²/2``) the marginals get ``2ρ/3`` and the tree
-  ``ε_tree = sqrt(2ρ/3)`` (a pure ``ε_tree`` costs ``ε_tree²/2``).
+- With δ > 0 (or in a ρ session) the release is planned in zCDP, as the paper does: ``ρ`` is
+  the largest whose conversion fits the release's ``(ε, δ)`` (``ε²/2`` in a ρ session); a
+  third of it to the one-way marginals, a third to the tree's pairs (discrete Gaussian
+  noise), a third to the tree's ``d - 1`` choices, each the exponential mechanism accounted
+  as bounded range (``ε_c²/8``; see :func:`_mst_zcdp`).
 - With δ = 0 the marginals get discrete Laplace noise, ``ε/3`` for the one-way ones and
-  ``ε/3`` for the pairs, split equally.
+  ``ε/3`` for the pairs, split equally, and the tree ``ε/3`` (pure).
 
 A unit with ``k`` rows changes each marginal by ``k`` and each pair's score by ``k`` (plus
 the scores' rounding). The tree's and the pairs' measurements are *staged*: they read the
@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from pandas_dp.accounting.events import (
+    BoundedRangeMeasurement,
     GaussianMeasurement,
     LaplaceMeasurement,
     Measurement,
@@ -39,12 +40,18 @@ from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
 from pandas_dp.api.measurement.parts import Noise, Part, add_noise
+from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import Clique
-from pandas_dp.mechanisms.tree_model import SCORE_STEPS, independence_scores, joining
+from pandas_dp.mechanisms.tree_model import (
+    SCORE_EXPONENT,
+    SCORE_STEPS,
+    independence_scores,
+    joining,
+)
 
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
@@ -124,57 +131,118 @@ def mst_parts(
     axes: Sequence[Axis], epsilon: Fraction, delta: Fraction | None, gaussian: bool, k: int
 ) -> dict[MeasurementKey, Part | SelectPart]:
     """The calibrated parts of MST over ``axes``, in the order they are released."""
+    if gaussian:
+        return _mst_zcdp(axes, epsilon, delta, k)
     d = len(axes)
-    sizes = tuple(axis.size for axis in axes)
     rounds = d - 1
-    pure_tree = epsilon / 3 if rounds else Fraction(0)
-    marginals = epsilon - pure_tree  # the nominal ε of all marginals together
-    rho = None
-    if gaussian and delta is not None:
-        rho = release_rho(marginals, delta)
-    elif gaussian:  # a ρ session: ε²/2 in all, a third of it to the tree if there is one
-        total = release_rho(epsilon, None)
-        rho = total * (2 / 3 if rounds else 1)
-        # A pure ε_tree costs ε_tree²/2 = ρ/3 (a hair less, so float rounding cannot exceed).
-        pure_tree = Fraction(math.sqrt(2 * total / 3) * (1 - 1e-12)) if rounds else Fraction(0)
-        marginals = epsilon - pure_tree
+    tree = epsilon / 3 if rounds else Fraction(0)
     stages = 2 if rounds else 1
     parts: dict[MeasurementKey, Part | SelectPart] = {}
     for i, axis in enumerate(axes):
-        key = MeasurementKey("marginal", (axis.column,))
-        share = Fraction(1, stages * d)
-        others = tuple(a for n, a in enumerate(axes) if n != i)
-        noise, record = marginal_noise(
-            key.label, marginals * share, delta and delta * share,
-            None if rho is None else rho * float(share), k,
-        )  # fmt: skip
-        measure = JointCounts((axis,), within=others)
-        parts[key] = MarginalPart(key.label, measure, noise, record, clique=(i,), home=(i,))
+        share = (epsilon - tree) / (stages * d)
+        noise, record = marginal_noise(_oneway_key(axis).label, share, None, None, k)
+        parts[_oneway_key(axis)] = _oneway_part(axes, i, noise, record)
     if not rounds:
         return parts
-    pairs = tuple((i, j) for i in range(d) for j in range(i + 1, d))
-    within = ManyTables(tuple(clique_counts(axes, pair) for pair in pairs))
     sensitivity = Fraction(k) + Fraction(1, SCORE_STEPS)
-    chooser = ExponentialMechanism(pure_tree, sensitivity)
-    record = SelectionMeasurement(
-        "tree", chooser.name, pure_tree, k, 2 * sensitivity * rounds / pure_tree
-    )
-    oneway = tuple(parts)
-    parts[TREE] = TreeChoicePart(
-        "tree", within, chooser, record, no_score, same, rounds=rounds, pairs=pairs,
-        oneway=oneway, sizes=sizes,
-    )  # fmt: skip
+    chooser = ExponentialMechanism(tree, sensitivity)
+    record = SelectionMeasurement("tree", chooser.name, tree, k, 2 * sensitivity * rounds / tree)
+    within = _pair_tables(axes)  # counted once, read by the tree and its pairs
+    parts[TREE] = _tree_part(axes, within, chooser, record, tuple(parts))
     for r in range(rounds):
-        key = MeasurementKey("marginal", (f"tree pair {r + 1}",), level=r + 1)
-        share = Fraction(1, 2 * rounds)
-        noise, record = marginal_noise(
-            key.label, marginals * share, delta and delta * share,
-            None if rho is None else rho * float(share), k,
-        )  # fmt: skip
-        parts[key] = ChosenPairPart(
-            key.label, within, noise, record, position=r, pairs=pairs, sizes=sizes
-        )
+        share = (epsilon - tree) / (2 * rounds)
+        noise, record = marginal_noise(_pair_key(r).label, share, None, None, k)
+        parts[_pair_key(r)] = _pair_part(axes, within, r, noise, record)
     return parts
+
+
+def _mst_zcdp(
+    axes: Sequence[Axis], epsilon: Fraction, delta: Fraction | None, k: int
+) -> dict[MeasurementKey, Part | SelectPart]:
+    """MST as the paper plans it, in zCDP: a third of ρ to each stage.
+
+    ``ρ`` is the largest whose conversion fits the release's ``(ε, δ)`` (``ε²/2`` in a ρ
+    session). The one-way marginals get ``ρ/(3d)`` each, the ``d - 1`` tree pairs
+    ``ρ/(3(d-1))`` each (discrete Gaussian noise), and each of the ``d - 1`` choices of the
+    tree is the exponential mechanism with ``ε_c = sqrt(8 (ρ/3) / (d - 1))``, accounted as
+    ``ε_c``-bounded range: ``ε_c²/8`` each (:class:`BoundedRangeMeasurement`). Every
+    measurement's ρ is at most its share (rounded down where it is sampled), so the ledger's ρ
+    adds up to at most the release's; each line's (ε, δ) is its share of the release's.
+    """
+    d = len(axes)
+    rounds = d - 1
+    rho = Fraction(release_rho(epsilon, delta))
+    third = Fraction(1, 3) if rounds else Fraction(1)
+    parts: dict[MeasurementKey, Part | SelectPart] = {}
+    for i, axis in enumerate(axes):
+        share = third / d
+        noise, record = marginal_noise(
+            _oneway_key(axis).label, epsilon * share, delta and delta * share,
+            float(rho * share), k,
+        )  # fmt: skip
+        parts[_oneway_key(axis)] = _oneway_part(axes, i, noise, record)
+    if not rounds:
+        return parts
+    steps = k * SCORE_STEPS + 1  # a score's sensitivity, in units of 1/SCORE_STEPS
+    each = epsilon_for_rho(4 * rho * third / rounds)  # ε_c <= sqrt(8 ρ_tree / rounds)
+    chooser = ExponentialMechanism(each * rounds, Fraction(steps, SCORE_STEPS))
+    record = BoundedRangeMeasurement(
+        "tree", chooser.name, epsilon * third, steps, 2 * steps / each,
+        exponent=-SCORE_EXPONENT, delta=(delta or Fraction(0)) * third, coordinates=rounds,
+    )  # fmt: skip
+    within = _pair_tables(axes)  # counted once, read by the tree and its pairs
+    parts[TREE] = _tree_part(axes, within, chooser, record, tuple(parts))
+    for r in range(rounds):
+        share = third / rounds
+        noise, record = marginal_noise(
+            _pair_key(r).label, epsilon * share, delta and delta * share, float(rho * share), k
+        )
+        parts[_pair_key(r)] = _pair_part(axes, within, r, noise, record)
+    return parts
+
+
+def _oneway_key(axis: Axis) -> MeasurementKey:
+    return MeasurementKey("marginal", (axis.column,))
+
+
+def _pair_key(r: int) -> MeasurementKey:
+    return MeasurementKey("marginal", (f"tree pair {r + 1}",), level=r + 1)
+
+
+def _pairs(d: int) -> tuple[Clique, ...]:
+    return tuple((i, j) for i in range(d) for j in range(i + 1, d))
+
+
+def _oneway_part(axes: Sequence[Axis], i: int, noise: Noise, record: Measurement) -> MarginalPart:
+    others = tuple(a for n, a in enumerate(axes) if n != i)
+    measure = JointCounts((axes[i],), within=others)
+    label = _oneway_key(axes[i]).label
+    return MarginalPart(label, measure, noise, record, clique=(i,), home=(i,))
+
+
+def _pair_tables(axes: Sequence[Axis]) -> ManyTables:
+    """Every pair's table, side by side: what the tree and the chosen pairs read."""
+    return ManyTables(tuple(clique_counts(axes, pair) for pair in _pairs(len(axes))))
+
+
+def _tree_part(
+    axes: Sequence[Axis], within: ManyTables, chooser: ExponentialMechanism,
+    record: Measurement, oneway: tuple[MeasurementKey, ...],
+) -> TreeChoicePart:  # fmt: skip
+    pairs = _pairs(len(axes))
+    return TreeChoicePart(
+        "tree", within, chooser, record, no_score, same, rounds=len(axes) - 1, pairs=pairs,
+        oneway=oneway, sizes=tuple(axis.size for axis in axes),
+    )  # fmt: skip
+
+
+def _pair_part(
+    axes: Sequence[Axis], within: ManyTables, r: int, noise: Noise, record: Measurement
+) -> ChosenPairPart:
+    pairs = _pairs(len(axes))
+    sizes = tuple(axis.size for axis in axes)
+    label = _pair_key(r).label
+    return ChosenPairPart(label, within, noise, record, position=r, pairs=pairs, sizes=sizes)
 
 
 def clique_counts(axes: Sequence[Axis], pair: Clique) -> JointCounts:

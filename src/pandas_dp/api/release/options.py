@@ -98,7 +98,6 @@ def validate(
     post = (post or PostProcess()).with_min_count(min_count)
     if confidence is not None and post.total is not None:
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
-    dtypes = dict(target.engine.dtypes(target.data).items())
     kinds: dict[Hashable, ValueKind] = {}
     for stat in stats:
         if stat.in_memory_only and not target.engine.in_memory:
@@ -114,7 +113,7 @@ def validate(
             known=target.session.columns, temporal=True,
         )  # fmt: skip
         if stat.reads_values:
-            kind = kinds[stat.column] = ValueKind.of(dtypes[stat.column])
+            kind = kinds[stat.column] = ValueKind.of(target.dtype(stat.column))
             temporal_statistic(kind, stat.how, stat.on_time, stat.column)
     parsed_weights = parse_weights(target, weights, weight_bounds)
     if parsed_weights is not None:
@@ -220,10 +219,9 @@ def _integral_columns(
     Their sums are whole numbers before the noise, so they are released as integers, as
     pandas sums them (public: dtypes and arguments only).
     """
-    dtypes: dict[Hashable, Any] = dict(target.engine.dtypes(target.data).items())
     whole = []
     for column, (lower, upper) in bounds.items():
-        dtype = dtypes[column]
+        dtype = target.dtype(column)
         fill = fills.get(column)
         numbers = [lower, upper] + ([] if fill is None else [fill])
         if (

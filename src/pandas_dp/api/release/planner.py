@@ -74,7 +74,7 @@ class _Context:
         schema = self.target.session.schema
         if schema is not None and schema.rules(column).nullable is not None:
             return bool(schema.rules(column).nullable)
-        dtype = dict(self.target.engine.dtypes(self.target.data).items())[column]
+        dtype = self.target.dtype(column)
         return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
 
 

@@ -22,7 +22,8 @@ import pandas as pd
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.release.types import PlannedRelease
+from pandas_dp.api.measurement.parts import Part
+from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
 
@@ -78,26 +79,29 @@ def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, A
     small, total, widths = 0, 0, []
     loose, shown, kinds = 0, 0, []
     post = planned.post or PostProcess()
+    flagged: list[tuple[np.ndarray, PlannedOutput, Any]] = []
     for out in planned.outputs:
         if not out.stat.per_group:
             continue
         inputs = out.inputs(noisy)
         if out.stat.how not in ("count", "sum"):
             flags = out.stat.dominated(inputs)
-            if flags is None:
-                continue
-            values = np.asarray(out.stat.value(inputs, post), dtype=np.float64)
-            flags = np.asarray(flags, dtype=bool) & ~np.isnan(values)
-            loose += int(np.count_nonzero(flags))
-            shown += int(np.count_nonzero(~np.isnan(values)))
-            if flags.any() and out.stat.how not in kinds:
-                kinds.append(out.stat.how)
+            if flags is not None:
+                flagged.append((np.asarray(flags, dtype=bool), out, inputs))
             continue
         values = np.abs(np.asarray(out.stat.value(inputs, PostProcess()), dtype=np.float64))
         width = out.stat.preview_error(inputs, 0.05)
         small += int(np.count_nonzero(values < width))
         total += values.size
         widths.append(width)
+    # Their values matter only when one of them is flagged (then all count towards "of N").
+    for flags, out, inputs in flagged if any(f.any() for f, _, _ in flagged) else ():
+        values = np.asarray(out.stat.value(inputs, post), dtype=np.float64)
+        flags = flags & ~np.isnan(values)
+        loose += int(np.count_nonzero(flags))
+        shown += int(np.count_nonzero(~np.isnan(values)))
+        if flags.any() and out.stat.how not in kinds:
+            kinds.append(out.stat.how)
     found = []
     if small:
         found.append(
@@ -128,11 +132,21 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
     measures = tuple(part.measure for part in planned.parts.values())
     exact = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
     aggregates = exact.values if planned.derive is None else planned.derive(exact.values)
+    measured = list(zip(planned.parts.items(), aggregates, strict=True))
+    # Plain noisy measurements draw their noise together (one batch for the release).
+    plain: list[tuple[MeasurementKey, Part, Any]] = [
+        (key, part, values) for (key, part), values in measured if type(part) is Part
+    ]
+    drawn = session.draw_many([(part.mechanism, len(values)) for _, part, values in plain])
+    noise = {key: (part, draw) for (key, part, _), draw in zip(plain, drawn, strict=True)}
     noisy: dict[MeasurementKey, Any] = {}
-    for (key, part), values in zip(planned.parts.items(), aggregates, strict=True):
+    for (key, part), values in measured:
         # A staged measurement (the tree of synthetic data) reads what was measured before it.
         after = getattr(part, "release_after", None)
-        if after is None:
+        if key in noise:
+            plain_part, draw = noise[key]
+            noisy[key] = plain_part.add(values, draw)
+        elif after is None:
             noisy[key] = part.release(values, session)
         else:
             noisy[key] = after(values, session, noisy)

@@ -45,6 +45,23 @@ class Target:
     column: Hashable | None = None  # the Series' own column, for Series targets
     unit: Hashable | None = None  # the column of ``data`` holding the privacy unit's ids
 
+    _dtypes: dict[Hashable, Any] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def dtype(self, column: Hashable) -> Any:
+        """The dtype of a (checked, unique) column: public metadata, read once per target.
+
+        A target lives for one call, during which its frame does not change. An in-memory
+        frame gives one column's dtype directly, cheaper than a Series of them all.
+        """
+        if column not in self._dtypes:
+            if self.engine.in_memory:
+                self._dtypes[column] = self.data[column].dtype
+            else:
+                self._dtypes[column] = dict(self.engine.dtypes(self.data).items())[column]
+        return self._dtypes[column]
+
 
 @dataclass(frozen=True)
 class Request:
