@@ -57,6 +57,10 @@ DATE_QUERIES = [
     Query("months", lambda p: p.dp.groupby("month", keys=MONTHS).count(epsilon=1)),
     Query("resample-size", lambda p: p.dp.resample("MS", on="when", range=YEAR).size(epsilon=1)),
     Query(
+        "running-totals",
+        lambda p: p.dp.resample("MS", on="when", range=YEAR).size(epsilon=1, cumulative=True),
+    ),
+    Query(
         "resample-agg",
         lambda p: p.dp.resample("W", on="when", range=YEAR).agg(
             n="count", spent=("duration", "sum"), bounds={"duration": HOUR}, epsilon=1, ci=0.9

@@ -15,7 +15,7 @@ from typing import Literal
 
 Kind = Literal[
     "rows", "nonnull", "distinct", "sum", "centred_sum", "squares", "quantile", "mode",
-    "top_k", "level", "keys", "marginal", "residual",
+    "top_k", "level", "keys", "marginal", "residual", "running",
 ]  # fmt: skip
 
 #: The word a ledger label starts with, per kind.
@@ -23,7 +23,7 @@ _LABELS: dict[Kind, str] = {
     "rows": "count", "nonnull": "count", "distinct": "nunique", "sum": "sum",
     "centred_sum": "centred_sum", "squares": "squares", "quantile": "quantile",
     "mode": "mode", "top_k": "top_k", "level": "count", "keys": "keys", "marginal": "marginal",
-    "residual": "residual",
+    "residual": "residual", "running": "running_total",
 }  # fmt: skip
 
 

@@ -14,11 +14,12 @@ disjoint bins, and indexed as pandas indexes it: by the bins' labels, a ``Dateti
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
-from typing import Any
+from typing import Any, Literal
 
 import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
+from pandas_dp.api.queries.running import plan_running_totals
 from pandas_dp.api.queries.time_bins import time_edges
 from pandas_dp.api.release import PlannedRelease, Target
 from pandas_dp.api.temporal import ValueKind
@@ -35,6 +36,48 @@ class DPResampler(DPGroupBy):
 
     freq: str
     labels: pd.Index
+
+    def size(
+        self,
+        *,
+        cumulative: bool = False,
+        epsilon: Any = None,
+        delta: Any = None,
+        mechanism: Literal["laplace", "gaussian"] = "laplace",
+        ci: float | None = None,
+        **options: Any,
+    ) -> Any:
+        """Rows per period, or with ``cumulative=True`` the running total after each period.
+
+        Without ``cumulative``, as :meth:`DPGroupBy.size`. With it, the result equals
+        ``df.resample(freq, on=...).size().cumsum()`` up to noise, but every running total
+        is measured as one release by a continual-counting mechanism rather than adding up
+        noisy counts, whose error grows like ``√t``: the square-root factorization with
+        ``mechanism="gaussian"`` (error growing like ``log t``; about 3x lower than added
+        noisy counts over a year of days, 6x over 4,096 bins), the binary tree or plain
+        noisy bins with Laplace noise, whichever has the smaller largest variance for this
+        number of bins. ``ci=`` gives each total its interval (a conservative bound).
+
+        Notes
+        -----
+        One row adds 1 to one bin (a unit: at most its capped rows); the tree's noise has
+        scale ``k L / ε`` on each dyadic block (``L`` levels), the factorization's discrete
+        Gaussian noise ``σ² >= k² Δ² / (2ρ)`` on ``R' x``; cost ``ε`` (and δ), once.
+        """
+        if not cumulative:
+            return super().size(epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, **options)
+        if options:
+            raise DPTypeError(
+                f"size(cumulative=True) takes epsilon, delta, mechanism and ci; got "
+                f"{sorted(options)}"
+            )
+        binning = self._grouping.binning
+        assert binning is not None
+        assert self.keys is not None
+        planned = plan_running_totals(
+            self._target, self.by[0], binning, self.keys, epsilon, delta, mechanism, ci
+        )
+        return self._execute(planned)
 
 
 def resample(
