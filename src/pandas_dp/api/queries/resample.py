@@ -19,7 +19,6 @@ from typing import Any, Literal
 import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
-from pandas_dp.api.queries.running import plan_running_totals
 from pandas_dp.api.queries.time_bins import time_edges
 from pandas_dp.api.release import PlannedRelease, Target
 from pandas_dp.api.temporal import ValueKind
@@ -71,6 +70,9 @@ class DPResampler(DPGroupBy):
                 f"size(cumulative=True) takes epsilon, delta, mechanism and ci; got "
                 f"{sorted(options)}"
             )
+        # Lazy: the continual-counting plans load the tables' measurement code on first use.
+        from pandas_dp.api.queries.running import plan_running_totals
+
         binning = self._grouping.binning
         assert binning is not None
         assert self.keys is not None
