@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import html
 import uuid
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
 from fractions import Fraction
 from typing import Any
@@ -107,7 +107,7 @@ class Session:
         #: The protected frame's column labels (public structure: for "did you mean").
         self.columns = columns
         self._source = source
-        self._noise = self._own_noise = NoiseSource.from_random(source)
+        self._noise = NoiseSource.from_random(source)
         self.handle = SessionHandle(self)
 
     @property
@@ -146,27 +146,6 @@ class Session:
     def draw(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
         """Draw ``n`` noise variates for ``mechanism`` from this session's noise source."""
         return self._noise.draw(mechanism, n)
-
-    def draw_many(
-        self, draws: Sequence[tuple[DiscreteLaplace | DiscreteGaussian, int]]
-    ) -> list[I64]:
-        """:meth:`draw` for several ``(mechanism, n)``, in one batch where that is possible.
-
-        Laplace noise from the session's own source is drawn together (the same law for each
-        measurement); otherwise one :meth:`draw` each, so that a test's recorder (or a
-        ``draw`` replaced on the session, where tests inject failures) sees every call.
-        """
-        if (
-            len(draws) > 1
-            and self._noise is self._own_noise
-            and "draw" not in vars(self)
-            and all(isinstance(mechanism, DiscreteLaplace) for mechanism, _ in draws)
-        ):
-            laplace = [
-                (mechanism, n) for mechanism, n in draws if isinstance(mechanism, DiscreteLaplace)
-            ]
-            return DiscreteLaplace.sample_together(laplace, self._source)
-        return [self.draw(mechanism, n) for mechanism, n in draws]
 
     def choose(
         self, mechanism: ExponentialMechanism, scores: npt.NDArray[np.int64], denominator: int

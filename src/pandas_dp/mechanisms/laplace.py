@@ -10,7 +10,6 @@ mechanisms", STOC 2009 (the geometric mechanism). C. Canonne, G. Kamath and T. S
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import cached_property, lru_cache
@@ -19,7 +18,6 @@ from pandas_dp.mechanisms.random import I64, RandomSource
 from pandas_dp.mechanisms.samplers import (
     MAX_SCALE_TERM,
     discrete_laplace,
-    discrete_laplace_many,
 )
 
 #: Noise is always drawn in batches of at least this many variates and the surplus thrown
@@ -95,21 +93,6 @@ class DiscreteLaplace:
             raise ValueError(f"cannot draw a negative number of variates ({n})")
         t, s = self._terms
         return discrete_laplace(source, t, s, max(n, MIN_BATCH))[:n]
-
-    @staticmethod
-    def sample_together(
-        draws: Sequence[tuple[DiscreteLaplace, int]], source: RandomSource
-    ) -> list[I64]:
-        """:meth:`sample` for several mechanisms (``(mechanism, n)``), drawn in one batch.
-
-        Each gets independent variates with the law of its own :meth:`sample`, at least
-        :data:`MIN_BATCH` of them drawn (see :func:`discrete_laplace_many`).
-        """
-        if any(n < 0 for _, n in draws):
-            raise ValueError("cannot draw a negative number of variates")
-        terms = [(*mechanism._terms, max(n, MIN_BATCH)) for mechanism, n in draws]
-        drawn = discrete_laplace_many(source, terms)
-        return [values[:n] for values, (_, n) in zip(drawn, draws, strict=True)]
 
     @cached_property
     def _inverse(self) -> float:

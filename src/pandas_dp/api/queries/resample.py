@@ -116,7 +116,7 @@ def resample(
     assert labels is not None
     intervals = pd.IntervalIndex.from_breaks(breaks, closed="left", name=on)
     named = labels.rename(on)
-    relabel = _relabeller(dict(zip(intervals, named, strict=True)), named)
+    relabel = _relabeller(intervals, named)
 
     def labelled(planned: PlannedRelease[Any]) -> Any:
         return execute(planned.then(relabel))
@@ -130,8 +130,9 @@ def resample(
     return grouped
 
 
-def _relabeller(mapping: dict[Any, Any], labels: pd.Index) -> Callable[[Any], Any]:
+def _relabeller(intervals: pd.IntervalIndex, labels: pd.Index) -> Callable[[Any], Any]:
     """Index a released table by the bins' labels instead of their intervals."""
+    mapping = dict(zip(intervals, labels, strict=True))
 
     def relabel(result: Any) -> Any:
         if not isinstance(result, pd.Series | pd.DataFrame):
@@ -140,7 +141,7 @@ def _relabeller(mapping: dict[Any, Any], labels: pd.Index) -> Callable[[Any], An
         if isinstance(index, pd.MultiIndex):  # g[...].value_counts(): (bin, value) pairs
             tuples = [(mapping[key[0]], *key[1:]) for key in index]
             result.index = pd.MultiIndex.from_tuples(tuples, names=index.names)
-        elif len(index) == len(labels) and index.equals(pd.IntervalIndex(list(mapping))):
+        elif index.equals(intervals):
             result.index = labels  # every bin, in order: keeps the index's freq
         else:
             result.index = pd.Index([mapping[key] for key in index], name=labels.name)

@@ -22,7 +22,6 @@ import pandas as pd
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
@@ -132,21 +131,11 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
     measures = tuple(part.measure for part in planned.parts.values())
     exact = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
     aggregates = exact.values if planned.derive is None else planned.derive(exact.values)
-    measured = list(zip(planned.parts.items(), aggregates, strict=True))
-    # Plain noisy measurements draw their noise together (one batch for the release).
-    plain: list[tuple[MeasurementKey, Part, Any]] = [
-        (key, part, values) for (key, part), values in measured if type(part) is Part
-    ]
-    drawn = session.draw_many([(part.mechanism, len(values)) for _, part, values in plain])
-    noise = {key: (part, draw) for (key, part, _), draw in zip(plain, drawn, strict=True)}
     noisy: dict[MeasurementKey, Any] = {}
-    for (key, part), values in measured:
+    for (key, part), values in zip(planned.parts.items(), aggregates, strict=True):
         # A staged measurement (the tree of synthetic data) reads what was measured before it.
         after = getattr(part, "release_after", None)
-        if key in noise:
-            plain_part, draw = noise[key]
-            noisy[key] = plain_part.add(values, draw)
-        elif after is None:
+        if after is None:
             noisy[key] = part.release(values, session)
         else:
             noisy[key] = after(values, session, noisy)
