@@ -562,6 +562,60 @@ for _dtype, _freqs in RESAMPLED.items():
             assert ours.to_numpy().tolist() == theirs.to_numpy().tolist()
 
 
+# --- resample, running totals and merge (issue 29) ---------------------------------------------
+for _freq in ("MS", "W", "D"):
+
+    @case("resample", f"df.resample('{_freq}', on='v').size() and agg", ["datetime"])
+    def _(dtype: str, freq: str = _freq) -> None:
+        df, priv = protected(dtype)
+        start, end = bounds_of(dtype)
+        inside = df.loc[(df["v"] >= start) & (df["v"] < end)]  # the range is [start, end)
+        resampler = lambda p: p.dp.resample(freq, on="v", range=(start, end))  # noqa: E731
+        sizes = exact(priv, lambda p: resampler(p).size(epsilon=E))
+        theirs = inside.resample(freq, on="v").size()
+        assert sizes.index.equals(theirs.index)
+        assert sizes.index.freq == theirs.index.freq
+        assert_equal(sizes, theirs.rename(None))
+        table = exact(
+            priv,
+            lambda p: resampler(p).agg(n="count", s=("x", "sum"), bounds={"x": (0, 100)},
+                                       epsilon=E),
+        )  # fmt: skip
+        grouped = inside.resample(freq, on="v")["x"]
+        assert_equal(table["n"], grouped.size().rename("n"))
+        assert_equal(table["s"], grouped.sum().astype(table["s"].dtype).rename("s"))
+
+    @case("resample", f"df.resample('{_freq}', on='v').size().cumsum()", ["datetime"])
+    def _(dtype: str, freq: str = _freq) -> None:
+        df, priv = protected(dtype)
+        start, end = bounds_of(dtype)
+        inside = df.loc[(df["v"] >= start) & (df["v"] < end)]
+        totals = exact(
+            priv,
+            lambda p: p.dp.resample(freq, on="v", range=(start, end)).size(
+                epsilon=E, cumulative=True
+            ),
+        )
+        assert_equal(totals, inside.resample(freq, on="v").size().cumsum().rename(None))
+
+
+@case("merge", "df.merge(public, on='g', how=...) [documented: index labels kept]", ALL)
+def _(dtype: str) -> None:
+    df, priv = protected(dtype)
+    public = pd.DataFrame({"g": ["a", "b", "c", "e"], "region": ["N", "S", "S", "W"]})
+    for how in ("inner", "left"):
+        ours = priv.dp.merge(public, on="g", how=how)
+        theirs = df.merge(public, on="g", how=how)
+        plain = ours.copy()
+        plain.attrs = {}
+        pd.testing.assert_frame_equal(plain.reset_index(drop=True), theirs)
+        regions = exact(
+            ours, lambda p: p.dp.groupby("region", keys=["N", "S", "W"]).size(epsilon=E)
+        )
+        expected = theirs.groupby("region").size().reindex(["N", "S", "W"], fill_value=0)
+        assert_equal(regions, expected.rename_axis("region"))
+
+
 # --- describe and nunique ---------------------------------------------------------------------
 @case("describe", "df[['v','x']].describe() [documented: no min/max rows]", NUMERIC)
 def _(dtype: str) -> None:
@@ -920,6 +974,6 @@ def test_the_oracle_covers_what_it_says() -> None:
     assert families >= {
         "count", "sum", "mean", "spread", "quantile", "groupby", "crosstab", "pivot_table",
         "histogram", "describe", "nunique", "weights", "value_counts", "hierarchy", "tables",
-        "cli",
+        "cli", "resample", "merge",
     }  # fmt: skip
     assert len(set(ids)) == len(ids)
