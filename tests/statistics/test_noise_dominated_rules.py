@@ -295,10 +295,15 @@ def test_issue_all_nan_median_is_nan_or_flagged(protect_seeded):
 
 
 def test_issue_lone_groupby_mean_over_an_empty_key_is_nan_or_flagged(protect_seeded):
+    # As for the median below: the rule reads noisy values, so an empty group passes
+    # unflagged when its count's noise is large and its interval narrow, by design, in 5 of
+    # 4,000 seeded releases (0.13%). Over 300, more than 3 such (expected 0.4) would mean a
+    # broken rule: a Poisson(0.45) exceeds 3 with probability about 1e-3.
     hidden = _never_plain(
         lambda priv: priv.dp.groupby("g", keys=["nobody"]).mean("x", bounds=BOUNDS, epsilon=1.0),
         protect_seeded,
         300,
+        allowed=3,
     )
     assert 0 < hidden < 300
 
