@@ -254,6 +254,7 @@ RELEASES: dict[str, Release] = {
     "running totals": lambda p: p.dp.resample("D", on="t", range=DAYS).size(
         epsilon=1.0, cumulative=True
     ),
+    "variance by cov": lambda p: p.dp.cov(["x"], bounds={"x": BOUNDS}, epsilon=1.0),
 }
 
 
@@ -421,6 +422,12 @@ def _assert_within(
     if release == "running totals":  # each total moves by at most the added units' rows
         x, y = _numbers(before.result), _numbers(after.result)
         assert np.abs(y - x).max() <= units * per_unit, (x, y)
+    elif release == "variance by cov":  # b rows within a range R move a variance <= b R²/n
+        x, y = _numbers(before.result), _numbers(after.result)
+        added = units * per_unit
+        assert s["products(x)"] == 3 * per_unit  # 3 sums (rows, Σz, Σz²), each moved <= 1
+        bound = added * (BOUNDS[1] - BOUNDS[0]) ** 2 / (rows - 1) * (1 + 1e-9)
+        assert np.abs(y - x).max() <= bound, (x, y, bound)
     elif release in ("count", "group count", "merged count", "resample"):
         x, y = _numbers(before.result), _numbers(after.result)
         assert np.abs(y - x).sum() <= units * s["count"], (x, y, s)
@@ -457,7 +464,7 @@ def _assert_same(release: str, dask_outcome: Outcome, pandas_outcome: Outcome) -
 
 #: Releases on the cheap routes; agg and group agg (a count, a sum and a mean per pass) and a
 #: count after a merge with a public table (pandas frames only) too on the pandas engine.
-BASIC = ["count", "sum", "group count", "mean", "resample", "running totals"]
+BASIC = ["count", "sum", "group count", "mean", "resample", "running totals", "variance by cov"]
 #: The staged route costs more a compute (300 partitions): a selection of
 #: telling neighbours (in an object column: the id forms, one instant in two zones, a NaN id,
 #: unhashable ids; 0.0 and -0.0 as floats; a capped unit of ints and of text), each with

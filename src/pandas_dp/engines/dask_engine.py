@@ -51,6 +51,7 @@ from pandas_dp.engines.plan import (
     ManyTables,
     Measure,
     NonNull,
+    ProductSums,
     WeightedSum,
 )
 
@@ -91,6 +92,8 @@ def _columns(
             measure, NonNull | Distinct | ClippedSum | ClippedSquares | CellCounts | EdgeRanks
         ):
             needed.append(measure.column)
+        elif isinstance(measure, ProductSums):
+            needed.extend(measure.columns)
         elif isinstance(measure, JointCounts | ManyTables):
             tables = measure.tables if isinstance(measure, ManyTables) else (measure,)
             needed.extend(axis.column for t in tables for axis in (*t.axes, *t.within))

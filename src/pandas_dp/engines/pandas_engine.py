@@ -53,9 +53,11 @@ from pandas_dp.engines.plan import (
     ManyTables,
     Measure,
     NonNull,
+    ProductSums,
     Rows,
     WeightedSum,
 )
+from pandas_dp.engines.products import product_sums
 from pandas_dp.engines.sums import scaled, summed
 from pandas_dp.engines.weighted import weighted_units
 
@@ -124,7 +126,10 @@ def row_bound(measure: ClippedSum | ClippedSquares | WeightedSum) -> int:
 def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, I64]:
     if grouping.binning is not None:
         assert grouping.keys is not None, "binned groupings come with their intervals"
-        return grouping.keys, binned_codes(frame[grouping.by[0]], grouping.binning)
+        bins = binned_codes(frame[grouping.by[0]], grouping.binning)
+        if len(grouping.by) == 1:
+            return grouping.keys, bins
+        return grouping.keys, _binned_with_keys(frame, grouping, bins)
     if grouping.keys is None:
         return observed_codes(frame, grouping.by)
     codes = public_codes(frame, grouping.by, grouping.keys)
@@ -133,6 +138,22 @@ def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, 
     (column,) = grouping.by
     codes[missing_mask(frame[column])] = len(grouping.keys)
     return grouping.keys.append(pd.Index([np.nan], name=column)), codes
+
+
+def _binned_with_keys(frame: pd.DataFrame, grouping: Grouping, bins: I64) -> I64:
+    """Codes of the first column's bins (outermost) with the other columns' public keys.
+
+    The keys are every bin with every key of the others, in C order (see
+    :class:`~pandas_dp.engines.plan.Grouping`): the first ``width`` keys give the others'.
+    """
+    assert grouping.binning is not None
+    keys = grouping.keys
+    assert isinstance(keys, pd.MultiIndex)
+    width = len(keys) // (len(grouping.binning.edges) - 1)
+    inner = keys[:width].droplevel(0)
+    rest = public_codes(frame, grouping.by[1:], inner)
+    inside = (bins >= 0) & (rest >= 0)
+    return np.asarray(np.where(inside, bins * width + rest, -1), dtype=np.int64)
 
 
 def _counts_only(
@@ -214,6 +235,8 @@ def _measure(
         counts = [_measure(frame, t, bins, groups, codes, column) for t in measure.tables]
         together = np.concatenate(counts, axis=1) if counts else np.zeros((groups, 0))
         return np.asarray(together, dtype=np.int64)
+    if isinstance(measure, ProductSums):
+        return product_sums(frame, measure, bins, groups, column)
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):

@@ -140,6 +140,35 @@ class WeightedSum:
 
 
 @dataclass(frozen=True)
+class ProductSums:
+    """Exact sums of products of two bounded values per row: the moments of several columns.
+
+    Each value ``x`` of ``columns[j]`` becomes the integer ``u_j = rint(clip((x - c_j) / r_j,
+    -1, 1) * 2**digits)``, ``c_j`` and ``r_j`` the midpoint and half-width of its public
+    bounds (0 when missing), and the row the vector ``a = (2**digits, u_1, ..., u_n,
+    2**digits * present_p ...)``: a constant, the values, and for each column of ``present``
+    whether it holds a value. With ``complete``, a row missing any of the columns is all
+    zeros (listwise deletion). The result has one row per group and one column per entry:
+    ``Σ a_i a_k`` for ``(i, k)`` in ``pairs``, then ``Σ u_j² · present_p`` for ``(j, p)`` in
+    ``squares`` (``p`` an index into ``present``). Every term is an integer of magnitude at
+    most ``2**(2 * digits)``, whatever the values (NaN, ±inf, 1e308).
+    """
+
+    columns: tuple[Hashable, ...]
+    bounds: tuple[tuple[float, float], ...]
+    digits: int
+    present: tuple[int, ...] = ()
+    complete: bool = False
+    pairs: tuple[tuple[int, int], ...] = ()
+    squares: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def size(self) -> int:
+        """The number of sums per group."""
+        return len(self.pairs) + len(self.squares)
+
+
+@dataclass(frozen=True)
 class Binning:
     """Histogram bins over one numeric column, with public edges.
 
@@ -215,6 +244,7 @@ Measure = (
     | WeightedSum
     | JointCounts
     | ManyTables
+    | ProductSums
 )
 
 
@@ -224,8 +254,10 @@ class Grouping:
 
     Rows whose key is not among ``keys`` (including missing keys) are dropped silently;
     keys with no rows get zeros. With ``keys=None`` the engine reports the keys it observed
-    (private: only a DP selection step may release any of them). With ``binning`` the single
-    ``by`` column is cut into the bins, whose intervals are the keys.
+    (private: only a DP selection step may release any of them). With ``binning`` the first
+    ``by`` column is cut into the bins, whose intervals are the keys; with more columns (a
+    ``pd.Grouper`` beside ordinary ones), the keys are every bin (outermost, in order) with
+    every public key of the other columns, in C order.
     """
 
     by: tuple[Hashable, ...]

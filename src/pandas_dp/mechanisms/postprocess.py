@@ -102,3 +102,50 @@ def round_to_total(values: npt.ArrayLike, total: int) -> npt.NDArray[Any]:
     if max(abs(x) for x in out) < 2**63:
         return np.asarray(out, dtype=np.int64)
     return np.asarray(out, dtype=object)
+
+
+def nearest_psd(matrix: npt.ArrayLike) -> F64:
+    """The positive semidefinite matrix nearest ``matrix`` in Frobenius norm (Higham 1988).
+
+    The symmetric part, its negative eigenvalues set to 0. Rows and columns holding NaN are
+    left out of the projection (a NaN variance, then those with most NaN) and kept as they
+    are. A covariance matrix is positive semidefinite, so
+    projecting a noisy one can only bring it closer to the truth in Frobenius norm.
+    """
+    values = np.asarray(matrix, dtype=np.float64)
+    symmetric = (values + values.T) / 2
+    keep = _finite_block(symmetric)
+    out = np.full_like(symmetric, np.nan)
+    if keep.any():
+        inner = symmetric[np.ix_(keep, keep)]
+        eigenvalues, vectors = np.linalg.eigh(inner)
+        projected = (vectors * np.maximum(eigenvalues, 0.0)) @ vectors.T
+        out[np.ix_(keep, keep)] = (projected + projected.T) / 2
+    missing = ~keep  # rows left out keep their own finite values (they are not projected)
+    out[missing, :] = symmetric[missing, :]
+    out[:, missing] = symmetric[:, missing]
+    return out
+
+
+def _finite_block(matrix: F64) -> npt.NDArray[np.bool_]:
+    """The rows of the largest block without NaN found by dropping the row with most NaN."""
+    keep = ~np.isnan(np.diag(matrix))
+    while keep.any():
+        holes = np.isnan(matrix[np.ix_(keep, keep)]).sum(axis=1)
+        if not holes.any():
+            break
+        keep[np.flatnonzero(keep)[np.argmax(holes)]] = False
+    return keep
+
+
+def correlation_of(covariance: npt.ArrayLike) -> F64:
+    """``D^-1/2 C D^-1/2`` for a positive semidefinite ``C``: unit diagonal, entries in [-1, 1].
+
+    Rows and columns whose variance is not positive are NaN (pandas' correlation of a
+    constant column).
+    """
+    values = np.asarray(covariance, dtype=np.float64)
+    scale = np.sqrt(np.where(np.diag(values) > 0, np.diag(values), np.nan))
+    out = np.clip(values / np.outer(scale, scale), -1.0, 1.0)
+    np.fill_diagonal(out, np.where(np.isnan(scale), np.nan, 1.0))
+    return out

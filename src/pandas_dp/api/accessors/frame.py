@@ -16,6 +16,7 @@ import pandas as pd
 from pandas_dp.api.accessors.extremes import FrameExtremes
 from pandas_dp.api.accessors.frame_statistics import FrameStatistics
 from pandas_dp.api.accessors.joins_and_time import FrameJoinsAndTime
+from pandas_dp.api.accessors.modelling import FrameModelling
 from pandas_dp.api.accessors.pivots import FramePivots
 from pandas_dp.api.accessors.protection import FrameProtection
 from pandas_dp.api.accessors.tables import FrameTables
@@ -39,6 +40,7 @@ from pandas_dp.schema import rules_table
 class FrameReleases(
     FrameTables[NumberT, EstimateT],
     FrameJoinsAndTime[NumberT, EstimateT],
+    FrameModelling[NumberT, EstimateT],
     FramePivots[NumberT, EstimateT],
     FrameStatistics[NumberT, EstimateT],
     FrameExtremes[NumberT, EstimateT],

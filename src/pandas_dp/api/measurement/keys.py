@@ -15,7 +15,7 @@ from typing import Literal
 
 Kind = Literal[
     "rows", "nonnull", "distinct", "sum", "centred_sum", "squares", "quantile", "mode",
-    "top_k", "level", "keys", "marginal", "residual", "running",
+    "top_k", "level", "keys", "marginal", "residual", "running", "products",
 ]  # fmt: skip
 
 #: The word a ledger label starts with, per kind.
@@ -23,7 +23,7 @@ _LABELS: dict[Kind, str] = {
     "rows": "count", "nonnull": "count", "distinct": "nunique", "sum": "sum",
     "centred_sum": "centred_sum", "squares": "squares", "quantile": "quantile",
     "mode": "mode", "top_k": "top_k", "level": "count", "keys": "keys", "marginal": "marginal",
-    "residual": "residual", "running": "running_total",
+    "residual": "residual", "running": "running_total", "products": "products",
 }  # fmt: skip
 
 
@@ -86,6 +86,8 @@ class MeasurementKey:
             return f"{word}({self.column}, {self.rounds})"
         if self.kind in ("marginal", "residual"):
             return f"{word}({_table(self.column)})"
+        if self.kind == "products":
+            return f"{word}({_names(self.column)})"
         return f"{word}({self.column})"
 
     def describe(self) -> str:
@@ -110,9 +112,16 @@ class MeasurementKey:
             return f"the counts of {_table(self.column)}"
         if self.kind == "residual":
             return f"the residual of {_table(self.column)}"
+        if self.kind == "products":
+            return f"the sums of products of {_names(self.column)}"
         if self.kind in ("mode", "top_k"):
             return f"the {self.kind} of {self.column}"
         return f"the {self.kind.replace('_', ' ')} of {self.column}"
+
+
+def _names(columns: Hashable) -> str:
+    """``x, y, z`` for a tuple of columns."""
+    return ", ".join(map(str, columns if isinstance(columns, tuple) else (columns,)))
 
 
 def _table(columns: Hashable) -> str:

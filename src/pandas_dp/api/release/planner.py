@@ -70,12 +70,16 @@ class _Context:
         return MeasurementKey("nonnull", column)
 
     def _nullable(self, column: Hashable) -> bool:
-        """Whether the column may hold missing values: the schema's rule, else the dtype's."""
-        schema = self.target.session.schema
-        if schema is not None and schema.rules(column).nullable is not None:
-            return bool(schema.rules(column).nullable)
-        dtype = self.target.dtype(column)
-        return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
+        return may_hold_missing(self.target, column)
+
+
+def may_hold_missing(target: Target, column: Hashable) -> bool:
+    """Whether ``column`` may hold missing values: the schema's rule, else the dtype's."""
+    schema = target.session.schema
+    if schema is not None and schema.rules(column).nullable is not None:
+        return bool(schema.rules(column).nullable)
+    dtype = target.dtype(column)
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
 
 
 def plan(
@@ -109,7 +113,7 @@ def plan(
             for stat in request.stats
         ],
     )
-    noise = _noise(target, request, shares)
+    noise = noise_choice(target, request, shares)
     parts: dict[MeasurementKey, AnyPart] = {}
     # Squares are centred at the centred sum's centre, so they are calibrated after it.
     for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].kind == "squares"):
@@ -189,7 +193,7 @@ def _calibrate(
     )  # fmt: skip
 
 
-def _noise(target: Target, request: Request, shares: tuple[Fraction, ...]) -> NoiseChoice:
+def noise_choice(target: Target, request: Request, shares: tuple[Fraction, ...]) -> NoiseChoice:
     """Laplace, or Gaussian with the release's δ split among its measurements."""
     if not request.gaussian:
         return NoiseChoice()

@@ -1,0 +1,204 @@
+"""``DataFrame.dp.cov`` and ``DataFrame.dp.corr``: the modelling half of a notebook.
+
+A mixin of the DataFrame accessor (shared by ``.dp.preview``); each method forwards to
+:mod:`pandas_dp.api.queries.covariance`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Literal
+
+import pandas as pd
+
+from pandas_dp.api.accessors.base import BaseDPAccessor
+from pandas_dp.api.docstrings import shared_doc
+from pandas_dp.api.queries.covariance import plan_matrix
+from pandas_dp.api.release import resolve
+from pandas_dp.api.release.arguments import EstimateT, Mechanism, NumberT, Real
+from pandas_dp.errors import DPValueError
+
+ColumnBounds = Mapping[Hashable, tuple[Real, Real]] | None
+
+
+class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
+    """Covariance and correlation matrices."""
+
+    _obj: pd.DataFrame
+
+    @shared_doc
+    def cov(
+        self,
+        columns: Sequence[Hashable] | None = None,
+        *,
+        bounds: ColumnBounds = None,
+        epsilon: Real | None = None,
+        delta: Real | None = None,
+        rho: Real | None = None,
+        mechanism: Mechanism = "laplace",
+        ci: float | None = None,
+        min_periods: int | None = None,
+        ddof: int = 1,
+        use: Literal["pairwise", "complete"] = "pairwise",
+    ) -> pd.DataFrame:
+        """Release the covariance matrix of columns clipped to public bounds, as ``df.cov()``.
+
+        Parameters
+        ----------
+        columns : list of labels, optional
+            Numeric or bool columns; by default the keys of ``bounds`` (or the columns the
+            session's schema bounds).
+        {bounds_dict}
+        {epsilon}
+        {delta}
+        {mechanism}
+            Gaussian noise suits matrices: its scale grows with the square root of the
+            number of sums, Laplace noise's with the number itself.
+        ci : float, optional
+            Confidence level, e.g. 0.95: return one row per pair of columns (indexed as
+            ``df.cov().stack()``) with ``cov``, ``cov_lower`` and ``cov_upper``: bounds
+            that hold for all of a pair's inputs at once (conservative).
+        min_periods : int, optional
+            As pandas: NaN where the noisy count of rows holding both values is below it
+            (and always where it is below 1, or not above ``ddof``).
+        ddof : int, default 1
+            Delta degrees of freedom, as pandas (which ignores it when values are missing
+            and uses 1; pandas-dp always uses it).
+        use : {"pairwise", "complete"}, default "pairwise"
+            ``"pairwise"``: each pair over the rows that hold both values, as pandas.
+            ``"complete"``: only the rows holding every column (R's ``use="complete.obs"``):
+            the same result when no value is missing, with fewer sums to measure, so less
+            noise, when columns may hold missing values.
+
+        Returns
+        -------
+        DataFrame
+            Square, indexed and labelled by the columns, symmetric and positive
+            semidefinite.
+
+        Notes
+        -----
+        Each value ``x`` is clipped to its bounds ``[l, u]``, centred and scaled to ``z =
+        (x - c) / r`` in ``[-1, 1]`` (``c`` the midpoint, ``r`` the half-width) and rounded
+        to ``2**-16``. Every pair ``(j, k)`` needs the rows holding both, ``Σz_j``, ``Σz_k``
+        and ``Σz_j z_k`` over them; columns that cannot hold missing values (integer or
+        bool dtypes, or a schema's ``nullable=False``) share the row count and sums. Each
+        of these ``p`` sums moves by at most 1 when a row is added or removed: sensitivity
+        ``p`` in L1 norm (discrete Laplace noise of scale ``p/ε`` on each) or ``√p`` in L2
+        norm (discrete Gaussian), times the rows a privacy unit may add. The covariance is
+        ``r_j r_k (Σz_j z_k - Σz_j Σz_k / n) / (n - ddof)``, and the matrix is projected to
+        the nearest positive semidefinite one (free post-processing). Budget cost:
+        ``epsilon`` for the whole matrix.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, pandas_dp
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.uniform(0, 10, 20_000)
+        >>> df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 1, 20_000)})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> c = priv.dp.cov(bounds={"x": (0, 10), "y": (-5, 25)}, epsilon=1.0)
+        >>> c.shape, list(c.columns), bool(abs(c.loc["x", "y"] - df.cov().loc["x", "y"]) < 2)
+        ((2, 2), ['x', 'y'], True)
+        """
+        return self._execute(
+            plan_matrix(
+                resolve(self._obj),
+                "cov",
+                columns,
+                bounds=bounds,
+                epsilon=epsilon,
+                delta=delta,
+                rho=rho,
+                mechanism=mechanism,
+                ci=ci,
+                min_periods=min_periods,
+                ddof=ddof,
+                use=use,
+            )
+        )
+
+    @shared_doc
+    def corr(
+        self,
+        columns: Sequence[Hashable] | None = None,
+        *,
+        bounds: ColumnBounds = None,
+        epsilon: Real | None = None,
+        delta: Real | None = None,
+        rho: Real | None = None,
+        mechanism: Mechanism = "laplace",
+        ci: float | None = None,
+        min_periods: int = 1,
+        method: Literal["pearson"] = "pearson",
+        use: Literal["pairwise", "complete"] = "pairwise",
+    ) -> pd.DataFrame:
+        """Release the Pearson correlation matrix of bounded columns, as ``df.corr()``.
+
+        Parameters
+        ----------
+        columns : list of labels, optional
+            Numeric or bool columns; by default the keys of ``bounds`` (or the columns the
+            session's schema bounds).
+        {bounds_dict}
+        {epsilon}
+        {delta}
+        {mechanism}
+        ci : float, optional
+            Confidence level: one row per pair (as ``df.corr().stack()``) with ``corr``,
+            ``corr_lower`` and ``corr_upper`` (conservative bounds within ``[-1, 1]``).
+        min_periods : int, default 1
+            As pandas: NaN where the noisy count of rows holding both is below it.
+        method : {"pearson"}
+            Only Pearson's: Spearman's and Kendall's rank correlations need ranks, which a
+            sum of products cannot give.
+        use : {"pairwise", "complete"}, default "pairwise"
+            As in :meth:`cov`. Pairwise correlations also measure each column's sum of
+            squares over every other column's rows (pandas' rule), so ``"complete"``
+            saves more here.
+
+        Returns
+        -------
+        DataFrame
+            Square, symmetric, positive semidefinite, unit diagonal, every entry in
+            ``[-1, 1]``; NaN for a column whose noisy variance is not positive.
+
+        Notes
+        -----
+        As :meth:`cov`, with each pair's sums of squares over the rows holding both; the
+        correlation is ``(Σz_j z_k - Σz_j Σz_k / n) / sqrt((Σz_j² - (Σz_j)²/n)(Σz_k² -
+        (Σz_k)²/n))``, the bounds' scales cancelling. The matrix is projected to the
+        nearest positive semidefinite one and rescaled to a unit diagonal (free
+        post-processing). Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, pandas_dp
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.uniform(0, 10, 20_000)
+        >>> df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 1, 20_000)})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> r = priv.dp.corr(bounds={"x": (0, 10), "y": (-5, 25)}, epsilon=1.0)
+        >>> bool(abs(r.loc["x", "y"] - df.corr().loc["x", "y"]) < 0.05)
+        True
+        """
+        if method != "pearson":
+            raise DPValueError(
+                f"method={method!r}: only 'pearson' correlations can be released from sums "
+                "of products; rank correlations (spearman, kendall) need ranks"
+            )
+        return self._execute(
+            plan_matrix(
+                resolve(self._obj),
+                "corr",
+                columns,
+                bounds=bounds,
+                epsilon=epsilon,
+                delta=delta,
+                rho=rho,
+                mechanism=mechanism,
+                ci=ci,
+                min_periods=min_periods,
+                use=use,
+            )
+        )

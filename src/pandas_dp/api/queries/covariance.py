@@ -1,0 +1,211 @@
+"""``priv.dp.cov(...)`` and ``priv.dp.corr(...)``: every pair of columns from one measurement.
+
+A covariance or correlation matrix of ``d`` columns is a function of a few sums per pair
+(:mod:`pandas_dp.api.measurement.products`), all measured at once with one noise scale and
+charged once. The matrix is then made what the exact one is, by free post-processing:
+symmetric, positive semidefinite (the nearest such matrix in Frobenius norm), and for
+correlations a unit diagonal with every entry in ``[-1, 1]``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Mapping
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.caps import caps_for
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
+from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release.planner import may_hold_missing, noise_choice
+from pandas_dp.api.release.types import PlannedOutput, Request
+from pandas_dp.api.statistics.products import PairCorrelation, PairCovariance
+from pandas_dp.engines.plan import Aggregate
+from pandas_dp.engines.temporal import is_temporal
+from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.mechanisms.postprocess import correlation_of, nearest_psd
+
+Use = Literal["pairwise", "complete"]
+
+
+def plan_matrix(
+    target: Target,
+    how: Literal["cov", "corr"],
+    columns: Any = None,
+    *,
+    bounds: Any = None,
+    epsilon: Any = None,
+    delta: Any = None,
+    rho: Any = None,
+    mechanism: Any = "laplace",
+    ci: Any = None,
+    min_periods: Any = None,
+    ddof: Any = 1,
+    use: Any = "pairwise",
+) -> PlannedRelease[pd.DataFrame]:
+    """The planned release of a covariance (``how="cov"``) or correlation matrix."""
+    names = _columns(target, how, columns, bounds)
+    complete = _use(use) == "complete"
+    order = int(_whole(ddof, "ddof")) if how == "cov" else 1
+    fewest = 1.0 if min_periods is None else _whole(min_periods, "min_periods")
+    placeholders = [PairCovariance((c, c), c) for c in names]
+    request = validate(
+        target, placeholders, epsilon=epsilon, query=how, bounds=bounds, delta=delta,
+        mechanism=mechanism, ci=ci, caps=caps_for(target, False), rho=rho,
+    )  # fmt: skip
+    layout = ProductLayout.of(
+        tuple(names), tuple(request.bounds[c] for c in names),
+        tuple(may_hold_missing(target, c) for c in names),
+        complete=complete, squares=how == "corr" and not complete,
+    )  # fmt: skip
+    shares = (Fraction(1),)
+    part = products_part(
+        layout, request.budget_of(shares[0]), request.caps.contribution,
+        noise_choice(target, request, shares),
+    )  # fmt: skip
+    kind = PairCorrelation if how == "corr" else PairCovariance
+    stats = tuple(
+        kind((names[j], names[k]), names[j], layout=part.layout, j=j, k=k, ddof=order,
+             min_periods=fewest)
+        for j in range(len(names))
+        for k in range(j, len(names))
+    )  # fmt: skip
+    request = dataclasses.replace(
+        request, stats=stats, shares=shares, notes=_notes(request, part, how, complete)
+    )
+    labels = _labels(target, names)
+    return plan(target, request, _finisher(how, labels), calibrated={part.layout.key: part})  # type: ignore[union-attr]
+
+
+def _finisher(how: str, labels: pd.Index) -> Any:
+    """Shape the pairs' values as pandas shapes ``df.cov()`` (with ``ci``: one row a pair)."""
+
+    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
+        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+            size = len(labels)
+            matrix = np.full((size, size), np.nan)
+            for out in outputs:
+                stat = out.stat
+                assert isinstance(stat, PairCovariance)
+                matrix[stat.j, stat.k] = matrix[stat.k, stat.j] = stat.value(
+                    out.inputs(noisy), None
+                )[0]
+            fitted = nearest_psd(matrix)
+            if how == "corr":
+                fitted = correlation_of(fitted)
+            values = pd.DataFrame(fitted, index=labels.copy(), columns=labels.copy())
+            if request.confidence is None:
+                return values
+            return _with_intervals(how, values, outputs, noisy, 1.0 - request.confidence)
+
+        return finish
+
+    return finisher
+
+
+def _with_intervals(
+    how: str,
+    values: pd.DataFrame,
+    outputs: tuple[PlannedOutput, ...],
+    noisy: dict[MeasurementKey, Aggregate],
+    alpha: float,
+) -> pd.DataFrame:
+    """One row per ordered pair (as ``df.cov().stack()``): value, lower and upper end.
+
+    Each interval is widened to hold the released (projected) value, so that it still holds
+    the exact value with the stated probability.
+    """
+    size = len(values)
+    lower, upper = np.full((size, size), np.nan), np.full((size, size), np.nan)
+    for out in outputs:
+        stat = out.stat
+        assert isinstance(stat, PairCovariance)
+        low, high = stat.interval(out.inputs(noisy), alpha)
+        lower[stat.j, stat.k] = lower[stat.k, stat.j] = low[0]
+        upper[stat.j, stat.k] = upper[stat.k, stat.j] = high[0]
+    point = values.to_numpy()
+    with np.errstate(invalid="ignore"):
+        lower, upper = np.fmin(lower, point), np.fmax(upper, point)
+    index = pd.MultiIndex.from_product([values.index, values.columns])
+    return pd.DataFrame(
+        {
+            how: point.reshape(-1),
+            f"{how}_lower": lower.reshape(-1),
+            f"{how}_upper": upper.reshape(-1),
+        },
+        index=index,
+    )
+
+
+def _columns(target: Target, how: str, columns: Any, bounds: Any) -> list[Hashable]:
+    """The columns asked for (public inputs all).
+
+    ``columns``, else the keys of a ``bounds`` dict, else the schema's columns with bounds.
+    """
+    if columns is None:
+        if isinstance(bounds, Mapping):
+            columns = list(bounds)
+        else:
+            schema = target.session.schema
+            known = target.session.columns if schema is not None else ()
+            columns = [c for c in known if schema is not None and schema.rules(c).bounds]
+        if not columns:
+            raise DPValueError(
+                f"{how}() needs its columns: pass columns=[...] with bounds={{column: (lower, "
+                "upper)}}, or a bounds dict whose keys are the columns (pandas-dp never reads "
+                "bounds off the data)"
+            )
+    if isinstance(columns, str) or not isinstance(columns, list | tuple | pd.Index):
+        raise DPTypeError(f"{how}() takes a list of columns, got {type(columns).__name__}")
+    names = list(columns)
+    if len(set(map(repr, names))) != len(names) or not names:
+        raise DPValueError(f"{how}() needs at least one column, each once; got {names!r}")
+    for name in names:
+        if name in target.engine.columns(target.data) and is_temporal(target.dtype(name)):
+            raise DPTypeError(
+                f"{how}() of datetime or timedelta column {name!r}: pandas refuses it too; "
+                "convert it to numbers first (for example days since a public date)"
+            )
+    return names
+
+
+def _labels(target: Target, names: list[Hashable]) -> pd.Index:
+    """The result's index and columns: the frame's own labels (name and dtype kept)."""
+    frame_columns = target.engine.columns(target.data)
+    return frame_columns.take([int(frame_columns.get_loc(name)) for name in names])  # type: ignore[arg-type]
+
+
+def _use(use: Any) -> Use:
+    if use not in ("pairwise", "complete"):
+        raise DPValueError(
+            f"use must be 'pairwise' (each pair over the rows holding both, as pandas) or "
+            f"'complete' (only rows holding every column: fewer sums, less noise), got {use!r}"
+        )
+    return "complete" if use == "complete" else "pairwise"
+
+
+def _whole(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
+        raise DPValueError(f"{name} must be a whole number >= 0, got {value!r}")
+    return float(value)
+
+
+def _notes(request: Request, part: ProductsPart, how: str, complete: bool) -> tuple[str, ...]:
+    """The ledger's account of the release."""
+    layout = part.layout
+    assert layout is not None
+    rows = "rows holding every column" if complete else "each pair over the rows holding both"
+    notes = [
+        f"{how} of {len(layout.columns)} columns from {len(layout.monomials)} noisy sums of "
+        f"products ({rows}); values centred at the midpoint of their bounds, scaled to "
+        f"[-1, 1] and rounded to 2^-{DIGITS}; one row moves each sum by at most 1",
+        "the matrix made symmetric and positive semidefinite (the nearest in Frobenius norm)"
+        + ("; correlations rescaled to a unit diagonal" if how == "corr" else ""),
+    ]
+    if request.caps.bounding is not None:
+        notes.append(request.caps.describe())
+    return tuple(notes)

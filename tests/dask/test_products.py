@@ -1,0 +1,39 @@
+"""Covariance and correlation matrices on Dask equal the pandas ones, given the same noise.
+
+The sums of products are exact integers added across partitions; the queries run on the
+pandas frame and on the same rows as a Dask collection protected with a privacy unit, and
+results and ledger rows must be identical (see ``test_agreement.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import dask
+import pytest
+
+from .conftest import Query
+
+BOUNDS = {"amount": (0.0, 500.0), "age": (18.0, 90.0), "member": (0.0, 1.0)}
+
+PRODUCT_QUERIES = [
+    Query("cov", lambda p: p.dp.cov(bounds=BOUNDS, epsilon=1)),
+    Query("corr-ci", lambda p: p.dp.corr(bounds=BOUNDS, epsilon=1, ci=0.9)),
+    Query("cov-complete", lambda p: p.dp.cov(bounds=BOUNDS, epsilon=1, use="complete")),
+]
+
+
+@pytest.fixture(autouse=True)
+def threads() -> Any:
+    with dask.config.set(scheduler="threads"):
+        yield
+
+
+@pytest.mark.parametrize("product_query", PRODUCT_QUERIES, ids=[q.name for q in PRODUCT_QUERIES])
+@pytest.mark.parametrize("value", [0, 3])
+def test_matrices_agree_on_dask(
+    product_query: Query, value: int, twins: Callable[..., Any], agree: Callable[..., Any]
+) -> None:
+    dask_priv, pandas_priv = twins(npartitions=4)
+    agree(product_query, dask_priv, pandas_priv, value)
