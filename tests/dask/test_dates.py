@@ -67,6 +67,16 @@ DATE_QUERIES = [
         ),
     ),
     Query(
+        "grouper-size",
+        lambda p: p.dp.groupby(pd.Grouper(key="when", freq="MS"), range=YEAR).size(epsilon=1),
+    ),
+    Query(
+        "grouper-mixed-agg",
+        lambda p: p.dp.groupby(
+            ["country", pd.Grouper(key="when", freq="QS")], keys=COUNTRIES, range=YEAR
+        ).agg(n="count", spent=("duration", "sum"), bounds={"duration": HOUR}, epsilon=1, ci=0.9),
+    ),
+    Query(
         "private-months",
         lambda p: p.dp.groupby("month", selection="threshold").count(epsilon=1),
         noise=1000,

@@ -24,6 +24,7 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
+from pandas_dp.api.queries.grouper import grouper_groupby, has_grouper
 from pandas_dp.api.queries.hierarchy import DPHierarchy
 from pandas_dp.api.release import PlannedRelease, Preview, preview, resolve
 from pandas_dp.api.release.arguments import (
@@ -34,6 +35,7 @@ from pandas_dp.api.release.arguments import (
     RatioArgs,
     ValueArgs,
 )
+from pandas_dp.errors import DPValueError
 from pandas_dp.schema import rules_table
 
 
@@ -67,20 +69,25 @@ class FrameReleases(
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         dropna: bool = True,
+        range: tuple[Any, Any] | None = None,
     ) -> DPGroupBy:
         """Group the protected frame by public keys, for grouped releases.
 
         Parameters
         ----------
-        by : label, Series or list of them
+        by : label, Series, pd.Grouper or list of them
             The column(s) to group by, or a Series derived from this protected frame (such
-            as ``priv["t"].dt.to_period("M")``), aligned on the index as in pandas.
+            as ``priv["t"].dt.to_period("M")``), aligned on the index as in pandas. One
+            ``pd.Grouper(key="t", freq="MS")`` groups a datetime (timedelta) column by the
+            periods of ``freq`` over the public ``range``, alone (as :meth:`resample`) or
+            beside other columns (a MultiIndex: every bin with every key of the others).
         keys : list-like, dict, list of tuples or MultiIndex, optional
             The public keys: for one column a list of values; for several, a dict
             ``{column: values}`` (their cross product), a list of tuples or a MultiIndex.
             Results are indexed by exactly these keys, in this order. Without keys (and
             without a schema's keys) the call is refused unless ``selection`` asks for keys
-            chosen from the data.
+            chosen from the data. Beside a ``pd.Grouper``: the keys of the other columns
+            only (the bins come from ``range``).
         max_groups_per_unit : int, optional
             Under a privacy unit: the most groups one unit may contribute to (extra groups
             are dropped at random). Defaults to ``max_rows_per_unit``.
@@ -98,6 +105,11 @@ class FrameReleases(
         dropna : bool, default True
             As pandas: ``False`` makes the rows whose key is missing one more group (its key
             NaN, after the public keys); one group-by column only.
+        range : (start, end), optional
+            With a ``pd.Grouper``, and only then: the public span of its bins, Timestamps
+            (Timedeltas) from ``start`` up to ``end`` (excluded), cut and labelled as
+            ``resample`` cuts them (pandas spans the data's first to last value instead,
+            which is private).
 
         Returns
         -------
@@ -115,6 +127,18 @@ class FrameReleases(
         >>> list(table.columns), list(table.index)
         (['n', 'avg'], [0, 1])
         """
+        if has_grouper(by):
+            return grouper_groupby(
+                resolve(self._obj), by, keys, range, self._execute,
+                max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
+                selection=selection, dropna=dropna,
+            )  # fmt: skip
+        if range is not None:
+            raise DPValueError(
+                "range= gives the public span of a pd.Grouper's time bins, e.g. "
+                "groupby(pd.Grouper(key='t', freq='MS'), range=(start, end)); without a "
+                "pd.Grouper, leave it out"
+            )
         return DPGroupBy(
             resolve(self._obj), by, keys,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,

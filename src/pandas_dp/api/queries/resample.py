@@ -99,24 +99,18 @@ def resample(
         )
     if freq is None:
         raise DPValueError("resample needs freq=, a pandas frequency such as 'D', 'W' or 'MS'")
-    check_column(target.engine, target.data, on, known=target.session.columns, temporal=True)
-    kind = ValueKind.of(dict(target.engine.dtypes(target.data).items())[on])
-    if not kind.temporal:
-        raise DPTypeError(
-            f"resample bins time: column {on!r} holds {kind.describe()}; for numbers use "
-            "groupby(pd.cut(...)) over public edges or Series.dp.histogram"
-        )
+    kind = time_kind(
+        target, on, "for numbers use groupby(pd.cut(...)) over public edges or "
+        "Series.dp.histogram", what="resample bins time",
+    )  # fmt: skip
     if span is None:
         raise DPValueError(
             "resample needs range=(start, end): pandas takes the bins from the first to the "
             "last value, which are private; e.g. range=(pd.Timestamp('2024-01-01'), "
             "pd.Timestamp('2025-01-01')) for the periods of 2024"
         )
-    edges, breaks, labels = time_edges(None, freq, span, kind, on)
-    assert labels is not None
-    intervals = pd.IntervalIndex.from_breaks(breaks, closed="left", name=on)
-    named = labels.rename(on)
-    relabel = _relabeller(intervals, named)
+    edges, intervals, named = time_bins(freq, span, kind, on)
+    relabel = relabeller(intervals, named)
 
     def labelled(planned: PlannedRelease[Any]) -> Any:
         return execute(planned.then(relabel))
@@ -130,17 +124,52 @@ def resample(
     return grouped
 
 
-def _relabeller(intervals: pd.IntervalIndex, labels: pd.Index) -> Callable[[Any], Any]:
-    """Index a released table by the bins' labels instead of their intervals."""
+def time_kind(target: Target, on: Hashable, fix: str, what: str) -> ValueKind:
+    """The kind of the column ``on``, which must hold datetimes or timedeltas (dtype only)."""
+    check_column(target.engine, target.data, on, known=target.session.columns, temporal=True)
+    kind = ValueKind.of(dict(target.engine.dtypes(target.data).items())[on])
+    if not kind.temporal:
+        raise DPTypeError(f"{what}: column {on!r} holds {kind.describe()}; {fix}")
+    return kind
+
+
+def time_bins(
+    freq: Any, span: Any, kind: ValueKind, on: Hashable
+) -> tuple[tuple[float, ...], pd.IntervalIndex, pd.Index]:
+    """The edges of ``freq``'s bins over ``span`` (nanoseconds), their intervals and labels.
+
+    The intervals (left-closed, named ``on``) are the engine's keys; the labels, named
+    ``on``, are those ``resample`` gives the bins (see
+    :func:`~pandas_dp.api.queries.time_bins.frequency_bins`). Reads public arguments only.
+    """
+    edges, breaks, labels = time_edges(None, freq, span, kind, on)
+    assert labels is not None
+    intervals = pd.IntervalIndex.from_breaks(breaks, closed="left", name=on)
+    return edges, intervals, labels.rename(on)
+
+
+def relabeller(
+    intervals: pd.IntervalIndex, labels: pd.Index, level: int = 0
+) -> Callable[[Any], Any]:
+    """Index a released table by the bins' labels instead of their intervals.
+
+    A MultiIndex (a group-by of the bins with other columns, or ``value_counts`` pairs)
+    gets the labels at ``level``, in the labels' dtype (unit and time zone).
+    """
     mapping = dict(zip(intervals, labels, strict=True))
+    position = {interval: i for i, interval in enumerate(intervals)}
 
     def relabel(result: Any) -> Any:
         if not isinstance(result, pd.Series | pd.DataFrame):
             return result
         index = result.index
-        if isinstance(index, pd.MultiIndex):  # g[...].value_counts(): (bin, value) pairs
-            tuples = [(mapping[key[0]], *key[1:]) for key in index]
-            result.index = pd.MultiIndex.from_tuples(tuples, names=index.names)
+        if isinstance(index, pd.MultiIndex):
+            values = index.levels[level]
+            taken = [position[value] for value in values]
+            named = labels if taken == list(range(len(labels))) else labels.take(taken)
+            levels = [*index.levels[:level], named, *index.levels[level + 1 :]]
+            # pandas-stubs do not take an Index as a level; pandas does (keeping its dtype)
+            result.index = index.set_levels(levels, verify_integrity=False)  # type: ignore[arg-type]
         elif index.equals(intervals):
             result.index = labels  # every bin, in order: keeps the index's freq
         else:
