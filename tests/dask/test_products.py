@@ -13,7 +13,7 @@ from typing import Any
 import dask
 import pytest
 
-from .conftest import Query
+from .conftest import COUNTRIES, Query
 
 BOUNDS = {"amount": (0.0, 500.0), "age": (18.0, 90.0), "member": (0.0, 1.0)}
 
@@ -37,3 +37,16 @@ def test_matrices_agree_on_dask(
 ) -> None:
     dask_priv, pandas_priv = twins(npartitions=4)
     agree(product_query, dask_priv, pandas_priv, value)
+
+
+def test_linear_model_agrees_on_dask(twins: Callable[..., Any], agree: Callable[..., Any]) -> None:
+    """The design is computed per partition from the rows read; the sums add up exactly."""
+    query = Query(
+        "ols",
+        lambda p: p.dp.ols(
+            "amount ~ age + C(country) + member", bounds=BOUNDS, keys={"country": COUNTRIES},
+            epsilon=1,
+        ).params,
+    )  # fmt: skip
+    dask_priv, pandas_priv = twins(npartitions=4)
+    agree(query, dask_priv, pandas_priv, 3)

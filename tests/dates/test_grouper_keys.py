@@ -307,10 +307,10 @@ REFUSALS: dict[str, tuple[Callable[[Any], Any], type, str]] = {
     ),
     "keys of the wrong type": (
         lambda p: p.dp.groupby(
-            [pd.Grouper(key="t", freq="MS"), "region"], keys=[1, 2], range=(START, END)
-        ),
+            [pd.Grouper(key="t", freq="MS"), "x"], keys=["a", "b"], range=(START, END)
+        ),  # texts for a float column (an object column, as pandas 2 makes "region", takes any)
         DPTypeError,
-        "region",
+        "'x'",
     ),
     "reversed range": (
         lambda p: p.dp.groupby(pd.Grouper(key="t", freq="MS"), range=(END, START)),

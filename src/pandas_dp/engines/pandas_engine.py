@@ -236,6 +236,9 @@ def _measure(
         together = np.concatenate(counts, axis=1) if counts else np.zeros((groups, 0))
         return np.asarray(together, dtype=np.int64)
     if isinstance(measure, ProductSums):
+        if measure.design is not None:  # a model's design, computed from the rows read
+            designed = measure.design(frame)
+            return product_sums(designed, measure, bins, groups, designed.__getitem__)
         return product_sums(frame, measure, bins, groups, column)
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))

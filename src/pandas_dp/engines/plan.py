@@ -8,7 +8,7 @@ noise and never see the accountant.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -161,6 +161,11 @@ class ProductSums:
     complete: bool = False
     pairs: tuple[tuple[int, int], ...] = ()
     squares: tuple[tuple[int, int], ...] = ()
+    #: A public, row-wise function the engine applies to the frame first (a model's design
+    #: matrix from a formula): ``columns`` then name its output's columns, ``reads`` the
+    #: frame's columns it needs. It must never raise.
+    design: Callable[[pd.DataFrame], pd.DataFrame] | None = None
+    reads: tuple[Hashable, ...] = ()
 
     @property
     def size(self) -> int:

@@ -1,4 +1,4 @@
-"""``DataFrame.dp.cov`` and ``DataFrame.dp.corr``: the modelling half of a notebook.
+"""``DataFrame.dp.cov``, ``.corr`` and ``.ols``: the modelling half of a notebook.
 
 A mixin of the DataFrame accessor (shared by ``.dp.preview``); each method forwards to
 :mod:`pandas_dp.api.queries.covariance`.
@@ -7,13 +7,14 @@ A mixin of the DataFrame accessor (shared by ``.dp.preview``); each method forwa
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
 from pandas_dp.api.accessors.base import BaseDPAccessor
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.covariance import plan_matrix
+from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.release import resolve
 from pandas_dp.api.release.arguments import EstimateT, Mechanism, NumberT, Real
 from pandas_dp.errors import DPValueError
@@ -22,7 +23,7 @@ ColumnBounds = Mapping[Hashable, tuple[Real, Real]] | None
 
 
 class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
-    """Covariance and correlation matrices."""
+    """Covariance and correlation matrices, and linear models."""
 
     _obj: pd.DataFrame
 
@@ -200,5 +201,96 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
                 ci=ci,
                 min_periods=min_periods,
                 use=use,
+            )
+        )
+
+    def ols(
+        self,
+        formula: str | None = None,
+        *,
+        y: Hashable | None = None,
+        x: Sequence[Hashable] | None = None,
+        bounds: ColumnBounds = None,
+        keys: Mapping[Hashable, Sequence[Any]] | None = None,
+        epsilon: Real | None = None,
+        delta: Real | None = None,
+        rho: Real | None = None,
+        mechanism: Mechanism = "laplace",
+        alpha: float = 0.05,
+    ) -> Any:
+        """Release a linear model fitted by least squares, as statsmodels' ``ols(...).fit()``.
+
+        Parameters
+        ----------
+        formula : str, optional
+            A model formula (``"y ~ x + C(g) + x:z + np.log(w)"``, read by formulaic, with
+            statsmodels' column names). The levels of a categorical come from ``keys`` (or
+            the session's schema), its first level the reference; transforms that learn
+            from the data (``center``, ``scale``, splines) are refused. Or:
+        y, x : label and list of labels, optional
+            The response and the regressors, for ``y ~ x1 + x2 + ...``.
+        bounds : dict
+            ``{column: (lower, upper)}`` for every numeric variable, the response included
+            (or from the session's schema). Each design column's range is what the formula
+            gives at the variables' bounds and midpoints; values are clipped to it.
+        keys : dict, optional
+            ``{column: [levels]}``: the public levels of each categorical variable; rows at
+            other levels are left out, as rows missing a value are.
+        epsilon : float
+            Privacy cost of the whole model, charged once.
+        rho : float, optional
+            Instead of ``epsilon``, in a zCDP session.
+        delta : float, optional
+            With ``mechanism="gaussian"``: the δ spent.
+        mechanism : {"laplace", "gaussian"}, default "laplace"
+            The noise on the sums; Gaussian noise suits many regressors (its scale grows
+            with the square root of the number of sums, Laplace's with the number).
+        alpha : float, default 0.05
+            The level of the intervals :meth:`summary` shows.
+
+        Returns
+        -------
+        OLSResults
+            ``params``, ``bse``, ``conf_int()``, ``cov_params()``, ``tvalues``,
+            ``pvalues``, ``summary()``, ``predict(frame)``, ``nobs``, ``rsquared``,
+            ``scale`` as statsmodels names them, and ``ridge``.
+
+        Notes
+        -----
+        Sufficient-statistics perturbation (Wang 2018). Over the rows holding every
+        variable, each design column and the response are scaled to ``[-1, 1]`` over
+        their public ranges and rounded to ``2**-16``; the ``p = (m + 2)(m + 3) / 2`` sums
+        of products of ``(1, z_1, ..., z_m, z_y)`` each move by at most 1 when a row is
+        added or removed (L1 sensitivity ``p``, L2 ``√p``; times the rows a privacy unit
+        may add) and get discrete Laplace (scale ``p/ε``) or Gaussian noise. Coefficients
+        solve the noisy normal equations with AdaSSP's ridge, read off the noisy matrix
+        (zero unless the noise makes it ill-conditioned); standard errors add the noise's
+        variance (delta method) to the sampling variance, so intervals cover the model's
+        coefficients, not only the exact fit. Budget cost: ``epsilon``.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, pandas_dp
+        >>> rng = np.random.default_rng(0)
+        >>> x = rng.uniform(0, 10, 50_000)
+        >>> df = pd.DataFrame({"x": x, "y": 1 + 2 * x + rng.normal(0, 1, 50_000)})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> model = priv.dp.ols("y ~ x", bounds={"x": (0, 10), "y": (-5, 25)}, epsilon=1.0)
+        >>> list(model.params.index), bool(abs(model.params["x"] - 2) < 0.1)
+        (['Intercept', 'x'], True)
+        """
+        return self._execute(
+            plan_ols(
+                resolve(self._obj),
+                formula,
+                y=y,
+                x=x,
+                bounds=bounds,
+                keys=keys,
+                epsilon=epsilon,
+                delta=delta,
+                rho=rho,
+                mechanism=mechanism,
+                alpha=alpha,
             )
         )

@@ -1,0 +1,170 @@
+"""``priv.dp.ols("y ~ x + C(g)", ...)``: a linear model from one noisy Gram matrix.
+
+The formula's design is fixed on public inputs (:mod:`pandas_dp.api.measurement.design`);
+the engine computes it from the private rows and sums the products of every pair of its
+columns (and the response) over the complete rows, exactly; one noisy measurement of those
+sums is the release, charged once. The fit is post-processing
+(:mod:`pandas_dp.api.statistics.regression`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Hashable, Mapping
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.api.caps import caps_for
+from pandas_dp.api.keys import parse_keys
+from pandas_dp.api.measurement.design import FormulaDesign, check_transforms, design_of
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
+from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release.planner import noise_choice
+from pandas_dp.api.release.types import PlannedOutput, Request
+from pandas_dp.api.statistics.products import PairCovariance
+from pandas_dp.api.statistics.regression import LinearModel, OLSResults, fit
+from pandas_dp.api.validation import check_column, is_summable
+from pandas_dp.engines.plan import Aggregate, ProductSums
+from pandas_dp.errors import DPTypeError, DPValueError
+
+
+def plan_ols(
+    target: Target,
+    formula: Any = None,
+    *,
+    y: Any = None,
+    x: Any = None,
+    bounds: Any = None,
+    keys: Any = None,
+    epsilon: Any = None,
+    delta: Any = None,
+    rho: Any = None,
+    mechanism: Any = "laplace",
+    alpha: Any = 0.05,
+) -> PlannedRelease[OLSResults]:
+    """The planned release of a linear model (see ``DataFrame.dp.ols``)."""
+    text = _formula(formula, y, x)
+    level = _alpha(alpha)
+    variables = _variables(text)
+    given = dict(keys) if isinstance(keys, Mapping) else {}
+    if keys is not None and not isinstance(keys, Mapping):
+        raise DPTypeError("keys must be a dict {column: [public levels]}")
+    schema = target.session.schema
+    categorical: dict[Hashable, pd.Index] = {}
+    numeric: list[Hashable] = []
+    for name in variables:
+        check_column(target.engine, target.data, name, numeric=False, known=target.session.columns)
+        levels = given.get(name)
+        if levels is None and schema is not None and schema.rules(name).keys:
+            levels = list(schema.rules(name).keys or ())
+        parsed = None if levels is None else parse_keys((name,), levels)
+        if parsed is not None:
+            categorical[name] = parsed
+        elif is_summable(target.dtype(name)):
+            numeric.append(name)
+        else:
+            raise DPValueError(
+                f"{name!r} holds categories: give its public levels with keys={{{name!r}: "
+                "[...]}} (or a schema's isin); pandas-dp never reads them off the data"
+            )
+    request = validate(
+        target, [PairCovariance((c, c), c) for c in numeric], epsilon=epsilon, query="ols",
+        bounds=bounds, delta=delta, mechanism=mechanism, caps=caps_for(target, False), rho=rho,
+    )  # fmt: skip
+    design = design_of(text, {c: request.bounds[c] for c in numeric}, categorical)
+    size = len(design.labels)
+    layout = ProductLayout.of(
+        design.labels, design.bounds, (True,) * size, complete=True, squares=False
+    )
+    shares = (Fraction(1),)
+    part = products_part(
+        layout, request.budget_of(shares[0]), request.caps.contribution,
+        noise_choice(target, request, shares),
+    )  # fmt: skip
+    assert isinstance(part.measure, ProductSums)
+    measure = dataclasses.replace(part.measure, design=design, reads=design.reads)
+    part = dataclasses.replace(part, measure=measure)
+    stat = LinearModel("ols", None, layout=part.layout)
+    notes = _notes(request, part, design, categorical)
+    request = dataclasses.replace(request, stats=(stat,), shares=shares, notes=notes)
+    assert part.layout is not None
+    return plan(target, request, _finisher(part, design, level), calibrated={part.layout.key: part})
+
+
+def _finisher(part: ProductsPart, design: FormulaDesign, alpha: float) -> Any:
+    noise_sd = math.ldexp(math.sqrt(part.mechanism.variance()), part.exponent)
+
+    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
+        (out,) = outputs
+
+        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> OLSResults:
+            gram = out.stat.value(out.inputs(noisy), None)  # type: ignore[arg-type]
+            laplace = not part.measurement.is_gaussian
+            return fit(np.asarray(gram), noise_sd, design, alpha, laplace=laplace)
+
+        return finish
+
+    return finisher
+
+
+def _formula(formula: Any, y: Any, x: Any) -> str:
+    """The formula given, or ``y ~ x1 + x2`` built from ``y=`` and ``x=`` (names quoted)."""
+    if formula is not None:
+        if y is not None or x is not None:
+            raise DPValueError("give a formula or y= and x=, not both")
+        if not isinstance(formula, str):
+            raise DPTypeError(
+                f"formula must be a string such as 'y ~ x', got {type(formula).__name__}"
+            )
+        return formula
+    if y is None or x is None:
+        raise DPTypeError("ols() needs a formula ('y ~ x + C(g)'), or y= and x=[...]")
+    columns = [x] if isinstance(x, str) else list(x)
+    return f"{_quoted(y)} ~ {' + '.join(_quoted(c) for c in columns)}"
+
+
+def _quoted(name: Any) -> str:
+    text = str(name)
+    return text if text.isidentifier() else f"`{text}`"
+
+
+def _variables(formula: str) -> list[Hashable]:
+    from formulaic import Formula
+
+    check_transforms(formula)
+    try:
+        found = Formula(formula).required_variables
+    except Exception as error:  # the formula text alone
+        raise DPValueError(f"formula {formula!r} cannot be read: {error}") from None
+    return sorted(found, key=formula.find)
+
+
+def _alpha(alpha: Any) -> float:
+    if isinstance(alpha, bool) or not isinstance(alpha, float | int) or not 0 < alpha < 1:
+        raise DPValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
+    return float(alpha)
+
+
+def _notes(
+    request: Request, part: ProductsPart, design: FormulaDesign, categorical: dict[Hashable, Any]
+) -> tuple[str, ...]:
+    layout = part.layout
+    assert layout is not None
+    notes = [
+        f"OLS {design.formula} over the complete rows from {len(layout.monomials)} noisy sums "
+        f"of products of its {len(design.columns)} design columns and the response, each "
+        f"scaled to [-1, 1] over its public range and rounded to 2^-{DIGITS}; one row moves "
+        "each sum by at most 1",
+        "coefficients, ridge (AdaSSP's rule on the noisy Gram matrix) and standard errors are "
+        "post-processing",
+    ]
+    if categorical:
+        notes.append(f"levels of {', '.join(map(str, categorical))} public (keys)")
+    if request.caps.bounding is not None:
+        notes.append(request.caps.describe())
+    return tuple(notes)
