@@ -196,6 +196,26 @@ IDIOMS: dict[str, Idiom] = {
         lambda p: p["x"].dp.histogram(bins=5, range=(0, 100), epsilon=E).reset_index(drop=True),
         COUNT, True,
     ),
+    # --- covariance and correlation: the matrix's noise is that of sums of p products on
+    # (0, 100) halved to [-1, 1] (scale p/E ≈ 1e-3 products), over hundreds of rows ----------
+    "df[[x,y]].cov()": Idiom(
+        lambda d: d[["x", "y"]].cov(),
+        lambda p: p.dp.cov(["x", "y"], bounds=BOUNDS, epsilon=E), SUM, True,
+    ),
+    "df[[x,y]].corr()": Idiom(
+        lambda d: d[["x", "y"]].corr(),
+        lambda p: p.dp.corr(["x", "y"], bounds=BOUNDS, epsilon=E), RATIO, True,
+    ),
+    "g[[x,y]].cov()": Idiom(
+        lambda d: d[d["g"] != "d"].groupby("g")[["x", "y"]].cov(),
+        lambda p: p.dp.groupby("g", keys=KEYS[:3])[["x", "y"]].cov(bounds=BOUNDS, epsilon=E),
+        SUM, True,
+    ),
+    "g[[x,y]].corr()": Idiom(
+        lambda d: d[d["g"] != "d"].groupby("g")[["x", "y"]].corr(),
+        lambda p: p.dp.groupby("g", keys=KEYS[:3])[["x", "y"]].corr(bounds=BOUNDS, epsilon=E),
+        RATIO, True,
+    ),
     # --- tables -----------------------------------------------------------------------------
     "pd.crosstab(margins=True)": Idiom(
         lambda d: pd.crosstab(d["g"], d["k"], margins=True).drop(index="d", errors="ignore"),

@@ -21,6 +21,7 @@ import pandas as pd
 import pytest
 
 from pandas_dp.cli import main
+from pandas_dp.mechanisms.postprocess import correlation_of, nearest_psd
 from pandas_dp.publish import runner as spec_runner
 
 from .zero_noise_cases import (
@@ -614,6 +615,62 @@ def _(dtype: str) -> None:
         )
         expected = theirs.groupby("region").size().reindex(["N", "S", "W"], fill_value=0)
         assert_equal(regions, expected.rename_axis("region"))
+
+
+# --- covariance, correlation and linear models (issue 30) ------------------------------------
+#: Values are rounded to 2**-16 of their bounds' half-width r (bounds (0, 100): r = 50), so a
+#: covariance may differ by about 4 r_j r_k 2**-17 and a correlation by 1e-4 at most here.
+MATRIX_ATOL = {"cov": 4 * 50 * 50 * 2.0**-17, "corr": 1e-4}
+_PSD = "[documented: the nearest PSD matrix where pandas' pairwise one is not PSD]"
+
+
+def _projected(how: str, theirs: pd.DataFrame, blocks: int = 1) -> pd.DataFrame:
+    """pandas' matrix (or stacked matrices) made positive semidefinite, as releases are."""
+    size = theirs.shape[1]
+    out = theirs.copy()
+    for b in range(blocks):
+        block = theirs.to_numpy()[b * size : (b + 1) * size]
+        fitted = nearest_psd(block)
+        out.iloc[b * size : (b + 1) * size] = correlation_of(fitted) if how == "corr" else fitted
+    return out
+
+
+for _how in ("cov", "corr"):
+
+    @case("matrix", f"df[['v','y']].{_how}() {_PSD}", [*NUMERIC, "bool"])
+    def _(dtype: str, how: str = _how) -> None:
+        df, priv = protected(dtype)
+        bounds = {"v": bounds_of(dtype), "y": (0, 100)}
+        ours = exact(priv, lambda p: getattr(p.dp, how)(["v", "y"], bounds=bounds, epsilon=E))
+        theirs = getattr(df[["v", "y"]].astype("float64"), how)()
+        assert_equal(ours, _projected(how, theirs), atol=MATRIX_ATOL[how])
+
+    @case("matrix", f"g[['v','y']].{_how}() {_PSD}", NUMERIC)
+    def _(dtype: str, how: str = _how) -> None:
+        df, priv = protected(dtype)
+        bounds = {"v": bounds_of(dtype), "y": (0, 100)}
+        kept = GROUPS[:3]  # pandas leaves the empty group out; so does a release without it
+        ours = exact(
+            priv,
+            lambda p: getattr(p.dp.groupby("g", keys=kept)[["v", "y"]], how)(
+                bounds=bounds, epsilon=E
+            ),
+        )
+        theirs = getattr(df.astype({"v": "float64"}).groupby("g")[["v", "y"]], how)()
+        assert_equal(ours, _projected(how, theirs, len(kept)), atol=MATRIX_ATOL[how])
+
+
+@case("matrix", "ols('y ~ v') [documented: least squares of the complete rows]", NUMERIC)
+def _(dtype: str) -> None:
+    df, priv = protected(dtype)
+    bounds = {"v": bounds_of(dtype), "y": (0, 100)}
+    model = exact(priv, lambda p: p.dp.ols("y ~ v", bounds=bounds, epsilon=E * 1e3))
+    kept = df[["v", "y"]].astype("float64").dropna()
+    design = np.column_stack([np.ones(len(kept)), kept["v"]])
+    coef, *_ = np.linalg.lstsq(design, kept["y"].to_numpy(), rcond=None)
+    assert model.ridge == 0
+    assert model.nobs == len(kept)
+    np.testing.assert_allclose(model.params.to_numpy(), coef, rtol=1e-4, atol=1e-4)
 
 
 # --- describe and nunique ---------------------------------------------------------------------

@@ -285,3 +285,59 @@ def test_refusals_charge_nothing(
     priv = protect_seeded(frame, epsilon=4.0)
     with charges_nothing(priv), pytest.raises(error, match=match):
         call(priv)
+
+
+@pytest.mark.parametrize("how", ["cov", "corr"])
+def test_grouped_zero_noise_gives_pandas_and_charges_once(
+    how: str, noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    frame = data(rows=1200, missing=True).assign(
+        g=lambda d: np.where(d["n"] < 8, "lo", "hi"), h=lambda d: d["b"].astype(int)
+    )
+    priv = protect_seeded(frame, epsilon=4.0)
+    with noise(priv):
+        one = getattr(priv.dp.groupby("g", keys=["hi", "lo"])[["x", "y"]], how)(
+            bounds=bounds_for(["x", "y"]), epsilon=1.0
+        )
+        two = getattr(
+            priv.dp.groupby(["g", "h"], keys={"g": ["hi", "lo"], "h": [0, 1]})[["x", "y"]], how
+        )(bounds=bounds_for(["x", "y"]), epsilon=1.0)
+    pd.testing.assert_frame_equal(one, getattr(frame.groupby("g")[["x", "y"]], how)(), rtol=1e-9)
+    pd.testing.assert_frame_equal(
+        two, getattr(frame.groupby(["g", "h"])[["x", "y"]], how)(), rtol=1e-9
+    )
+    first, second = priv.dp.session.releases
+    assert (first.groups, second.groups) == (2, 4)
+    assert first.query == f"groupby.{how}"
+    assert priv.dp.session.spent.epsilon == 2  # once per release, whatever the groups
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (
+            lambda p: p.dp.groupby("g", keys=["u", "v"]).cov(bounds={"x": BOUNDS}, epsilon=1.0),
+            "select",
+        ),
+        (
+            lambda p: p.dp.groupby("g", keys=["u", "v"])["x"].cov(
+                bounds={"x": BOUNDS}, epsilon=1.0
+            ),
+            "select",
+        ),
+        (
+            lambda p: p.dp.groupby("g", selection="threshold")[["x"]].cov(
+                bounds={"x": BOUNDS}, epsilon=1.0
+            ),
+            "public keys",
+        ),
+    ],
+)
+def test_grouped_refusals_charge_nothing(
+    call: Callable[[Any], Any], match: str, charges_nothing: Callable[..., Any],
+    protect_seeded: Callable[..., Any],
+) -> None:  # fmt: skip
+    frame = data().assign(g=lambda d: np.where(d["n"] < 8, "u", "v"))
+    priv = protect_seeded(frame, epsilon=4.0, delta=1e-6)
+    with charges_nothing(priv), pytest.raises(DPValueError, match=match):
+        call(priv)

@@ -75,7 +75,9 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         -------
         DataFrame
             Square, indexed and labelled by the columns, symmetric and positive
-            semidefinite.
+            semidefinite. With missing values pandas' pairwise matrix need not be positive
+            semidefinite (each pair is over its own rows); pandas-dp returns the nearest one
+            that is, so the two then differ even without noise.
 
         Notes
         -----

@@ -17,13 +17,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.caps import caps_for
+from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
 from pandas_dp.api.release import PlannedRelease, Target, plan, validate
 from pandas_dp.api.release.planner import may_hold_missing, noise_choice
 from pandas_dp.api.release.types import PlannedOutput, Request
 from pandas_dp.api.statistics.products import PairCorrelation, PairCovariance
+from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.engines.temporal import is_temporal
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -46,16 +47,29 @@ def plan_matrix(
     min_periods: Any = None,
     ddof: Any = 1,
     use: Any = "pairwise",
+    grouping: Grouping | None = None,
+    caps: Caps | None = None,
 ) -> PlannedRelease[pd.DataFrame]:
-    """The planned release of a covariance (``how="cov"``) or correlation matrix."""
+    """The planned release of a covariance (``how="cov"``) or correlation matrix.
+
+    With a ``grouping`` (public keys; its ``caps``), one matrix per group, stacked as
+    ``df.groupby(by)[columns].cov()`` stacks them, charged once (parallel composition).
+    """
+    if grouping is not None and grouping.keys is None:
+        raise DPValueError(
+            f"grouped {how}() needs public keys: pass keys=... to groupby (keys chosen from "
+            "the data are for counts and sums)"
+        )
     names = _columns(target, how, columns, bounds)
     complete = _use(use) == "complete"
     order = int(_whole(ddof, "ddof")) if how == "cov" else 1
     fewest = 1.0 if min_periods is None else _whole(min_periods, "min_periods")
     placeholders = [PairCovariance((c, c), c) for c in names]
     request = validate(
-        target, placeholders, epsilon=epsilon, query=how, bounds=bounds, delta=delta,
-        mechanism=mechanism, ci=ci, caps=caps_for(target, False), rho=rho,
+        target, placeholders, epsilon=epsilon, query=how if grouping is None else f"groupby.{how}",
+        bounds=bounds, delta=delta,
+        mechanism=mechanism, ci=ci, caps=caps or caps_for(target, False), rho=rho,
+        grouping=grouping,
     )  # fmt: skip
     layout = ProductLayout.of(
         tuple(names), tuple(request.bounds[c] for c in names),
@@ -78,33 +92,53 @@ def plan_matrix(
         request, stats=stats, shares=shares, notes=_notes(request, part, how, complete)
     )
     labels = _labels(target, names)
-    return plan(target, request, _finisher(how, labels), calibrated={part.layout.key: part})  # type: ignore[union-attr]
+    assert part.layout is not None
+    return plan(target, request, _finisher(how, labels), calibrated={part.layout.key: part})
 
 
 def _finisher(how: str, labels: pd.Index) -> Any:
-    """Shape the pairs' values as pandas shapes ``df.cov()`` (with ``ci``: one row a pair)."""
+    """Shape the pairs' values as pandas shapes ``df.cov()`` (grouped: stacked by key)."""
 
     def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
-        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
-            size = len(labels)
-            matrix = np.full((size, size), np.nan)
-            for out in outputs:
-                stat = out.stat
-                assert isinstance(stat, PairCovariance)
-                matrix[stat.j, stat.k] = matrix[stat.k, stat.j] = stat.value(
-                    out.inputs(noisy), None
-                )[0]
-            fitted = nearest_psd(matrix)
-            if how == "corr":
-                fitted = correlation_of(fitted)
-            values = pd.DataFrame(fitted, index=labels.copy(), columns=labels.copy())
-            if request.confidence is None:
-                return values
-            return _with_intervals(how, values, outputs, noisy, 1.0 - request.confidence)
+        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+            alpha = None if request.confidence is None else 1.0 - request.confidence
+            groups = 1 if keys is None else len(keys)
+            frames = [_matrix(how, labels, outputs, noisy, g, alpha) for g in range(groups)]
+            if keys is None:
+                return frames[0]
+            names = [*keys.names, None]
+            if alpha is not None:
+                names.append(None)
+            return pd.concat(frames, keys=list(keys), names=names)
 
         return finish
 
     return finisher
+
+
+def _matrix(
+    how: str,
+    labels: pd.Index,
+    outputs: tuple[PlannedOutput, ...],
+    noisy: dict[MeasurementKey, Aggregate],
+    group: int,
+    alpha: float | None,
+) -> pd.DataFrame:
+    """One group's matrix, made positive semidefinite (with ``alpha``: one row per pair)."""
+    size = len(labels)
+    matrix = np.full((size, size), np.nan)
+    for out in outputs:
+        stat = out.stat
+        assert isinstance(stat, PairCovariance)
+        value = stat.value(out.inputs(noisy), None)[group]
+        matrix[stat.j, stat.k] = matrix[stat.k, stat.j] = value
+    fitted = nearest_psd(matrix)
+    if how == "corr":
+        fitted = correlation_of(fitted)
+    values = pd.DataFrame(fitted, index=labels.copy(), columns=labels.copy())
+    if alpha is None:
+        return values
+    return _with_intervals(how, values, outputs, noisy, alpha, group)
 
 
 def _with_intervals(
@@ -113,6 +147,7 @@ def _with_intervals(
     outputs: tuple[PlannedOutput, ...],
     noisy: dict[MeasurementKey, Aggregate],
     alpha: float,
+    group: int,
 ) -> pd.DataFrame:
     """One row per ordered pair (as ``df.cov().stack()``): value, lower and upper end.
 
@@ -125,8 +160,8 @@ def _with_intervals(
         stat = out.stat
         assert isinstance(stat, PairCovariance)
         low, high = stat.interval(out.inputs(noisy), alpha)
-        lower[stat.j, stat.k] = lower[stat.k, stat.j] = low[0]
-        upper[stat.j, stat.k] = upper[stat.k, stat.j] = high[0]
+        lower[stat.j, stat.k] = lower[stat.k, stat.j] = low[group]
+        upper[stat.j, stat.k] = upper[stat.k, stat.j] = high[group]
     point = values.to_numpy()
     with np.errstate(invalid="ignore"):
         lower, upper = np.fmin(lower, point), np.fmax(upper, point)

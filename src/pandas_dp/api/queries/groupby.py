@@ -18,6 +18,7 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, parse_keys
 from pandas_dp.api.queries.by_series import series_by
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
+from pandas_dp.api.queries.grouped_matrices import GroupedMatrices
 from pandas_dp.api.release import PlannedRelease, Target, run
 from pandas_dp.api.release.arguments import (
     Bound,
@@ -38,7 +39,7 @@ from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 
 
-class DPGroupBy(GroupedCounts):
+class DPGroupBy(GroupedCounts, GroupedMatrices):
     """A grouping of a protected frame over public (or privately selected) keys.
 
     Created by :meth:`DataFrameDPAccessor.groupby`; it holds only public parameters.
