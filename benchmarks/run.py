@@ -28,7 +28,9 @@ import bench_groupby
 import bench_hierarchy
 import bench_idioms
 import bench_mean
+import bench_modelling
 import bench_queries
+import bench_regression
 import bench_sampler
 import bench_statistics
 import bench_tables
@@ -59,6 +61,12 @@ def main() -> None:
         bench_statistics.run([n // scale for n in bench_statistics.SIZES]),
         bench_accuracy.run(max(2, bench_accuracy.REPEATS // scale)),
         bench_tables.run(bench_tables.ROWS // scale, trials=1 if args.quick else 3),
+        bench_modelling.run(
+            bench_modelling.ROWS // scale, runs=max(2, bench_modelling.RUNS // scale)
+        ),
+        bench_regression.run(
+            max(5, bench_regression.RUNS // scale), max(50, bench_regression.COVERAGE_RUNS // scale)
+        ),
     ]
     if args.dask:
         sections.append(bench_dask.run(bench_dask.ROWS // scale))
