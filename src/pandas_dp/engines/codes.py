@@ -159,7 +159,8 @@ def canonical_unit_ids(ids: pd.Series) -> pd.Series:
     """Privacy-unit ids in the one form every engine path tells units apart by.
 
     :func:`canonical_column`, with booleans as the integers they equal (``True`` is unit
-    ``1`` in any column), so that equal ids are one unit however a row spells them: the
+    ``1`` in any column) and texts that spell a number written one way
+    (:func:`canonical_id_texts`), so that equal ids are one unit however a row spells them: the
     pandas engine's lookup, the Dask exchange's buckets, Dask's shuffle and partition-local
     caps all read this form. Row by row, total: an unhashable id becomes missing (no unit).
     """
@@ -168,7 +169,47 @@ def canonical_unit_ids(ids: pd.Series) -> pd.Series:
         return ids.astype(np.int64)
     if isinstance(dtype, pd.BooleanDtype):
         return ids.astype("Int64")
+    if isinstance(dtype, pd.StringDtype):  # perhaps numbers Dask (or a CSV) made texts of
+        return canonical_id_texts(ids)
     return canonical_column(ids)
+
+
+#: Texts that read as a number or a bool (what ``str`` makes of one).
+_NUMBER_TEXT = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False"
+#: Texts already in the canonical form of an integer: nothing to convert.
+_INTEGER_TEXT = r"0|-?[1-9]\d{0,17}"
+
+
+def canonical_id_texts(ids: pd.Series) -> pd.Series:
+    """Text ids with every number (or bool) written one way: ``"1" = "1.0" = "+01" = "True"``.
+
+    Dask's default string conversion turns an object column holding ``1``, ``1.0`` and
+    ``True`` into three texts before pandas-dp sees it; read back as the numbers they spell,
+    they are one unit again, as in the pandas engine. Merging ids is conservative (a unit with
+    more rows is capped as one); other texts are left as they are. Vectorised: only texts that
+    read as a number not already written canonically are converted, row by row.
+    """
+    numeric = np.asarray(ids.str.fullmatch(_NUMBER_TEXT).fillna(False), dtype=bool)
+    if not numeric.any():
+        return ids
+    done = np.asarray(ids.str.fullmatch(_INTEGER_TEXT).fillna(False), dtype=bool)
+    convert = numeric & ~done
+    if not convert.any():
+        return ids
+    out = ids.copy()
+    out[convert] = [_number_text(text) for text in ids[convert]]
+    return out
+
+
+def _number_text(text: str) -> str:
+    """The canonical text of a number written as ``text`` (see :func:`canonical_id_texts`)."""
+    if text in ("True", "False"):
+        return "1" if text == "True" else "0"
+    try:
+        value: Any = int(text)
+    except ValueError:
+        value = _number(float(text))
+    return str(value)
 
 
 # --- codes ----------------------------------------------------------------------------------

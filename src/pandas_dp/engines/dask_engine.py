@@ -112,13 +112,13 @@ def _canonical_ids(frame: Any, unit: Hashable) -> Any:
 
     The exchange's buckets, Dask's shuffle and partition-local caps hash or compare the ids
     as they are; ``1``, ``1.0`` and ``True`` (or one instant in two time zones) would be
-    three units there and one in the pandas engine. Integer and text columns already hold
-    one form per id and are left as they are (decided from the dtype).
+    three units there and one in the pandas engine. Integer columns already hold one form
+    per id and are left as they are (decided from the dtype). Text columns get their numbers
+    written one way: Dask's default string conversion writes ``1``, ``1.0`` and ``True`` of
+    an object column as three texts (:func:`~pandas_dp.engines.codes.canonical_id_texts`).
     """
     dtype = frame._meta[unit].dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iuM":
-        return frame
-    if isinstance(dtype, pd.StringDtype):
         return frame
     meta = _with_canonical_ids(frame._meta, unit)
     return frame.map_partitions(_with_canonical_ids, unit, meta=meta)
