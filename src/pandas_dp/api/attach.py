@@ -19,11 +19,11 @@ own operations, so the handle propagates to derived collections exactly as on pa
 
 from __future__ import annotations
 
-import weakref
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from pandas_dp.api.handles import SessionHandle
 from pandas_dp.engines import engine_for
 from pandas_dp.errors import NotProtectedError
 
@@ -32,9 +32,6 @@ if TYPE_CHECKING:
 
 #: Key of the handle in ``DataFrame.attrs`` / ``Series.attrs``.
 ATTRS_KEY = "pandas_dp"
-_PREFIX = "pandas-dp session "
-
-_LIVE: weakref.WeakValueDictionary[str, Session] = weakref.WeakValueDictionary()
 
 HOW_TO_PROTECT = (
     "If you are the data owner, protect the raw frame with "
@@ -44,44 +41,6 @@ HOW_TO_PROTECT = (
     "with other frames, pd.DataFrame(df), building frames from numpy, value_counts, "
     "groupby().size(), transform, rolling) drop the session on purpose."
 )
-
-
-class SessionHandle(str):
-    """The value stored in ``attrs``: shared, never copied, resolved per process."""
-
-    _session: Session
-
-    def __new__(cls, session: Session) -> SessionHandle:
-        """Create the one handle of ``session``."""
-        handle = super().__new__(cls, _PREFIX + session.id)
-        handle._session = session
-        _LIVE[session.id] = session
-        return handle
-
-    @property
-    def session(self) -> Session:
-        """The live session."""
-        return self._session
-
-    def __copy__(self) -> SessionHandle:
-        return self
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> SessionHandle:
-        return self
-
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
-        return (_restore, (str(self),))
-
-
-class DetachedMarker(str):
-    """What a handle becomes outside the process (or after the session that owned it died)."""
-
-
-def _restore(text: str) -> str:
-    session = _LIVE.get(text[len(_PREFIX) :])
-    if session is not None:
-        return session.handle
-    return DetachedMarker(text)
 
 
 def attach(obj: Any, session: Session) -> Any:
@@ -102,7 +61,8 @@ def session_of(obj: pd.DataFrame | pd.Series) -> Session:
     """
     marker = engine_for(obj).attrs(obj).get(ATTRS_KEY)
     if isinstance(marker, SessionHandle):
-        return marker.session
+        session: Session = marker.session
+        return session
     kind = type(obj).__name__
     if marker is None:
         raise NotProtectedError(f"this {kind} is not protected by pandas-dp. {HOW_TO_PROTECT}")

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Hashable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from pandas_dp.engines.bounding import Bounding
 from pandas_dp.errors import DPValueError
 from pandas_dp.units import Contribution, positive_int
 
-if TYPE_CHECKING:
-    from pandas_dp.api.release.types import Target
+
+class UnitTarget(Protocol):
+    """What :func:`caps_for` reads of a release's target (``release.types.Target``).
+
+    A protocol rather than the class: the release package imports this module.
+    """
+
+    @property
+    def session(self) -> Any:
+        """The release's session: its privacy unit and priority sources."""
+
+    @property
+    def unit(self) -> Hashable | None:
+        """The data's column holding the privacy unit's ids."""
 
 
 @dataclass(frozen=True)
@@ -43,7 +55,7 @@ class Caps:
 
 
 def caps_for(
-    target: Target, grouped: bool, max_groups: Any = None, max_rows_per_group: Any = None
+    target: UnitTarget, grouped: bool, max_groups: Any = None, max_rows_per_group: Any = None
 ) -> Caps:
     """Contribution caps from the session's privacy unit and the query's own bounds.
 

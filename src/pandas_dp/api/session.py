@@ -18,7 +18,7 @@ from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import LedgerFile
-from pandas_dp.api.attach import SessionHandle
+from pandas_dp.api.handles import SessionHandle
 from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard

@@ -24,22 +24,43 @@ instead of a hash pass (:func:`integer_codes`), with the same codes.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-if TYPE_CHECKING:  # annotations only: the plan imports bounding, which imports this
-    from pandas_dp.engines.plan import ClippedSum
-
 I64 = npt.NDArray[np.int64]
+
+
+class LatticeSum(Protocol):
+    """What :func:`integer_units` reads of a :class:`~pandas_dp.engines.plan.ClippedSum`.
+
+    A protocol rather than the class: the plan imports bounding, which imports this module.
+    """
+
+    @property
+    def exponent(self) -> int:
+        """A lattice unit is ``2**exponent``."""
+
+    @property
+    def lower(self) -> int:
+        """The lowest unit a value is clipped to."""
+
+    @property
+    def upper(self) -> int:
+        """The highest unit a value is clipped to."""
+
+    @property
+    def offset(self) -> int:
+        """The units subtracted from each value (centred sums)."""
+
 
 #: Largest bound (in the column's units) at which every integer up to it is a float64.
 _FLOAT_EXACT = 1 << 53
 
 
-def integer_units(column: pd.Series, measure: ClippedSum) -> tuple[I64, int, int] | None:
+def integer_units(column: pd.Series, measure: LatticeSum) -> tuple[I64, int, int] | None:
     """``(clip(x, a, b), shift, bound)`` for an integer column, or None for the float path.
 
     The lattice units of a row are ``clip(x, a, b) << shift``; ``bound`` is
@@ -91,14 +112,21 @@ def integer_codes(column: pd.Series, keys: pd.Index) -> I64 | None:
     if key_values.size == 0:
         return None
     low, high = int(key_values.min()), int(key_values.max())
-    if high - low >= _TABLE_SLOTS_PER_KEY * key_values.size + _TABLE_SLACK:
+    span = high - low
+    if span >= _TABLE_SLOTS_PER_KEY * key_values.size + _TABLE_SLACK:
         return None
-    table = np.full(high - low + 2, -1, dtype=np.int64)  # the last slot: outside the range
-    table[key_values - low] = np.arange(key_values.size)
+    # Slot 0 and slot span + 2 read -1 (below and above the range); key k sits at k - low + 1.
+    table = np.full(span + 3, -1, dtype=np.int64)
+    table[key_values - low + 1] = np.arange(key_values.size)
     values = np.asarray(column.to_numpy(), dtype=np.int64)
-    inside = (values >= low) & (values <= high)
-    slots = np.where(inside, values - low, high - low + 1)  # masked rows may wrap: unused
-    return np.asarray(table[slots], dtype=np.int64)
+    # v - low + 1 modulo 2**64 (one pass, no mask): exactly 1 .. span + 1 for the values in
+    # [low, high]. Every other int64 lands on 0 or beyond span + 1: v > high gives up to
+    # 2**64, which wraps to 0; v < low gives 0 or wraps to at least 2**63 - low + 1, beyond
+    # high - low + 1 as high < 2**63. Clamping to span + 2 then reads -1. Total: no value
+    # raises or warns (unsigned arithmetic wraps silently).
+    slots = values.view(np.uint64) - np.uint64((low - 1) % (1 << 64))
+    np.minimum(slots, np.uint64(span + 2), out=slots)
+    return np.asarray(table[slots.view(np.int64)], dtype=np.int64)
 
 
 #: Unit ids are coded by a table when their range spans at most this many slots per row.

@@ -7,14 +7,8 @@ the "Publishing a release" guide.
 
 from pandas_dp.publish.loader import load_spec
 from pandas_dp.publish.model import QuerySpec, ReleaseSpec, parse_spec
-from pandas_dp.publish.runner import (
-    LEDGER_NAME,
-    PlannedQuery,
-    ReleaseOutcome,
-    ReleasePlan,
-    plan_release,
-    run_release,
-)
+from pandas_dp.publish.outcome import PlannedQuery, ReleaseOutcome, ReleasePlan
+from pandas_dp.publish.runner import LEDGER_NAME, plan_release, run_release
 
 __all__ = [
     "LEDGER_NAME",

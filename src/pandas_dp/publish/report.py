@@ -13,7 +13,7 @@ import io
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,9 +22,7 @@ import pandas_dp
 from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.publish.files import write_atomic
-
-if TYPE_CHECKING:
-    from pandas_dp.publish.runner import PlannedQuery, ReleaseOutcome
+from pandas_dp.publish.outcome import PlannedQuery, ReleaseOutcome
 
 REPORT_NAME = "report.html"
 #: Most groups drawn in one chart; larger tables are shown as tables only.

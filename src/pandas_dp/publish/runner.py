@@ -16,7 +16,6 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,16 +28,16 @@ from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
-from pandas_dp.api.release import Preview
 from pandas_dp.api.session import tagged
 from pandas_dp.api.statistics import STATISTICS
-from pandas_dp.budget import AnyBudget
 from pandas_dp.errors import BudgetExceededError, DPError, SpecError
 from pandas_dp.optional import require
-from pandas_dp.publish.checks import check_columns, check_extras, header_of, spec_keys
+from pandas_dp.publish.checks import spec_keys
 from pandas_dp.publish.files import as_table, write_outputs
 from pandas_dp.publish.model import QuerySpec, ReleaseSpec
+from pandas_dp.publish.outcome import PlannedQuery, ReleaseOutcome, ReleasePlan
 from pandas_dp.publish.report import write_report
+from pandas_dp.publish.spec_checks import check_columns, check_extras, header_of
 from pandas_dp.publish.where import check_types, parse_where
 from pandas_dp.publish.where_eval import evaluate
 
@@ -46,63 +45,6 @@ LEDGER_NAME = "ledger.jsonl"
 #: ``progress(query_number, query_count, query_name, stage)``; stages: "releasing",
 #: "released in 1.2s", "already released", "recovered from the ledger".
 Progress = Callable[[int, int, str, str], None]
-
-
-@dataclass(frozen=True)
-class PlannedQuery:
-    """One query's preview, and whether the ledger already holds its release."""
-
-    query: QuerySpec
-    preview: Preview
-    entry: LedgerEntry | None = None
-
-    @property
-    def done(self) -> bool:
-        """Whether the ledger already holds this query's release."""
-        return self.entry is not None
-
-
-@dataclass(frozen=True)
-class ReleasePlan:
-    """What a spec would release and cost; ``refusal`` says why it would not fit."""
-
-    spec: ReleaseSpec
-    queries: tuple[PlannedQuery, ...]
-    total: AnyBudget
-    spent: AnyBudget
-    accounting: str
-    refusal: str = ""
-
-    @property
-    def fits(self) -> bool:
-        """Whether every pending query fits in what is left of the budget."""
-        return not self.refusal
-
-    def table(self) -> pd.DataFrame:
-        """One row per statistic: query, mechanism, noise scale, cost and error bound."""
-        frames = []
-        for planned in self.queries:
-            table = planned.preview.table.reset_index()
-            table.insert(0, "query", planned.query.name)
-            table.insert(1, "status", "released" if planned.done else "pending")
-            if planned.query.expected_rows is not None:  # means' and spreads' errors too
-                errors = planned.preview.errors(planned.query.expected_rows)
-                for name, error in errors.items():
-                    table.loc[table["statistic"] == name, "error"] = error
-            frames.append(table)
-        return pd.concat(frames, ignore_index=True)
-
-
-@dataclass
-class ReleaseOutcome:
-    """What :func:`run_release` did, query by query."""
-
-    plan: ReleasePlan
-    out_dir: Path
-    charts: bool = True
-    status: dict[str, str] = field(default_factory=dict)
-    outputs: dict[str, pd.DataFrame] = field(default_factory=dict)
-    files: list[Path] = field(default_factory=list)
 
 
 # -- reading the data and calling the API --------------------------------------------------
