@@ -7,7 +7,7 @@ A mixin of the DataFrame accessor (shared by ``.dp.preview``); each method forwa
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Unpack
 
 import pandas as pd
 
@@ -16,7 +16,7 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.covariance import plan_matrix
 from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.release import resolve
-from pandas_dp.api.release.arguments import EstimateT, Mechanism, NumberT, Real
+from pandas_dp.api.release.arguments import EstimateT, MatrixArgs, Mechanism, NumberT, Real
 from pandas_dp.errors import DPValueError
 
 ColumnBounds = Mapping[Hashable, tuple[Real, Real]] | None
@@ -32,15 +32,8 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         self,
         columns: Sequence[Hashable] | None = None,
         *,
-        bounds: ColumnBounds = None,
-        epsilon: Real | None = None,
-        delta: Real | None = None,
-        rho: Real | None = None,
-        mechanism: Mechanism = "laplace",
-        ci: float | None = None,
-        min_periods: int | None = None,
         ddof: int = 1,
-        use: Literal["pairwise", "complete"] = "pairwise",
+        **options: Unpack[MatrixArgs],
     ) -> pd.DataFrame:
         """Release the covariance matrix of columns clipped to public bounds, as ``df.cov()``.
 
@@ -104,37 +97,16 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         >>> c.shape, list(c.columns), bool(abs(c.loc["x", "y"] - df.cov().loc["x", "y"]) < 2)
         ((2, 2), ['x', 'y'], True)
         """
-        return self._execute(
-            plan_matrix(
-                resolve(self._obj),
-                "cov",
-                columns,
-                bounds=bounds,
-                epsilon=epsilon,
-                delta=delta,
-                rho=rho,
-                mechanism=mechanism,
-                ci=ci,
-                min_periods=min_periods,
-                ddof=ddof,
-                use=use,
-            )
-        )
+        planned = plan_matrix(resolve(self._obj), "cov", columns, ddof=ddof, **options)
+        return self._execute(planned)
 
     @shared_doc
     def corr(
         self,
         columns: Sequence[Hashable] | None = None,
         *,
-        bounds: ColumnBounds = None,
-        epsilon: Real | None = None,
-        delta: Real | None = None,
-        rho: Real | None = None,
-        mechanism: Mechanism = "laplace",
-        ci: float | None = None,
-        min_periods: int = 1,
         method: Literal["pearson"] = "pearson",
-        use: Literal["pairwise", "complete"] = "pairwise",
+        **options: Unpack[MatrixArgs],
     ) -> pd.DataFrame:
         """Release the Pearson correlation matrix of bounded columns, as ``df.corr()``.
 
@@ -190,21 +162,8 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
                 f"method={method!r}: only 'pearson' correlations can be released from sums "
                 "of products; rank correlations (spearman, kendall) need ranks"
             )
-        return self._execute(
-            plan_matrix(
-                resolve(self._obj),
-                "corr",
-                columns,
-                bounds=bounds,
-                epsilon=epsilon,
-                delta=delta,
-                rho=rho,
-                mechanism=mechanism,
-                ci=ci,
-                min_periods=min_periods,
-                use=use,
-            )
-        )
+        planned = plan_matrix(resolve(self._obj), "corr", columns, **options)
+        return self._execute(planned)
 
     def ols(
         self,

@@ -61,6 +61,14 @@ class PairSums:
     first_squares: int  # Σ z_j² over those rows
     second_squares: int  # Σ z_k²
 
+    @property
+    def positions(self) -> tuple[int, int, int, int, int, int]:
+        """All six, in the order above."""
+        return (
+            self.rows, self.first, self.second, self.products, self.first_squares,
+            self.second_squares,
+        )  # fmt: skip
+
 
 @dataclass(frozen=True)
 class ProductLayout:

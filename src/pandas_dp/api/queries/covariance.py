@@ -10,7 +10,7 @@ correlations a unit diagonal with every entry in ``[-1, 1]``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -23,6 +23,7 @@ from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPa
 from pandas_dp.api.release import PlannedRelease, Target, plan, validate
 from pandas_dp.api.release.planner import may_hold_missing, noise_choice
 from pandas_dp.api.release.types import PlannedOutput, Request
+from pandas_dp.api.statistics.base import Inputs
 from pandas_dp.api.statistics.products import PairCorrelation, PairCovariance
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Aggregate
@@ -125,27 +126,21 @@ def _matrix(
     alpha: float | None,
 ) -> pd.DataFrame:
     """One group's matrix, made positive semidefinite (with ``alpha``: one row per pair)."""
-    size = len(labels)
-    matrix = np.full((size, size), np.nan)
-    for out in outputs:
-        stat = out.stat
-        assert isinstance(stat, PairCovariance)
-        value = stat.value(out.inputs(noisy), None)[group]
-        matrix[stat.j, stat.k] = matrix[stat.k, stat.j] = value
+    pairs = _pairs(outputs, noisy)
+    matrix = _symmetric(len(labels), pairs, lambda s, i: s.value(i, None)[group])
     fitted = nearest_psd(matrix)
     if how == "corr":
         fitted = correlation_of(fitted)
     values = pd.DataFrame(fitted, index=labels.copy(), columns=labels.copy())
     if alpha is None:
         return values
-    return _with_intervals(how, values, outputs, noisy, alpha, group)
+    return _with_intervals(how, values, pairs, alpha, group)
 
 
 def _with_intervals(
     how: str,
     values: pd.DataFrame,
-    outputs: tuple[PlannedOutput, ...],
-    noisy: dict[MeasurementKey, Aggregate],
+    pairs: list[tuple[PairCovariance, Inputs]],
     alpha: float,
     group: int,
 ) -> pd.DataFrame:
@@ -155,13 +150,9 @@ def _with_intervals(
     the exact value with the stated probability.
     """
     size = len(values)
-    lower, upper = np.full((size, size), np.nan), np.full((size, size), np.nan)
-    for out in outputs:
-        stat = out.stat
-        assert isinstance(stat, PairCovariance)
-        low, high = stat.interval(out.inputs(noisy), alpha)
-        lower[stat.j, stat.k] = lower[stat.k, stat.j] = low[group]
-        upper[stat.j, stat.k] = upper[stat.k, stat.j] = high[group]
+    ends = {(s.j, s.k): s.interval(i, alpha) for s, i in pairs}
+    lower = _symmetric(size, pairs, lambda s, i: ends[s.j, s.k][0][group])
+    upper = _symmetric(size, pairs, lambda s, i: ends[s.j, s.k][1][group])
     point = values.to_numpy()
     with np.errstate(invalid="ignore"):
         lower, upper = np.fmin(lower, point), np.fmax(upper, point)
@@ -174,6 +165,29 @@ def _with_intervals(
         },
         index=index,
     )
+
+
+def _pairs(
+    outputs: tuple[PlannedOutput, ...], noisy: dict[MeasurementKey, Aggregate]
+) -> list[tuple[PairCovariance, Inputs]]:
+    """Each pair's statistic and its noisy inputs."""
+    pairs = []
+    for out in outputs:
+        assert isinstance(out.stat, PairCovariance)
+        pairs.append((out.stat, out.inputs(noisy)))
+    return pairs
+
+
+def _symmetric(
+    size: int,
+    pairs: list[tuple[PairCovariance, Inputs]],
+    entry: Callable[[PairCovariance, Inputs], float],
+) -> np.ndarray:
+    """The symmetric matrix whose ``(j, k)`` entry is ``entry`` of pair ``(j, k)``."""
+    matrix = np.full((size, size), np.nan)
+    for stat, inputs in pairs:
+        matrix[stat.j, stat.k] = matrix[stat.k, stat.j] = entry(stat, inputs)
+    return matrix
 
 
 def _columns(target: Target, how: str, columns: Any, bounds: Any) -> list[Hashable]:

@@ -90,6 +90,19 @@ class CountArgs(NoiseArgs, total=False):
     total: Real | None
 
 
+class MatrixArgs(TypedDict, total=False):
+    """Covariance and correlation matrices: the columns' bounds, the cost, missing values."""
+
+    bounds: Mapping[Hashable, tuple[Real, Real]] | None
+    epsilon: Real  # or rho, in a zCDP session: one of them is required
+    rho: Real | None
+    delta: Real | None
+    mechanism: Mechanism
+    ci: float | None
+    min_periods: int | None
+    use: Literal["pairwise", "complete"]
+
+
 class GridArgs(TypedDict, total=False):
     """Quantiles: bounds, the cost, and the grid the answer lies on."""
 

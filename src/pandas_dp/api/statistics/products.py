@@ -118,18 +118,7 @@ class PairCorrelation(PairCovariance):
     reads: ClassVar[int] = 6
 
     def _point(self, sums: F64) -> F64:
-        at = self.sums
-        n, a, b, s, qa, qb = (
-            sums[:, i]
-            for i in (
-                at.rows,
-                at.first,
-                at.second,
-                at.products,
-                at.first_squares,
-                at.second_squares,
-            )
-        )
+        n, a, b, s, qa, qb = (sums[:, i] for i in self.sums.positions)
         with np.errstate(all="ignore"):
             first, second = qa - a * a / n, qb - b * b / n
             positive = (first > 0) & (second > 0)
@@ -139,18 +128,7 @@ class PairCorrelation(PairCovariance):
             return np.clip(ratio, -1.0, 1.0)
 
     def _bounds(self, sums: F64, width: float) -> Bounds:
-        at = self.sums
-        n, a, b, s, qa, qb = (
-            _around(sums[:, i], width)
-            for i in (
-                at.rows,
-                at.first,
-                at.second,
-                at.products,
-                at.first_squares,
-                at.second_squares,
-            )
-        )
+        n, a, b, s, qa, qb = (_around(sums[:, i], width) for i in self.sums.positions)
         n = (np.maximum(n[0], 2.0), np.maximum(n[1], 2.0))
         if self.j == self.k:
             ones = np.ones_like(n[0])
