@@ -23,8 +23,16 @@ def _hash_pass(column: pd.Series, keys: pd.Index) -> np.ndarray:
 @pytest.mark.parametrize("dtype", ["int8", "int32", "int64", "uint16"])
 @pytest.mark.parametrize(
     "keys",
-    [[3, 1, 2], list(range(-50, 50, 3)), [0], list(range(1000))[::-1], [-(2**40), -(2**40) + 7]],
-    ids=["small", "gaps", "one", "reversed", "far from zero"],
+    [
+        [3, 1, 2],
+        list(range(-50, 50, 3)),
+        [0],
+        list(range(1000))[::-1],
+        [-(2**40), -(2**40) + 7],
+        [2**63 - 1, 2**63 - 4],
+        [-(2**63), -(2**63) + 2],
+    ],
+    ids=["small", "gaps", "one", "reversed", "far from zero", "int64 top", "int64 bottom"],
 )
 def test_table_codes_equal_the_hash_pass(dtype: str, keys: list[int]) -> None:
     gen = np.random.default_rng(4)  # test data only

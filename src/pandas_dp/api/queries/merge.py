@@ -23,6 +23,8 @@ how=...)`` shapes it: the protected columns, then the public ones (overlapping n
 ``suffixes``), the protected rows' order; but each row keeps its index label, where pandas
 numbers the result afresh: the labels are how pandas-dp tells that no row was repeated
 (``reset_index(drop=True)`` on pandas' side gives the same frame when nothing was dropped).
+The protected columns are not copied when every row is kept; each public column's values
+are taken at the rows' public positions, directly from its array.
 
 Right and outer joins, checks on the protected side and a protected frame on the right
 are refused, with the reason.
@@ -94,15 +96,38 @@ def merge(
         rows, positions = _expand(codes, order, bounds, how)
         left = frame.iloc[rows]
     elif how == "inner":  # one public row per key: a filter, then a lookup
-        rows = np.flatnonzero(codes >= 0)
-        left = frame if len(rows) == len(frame) else frame.iloc[rows]
-        positions = codes[rows]
+        matched = codes >= 0
+        if matched.all():  # every row, as it is (no copy)
+            left, positions = frame, codes
+        else:
+            rows = np.flatnonzero(matched)
+            left, positions = frame.iloc[rows], codes[rows]
     else:  # every protected row, as it is
         left, positions = frame, codes
     values = public.drop(columns=keys).reset_index(drop=True)
-    right = values.take(positions) if (positions >= 0).all() else values.reindex(positions)
+    right = _looked_up(values, positions)
     result = _joined(left, right, keys, suffixes)
     return attach(result, session_of(frame))
+
+
+def _looked_up(values: pd.DataFrame, positions: Any) -> list[tuple[Hashable, Any]]:
+    """Each public column's name and values at ``positions`` (-1: no public row).
+
+    Where every row has a public row, each column's array is taken directly (no index is
+    built only to be replaced). Otherwise pandas' reindexing, which
+    fills the rows without a match with missing values as ``pd.merge`` does (and changes
+    the dtype as it does).
+    """
+    # The narrowest signed integers that hold every position: less to read per column.
+    narrow = positions.astype(np.min_scalar_type(-max(len(values), 1)))
+    complete = bool((positions >= 0).all())
+    right = None if complete else values.reindex(positions)
+    columns: list[tuple[Hashable, Any]] = []
+    for j, name in enumerate(values.columns):
+        source = values.iloc[:, j]
+        taken = source.array.take(narrow) if right is None else right.iloc[:, j].array
+        columns.append((name, taken))
+    return columns
 
 
 def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[Any, Any]:
@@ -180,14 +205,23 @@ def _check_options(how: str, validate: str | None, public: pd.DataFrame) -> None
 
 
 def _joined(
-    left: pd.DataFrame, right: pd.DataFrame, keys: list[Hashable], suffixes: tuple[str, str]
+    left: pd.DataFrame,
+    right: list[tuple[Hashable, Any]],
+    keys: list[Hashable],
+    suffixes: tuple[str, str],
 ) -> pd.DataFrame:
-    """``left``'s columns then ``right``'s, named as ``pd.merge`` names them."""
-    overlap = (set(left.columns) & set(right.columns)) - set(keys)
+    """``left``'s columns then ``right``'s (name, values), named as ``pd.merge`` names them."""
+    names = [name for name, _ in right]
+    overlap = (set(left.columns) & set(names)) - set(keys)
     result = left.rename(columns={c: f"{c}{suffixes[0]}" for c in overlap})
     if result is left:
         result = left.copy(deep=False)
-    right.index = result.index  # the protected rows' own labels (see the module's note)
-    for column in right.columns:
-        result[f"{column}{suffixes[1]}" if column in overlap else column] = right[column]
+    for name, values in right:
+        target = f"{name}{suffixes[1]}" if name in overlap else name
+        if names.count(name) > 1:  # a repeated public column name: as setting both did
+            raise ValueError(
+                f"Cannot set a DataFrame with multiple columns to the single column {target}"
+            )
+        # the protected rows' own labels (see the module's note); the values are not copied
+        result[target] = pd.Series(values, index=result.index, copy=False)
     return result
