@@ -9,7 +9,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any
 
 import numpy as np
@@ -116,6 +116,7 @@ def parse_fill(
 def check_column(
     engine: Engine, data: object, column: Any, numeric: bool = True,
     known: Sequence[Hashable] = (), temporal: bool = False,
+    dtype_of: Callable[[Hashable], Any] | None = None,
 ) -> Hashable:  # fmt: skip
     """Check that ``column`` exists once in ``data`` and (if ``numeric``) holds numbers or bools.
 
@@ -124,7 +125,9 @@ def check_column(
     happens to be a number (or a timestamp). ``known`` are the column labels of the frame
     when it was protected (the owner's public structure), from which a misspelt name gets
     the closest suggestion; labels made later (by ``pivot``, say) may be data and are never
-    shown.
+    shown. ``dtype_of`` reads one (checked) column's dtype, as a release's
+    :meth:`~pandas_dp.api.release.types.Target.dtype` does once per target; by default the
+    dtype is looked up among all the frame's dtypes.
     """
     if isinstance(column, list):
         raise DPTypeError(
@@ -143,10 +146,29 @@ def check_column(
         raise DPKeyError(f"column {column!r} not found in this frame{did_you_mean(column, known)}")
     if len(matches) > 1:
         raise DPValueError(f"column label {column!r} appears more than once; rename the copies")
-    dtype = dict(engine.dtypes(data).items())[column]
-    if numeric and not (is_summable(dtype) or (temporal and is_temporal(dtype))):
+    if not numeric:  # the dtype is read only to refuse non-numeric columns
+        return column
+    dtype = _dtype(engine, data, column, dtype_of)
+    if not (is_summable(dtype) or (temporal and is_temporal(dtype))):
         raise DPTypeError(f"column {column!r} has dtype {dtype}; {_fix_for(dtype, temporal)}")
     return column
+
+
+def _dtype(
+    engine: Engine, data: object, column: Hashable, dtype_of: Callable[[Hashable], Any] | None
+) -> Any:
+    """The dtype of the one column labelled ``column`` (public metadata, no values read).
+
+    ``dtype_of`` answers directly (one column, no Series of every dtype); a label it cannot
+    look up (pandas' indexing and a dict's lookup disagree on a few mixed labels such as
+    ``True`` for ``1``) falls back to the dict of all dtypes, which is what decides.
+    """
+    if dtype_of is not None:
+        try:
+            return dtype_of(column)
+        except KeyError:
+            pass
+    return dict(engine.dtypes(data).items())[column]
 
 
 def did_you_mean(name: Hashable, known: Sequence[Hashable]) -> str:

@@ -130,10 +130,8 @@ def noisy_part(
     exponent = 0 if lattice is None else lattice.exponent
     if not noise.gaussian:
         sensitivity = units * contribution.l1
-        laplace = DiscreteLaplace.calibrated(sensitivity, epsilon)
-        pure = LaplaceMeasurement(
-            label, laplace.name, epsilon, sensitivity, laplace.effective_scale, exponent
-        )
+        laplace, scale = _laplace(sensitivity, epsilon)
+        pure = LaplaceMeasurement(label, laplace.name, epsilon, sensitivity, scale, exponent)
         return Part(label, measure, laplace, pure, lattice)
     if noise.zcdp:  # the ρ a pure ε-DP measurement of this ε would cost: ε²/2
         plan = plan_gaussian_rho(units * contribution.linf, contribution.l0, epsilon**2 / 2)
@@ -145,6 +143,18 @@ def noisy_part(
         delta=noise.delta, coordinates=plan.coordinates, sigma2=gauss.sigma2,
     )  # fmt: skip
     return Part(label, measure, gauss, record, lattice, plan.shift)
+
+
+@lru_cache(maxsize=512)
+def _laplace(sensitivity: int, epsilon: Fraction) -> tuple[DiscreteLaplace, Fraction]:
+    """The calibrated discrete Laplace mechanism and its effective scale, memoised.
+
+    A pure function of public parameters (the mechanism is frozen; a refusal raises again:
+    errors are not cached), asked for the same sensitivity and ε at every release of a
+    notebook's cells.
+    """
+    laplace = DiscreteLaplace.calibrated(sensitivity, epsilon)
+    return laplace, laplace.effective_scale
 
 
 def count_part(

@@ -110,7 +110,7 @@ def validate(
             continue
         check_column(
             target.engine, target.data, stat.column, numeric=stat.reads_values,
-            known=target.session.columns, temporal=True,
+            known=target.session.columns, temporal=True, dtype_of=target.dtype,
         )  # fmt: skip
         if stat.reads_values:
             kind = kinds[stat.column] = ValueKind.of(target.dtype(stat.column))
