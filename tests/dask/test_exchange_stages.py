@@ -24,7 +24,7 @@ import pytest
 from dask.delayed import delayed
 
 from pandas_dp.engines import dask_engine
-from pandas_dp.engines.codes import canonical_unit_ids
+from pandas_dp.engines.canonical import canonical_unit_ids
 from pandas_dp.engines.exchange import MAX_ONE_STAGE, bucket_count, exchange, stage_radices
 
 from .conftest import COUNTRIES, DEVICES, QUERIES, make_events

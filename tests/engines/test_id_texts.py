@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from pandas_dp.engines.codes import canonical_id_texts, canonical_unit_ids
+from pandas_dp.engines.canonical import canonical_id_texts, canonical_unit_ids
 
 
 @pytest.mark.parametrize("dtype", ["string", "str"])

@@ -22,7 +22,8 @@ import pytest
 
 import pandas_dp
 from pandas_dp.engines import Grouping, Rows
-from pandas_dp.engines.codes import canonical_value, combine, observed_codes, public_codes
+from pandas_dp.engines.canonical import canonical_value
+from pandas_dp.engines.codes import combine, observed_codes, public_codes
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.testing import capture_noise
 

@@ -19,7 +19,8 @@ import pytest
 
 import pandas_dp
 from pandas_dp.engines import ClippedSum, Grouping
-from pandas_dp.engines.pandas_engine import aggregate_frame, row_bound
+from pandas_dp.engines.lattice_units import row_bound
+from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.sums import INT64_EXACT_ROWS, rows_per_sum
 from pandas_dp.testing import capture_noise
 

@@ -5,7 +5,7 @@ code all the time (``sort_values().reset_index(drop=True)``, ``set_axis``, a fil
 ``reset_index``), and a rule that read them would move rows from one person to another, or
 make whether a row counts depend on where the other rows sit: neither is stable under adding
 or removing one unit. So every release reads the unit column *as it is*, in its canonical
-form (:func:`~pandas_dp.engines.codes.canonical_unit_ids`: ``1 = 1.0 = True``, normalised
+form (:func:`~pandas_dp.engines.canonical.canonical_unit_ids`: ``1 = 1.0 = True``, normalised
 Decimals, UTC instants, ``+0.0``; an unhashable or missing id is no unit), the same form the
 Dask engine exchanges rows by.
 
@@ -25,7 +25,8 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from pandas_dp.engines.codes import canonical_unit_ids, level_codes
+from pandas_dp.engines.canonical import canonical_unit_ids
+from pandas_dp.engines.codes import level_codes
 
 I64 = npt.NDArray[np.int64]
 

@@ -3,6 +3,9 @@
 Each partition is aggregated by :func:`~pandas_dp.engines.pandas_engine.aggregate_frame`,
 the pandas engine's own code, and the per-partition integers are added up exactly in one
 final task. Only those aggregates (one integer per measure and group) reach the client.
+This module chooses the columns, the route and the graph of tasks, and holds the engine
+class; the pandas functions those tasks run on the partitions are in
+:mod:`pandas_dp.engines.dask_partitions`.
 
 Contribution bounding per privacy unit needs all of a unit's rows in one place. A
 collection whose index is the unit column with known divisions has them there already:
@@ -33,12 +36,17 @@ from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
-from pandas_dp.engines.codes import canonical_unit_ids, public_codes
+from pandas_dp.engines.dask_partitions import (
+    KEY_CODE,
+    aggregate_partition,
+    code_dtype,
+    code_keys,
+    combine,
+    with_canonical_ids,
+)
 from pandas_dp.engines.divisions import Division, unit_divisions
 from pandas_dp.engines.exchange import exchange
-from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.plan import (
-    Aggregate,
     Aggregates,
     CellCounts,
     ClippedSquares,
@@ -55,10 +63,6 @@ from pandas_dp.engines.plan import (
     WeightedSum,
 )
 
-#: The column that carries key codes through a shuffle (never a user's column name).
-_KEY_CODE = "\x00pandas-dp key code"
-#: int64 additions below this magnitude cannot overflow.
-_INT64_SAFE = 1 << 62
 #: The scheduler a ``compute()`` here would use (dask's function, typed).
 get_scheduler: Callable[[], Any] = base.get_scheduler
 #: A frame expression's collection (dask's constructor, typed).
@@ -100,13 +104,6 @@ def _columns(
     return list(dict.fromkeys(needed))
 
 
-def _with_canonical_ids(partition: pd.DataFrame, unit: Hashable) -> pd.DataFrame:
-    """The partition with its unit ids in canonical form (runs on a worker, row by row)."""
-    partition = partition.copy(deep=False)
-    partition[unit] = canonical_unit_ids(partition[unit])
-    return partition
-
-
 def _canonical_ids(frame: Any, unit: Hashable) -> Any:
     """Unit ids in the one form every route tells units apart by, before any row moves.
 
@@ -115,99 +112,13 @@ def _canonical_ids(frame: Any, unit: Hashable) -> Any:
     three units there and one in the pandas engine. Integer columns already hold one form
     per id and are left as they are (decided from the dtype). Text columns get their numbers
     written one way: Dask's default string conversion writes ``1``, ``1.0`` and ``True`` of
-    an object column as three texts (:func:`~pandas_dp.engines.codes.canonical_id_texts`).
+    an object column as three texts (:func:`~pandas_dp.engines.canonical.canonical_id_texts`).
     """
     dtype = frame._meta[unit].dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iuM":
         return frame
-    meta = _with_canonical_ids(frame._meta, unit)
-    return frame.map_partitions(_with_canonical_ids, unit, meta=meta)
-
-
-def _canonical(frame: pd.DataFrame) -> pd.DataFrame:
-    """Rows sorted by a hash of their values: the same order whatever the shuffle delivered.
-
-    Rows that hash alike are (but for a 2**-64 chance) identical, so their order cannot
-    change an aggregate. Used for seeded (test-only) sessions.
-    """
-    hashes = pd.util.hash_pandas_object(frame, index=False).to_numpy()
-    return frame.iloc[np.argsort(hashes, kind="stable")]
-
-
-def aggregate_partition(
-    frame: pd.DataFrame,
-    measures: tuple[Measure, ...],
-    grouping: Grouping | None,
-    bounding: Bounding | None,
-    division: Division | None = None,
-) -> Aggregates:
-    """Aggregate one partition (runs on a worker; ``bounding`` carries no session).
-
-    With a ``division`` (partition-local bounding), rows whose unit id lies outside it are
-    dropped first: whatever the divisions claimed, each unit's rows are then counted in
-    one partition only, where its caps apply.
-    """
-    if bounding is not None:
-        assert bounding.spawn is None, "partitions must not receive the session"
-        if division is not None:
-            inside = division.holds(frame[bounding.unit])
-            if not inside.all():  # (a copy only when the divisions were wrong)
-                frame = frame[inside]
-        if getattr(bounding.priorities, "canonical", False):
-            frame = _canonical(frame)
-    return aggregate_frame(frame, measures, grouping, bounding)
-
-
-def _add(total: Aggregate, part: Aggregate) -> Aggregate:
-    """Exact element-wise sum: int64 while it cannot overflow, Python ints beyond."""
-    if total.dtype != object and part.dtype != object:
-        largest = (int(np.abs(total).max()) if total.size else 0) + (
-            int(np.abs(part).max()) if part.size else 0
-        )
-        if largest < _INT64_SAFE:
-            return np.asarray(total + part, dtype=np.int64)
-    return np.asarray(total.astype(object) + part.astype(object), dtype=object)
-
-
-def _scatter(shape: tuple[int, ...], codes: np.ndarray, values: Aggregate) -> Aggregate:
-    """Place one partition's rows at ``codes`` in a zero array of ``shape``."""
-    out = np.zeros(shape, dtype=object if values.dtype == object else np.int64)
-    out[codes] = values
-    return out
-
-
-def combine(parts: Sequence[Aggregates], observed: bool) -> Aggregates:
-    """Add up per-partition aggregates exactly.
-
-    With public keys (or none) every partition reports the same keys in the same order.
-    With ``observed`` keys (private, for partition selection) each partition reports the
-    keys it holds; the result is their union, each key's aggregates summed.
-    """
-    if not observed:
-        values = list(parts[0].values)
-        for part in parts[1:]:
-            values = [_add(a, b) for a, b in zip(values, part.values, strict=True)]
-        return Aggregates(parts[0].keys, values)
-    holding = [p for p in parts if p.keys is not None and len(p.keys)] or [parts[0]]
-    held = [p.keys for p in holding if p.keys is not None]
-    keys = held[0].append(held[1:]) if len(held) > 1 else held[0]
-    codes, _ = keys.factorize()  # codes number the keys in order of first appearance
-    union = keys[np.sort(np.unique(codes, return_index=True)[1])]  # keeps the level dtypes
-    if isinstance(union, pd.MultiIndex):
-        union = union.remove_unused_levels()
-    totals: list[Aggregate] = []
-    for position in range(len(holding[0].values)):
-        total: Aggregate | None = None
-        start = 0
-        for part, part_keys in zip(holding, held, strict=True):
-            local = part.values[position]
-            stop = start + len(part_keys)
-            placed = _scatter((len(union), *local.shape[1:]), codes[start:stop], local)
-            total = placed if total is None else _add(total, placed)
-            start = stop
-        assert total is not None
-        totals.append(total)
-    return Aggregates(union, totals)
+    meta = with_canonical_ids(frame._meta, unit)
+    return frame.map_partitions(with_canonical_ids, unit, meta=meta)
 
 
 def _unmarked(data: dd.DataFrame) -> dd.DataFrame:
@@ -240,27 +151,13 @@ def _coded(
     if grouping is None or grouping.keys is None or grouping.binning is not None:
         return frame, grouping
     kept = _columns(measures, None, bounding)  # the unit and measured columns
-    meta = frame._meta[kept].assign(**{_KEY_CODE: np.zeros(0, dtype=_code_dtype(grouping))})
-    coded = frame.map_partitions(_code_keys, grouping, kept, meta=meta, enforce_metadata=False)
-    return coded, Grouping((_KEY_CODE,), pd.RangeIndex(len(grouping.keys), name=_KEY_CODE))
+    meta = frame._meta[kept].assign(**{KEY_CODE: np.zeros(0, dtype=code_dtype(grouping))})
+    coded = frame.map_partitions(code_keys, grouping, kept, meta=meta, enforce_metadata=False)
+    return coded, Grouping((KEY_CODE,), pd.RangeIndex(len(grouping.keys), name=KEY_CODE))
 
 
-def _code_keys(partition: pd.DataFrame, grouping: Grouping, kept: list[Hashable]) -> pd.DataFrame:
-    """The partition's ``kept`` columns and each row's key code; rows outside the keys go."""
-    assert grouping.keys is not None
-    codes = public_codes(partition, grouping.by, grouping.keys)
-    inside = codes >= 0
-    out = partition.loc[inside, kept]
-    return out.assign(**{_KEY_CODE: codes[inside].astype(_code_dtype(grouping))})
-
-
-def _code_dtype(grouping: Grouping) -> type[np.signedinteger]:
-    """The smallest integer codes that hold every key's position (fewer bytes to move)."""
-    assert grouping.keys is not None
-    n = len(grouping.keys)
-    return next(t for t in (np.int8, np.int16, np.int32, np.int64) if n <= np.iinfo(t).max)
-
-
+# The graph calls aggregate_partition and combine through this module's names (tests spy
+# on them here), so the task functions stay next to the engine.
 def _aggregate_one(
     frame: pd.DataFrame,
     grouping: Grouping | None,

@@ -1,7 +1,7 @@
 """Exact clipped aggregates of an in-memory pandas DataFrame.
 
 Everything is computed with integers: values are rounded onto the query's lattice row by row
-(see :class:`~pandas_dp.engines.plan.ClippedSum`) and summed exactly, so the result depends
+(:mod:`pandas_dp.engines.lattice_units`) and summed exactly, so the result depends
 neither on row order nor on float rounding, and cannot overflow (a row contributes at most
 ``2**37`` units; sums over ``2**26`` rows or more are accumulated in Python integers).
 Grouping maps every row to the position of its key among the *public* keys with one hash pass
@@ -12,7 +12,6 @@ groups, no copy of the frame.
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
@@ -36,8 +35,14 @@ from pandas_dp.engines.codes import (
     observed_codes,
     public_codes,
 )
-from pandas_dp.engines.columns import F64, numeric_values
+from pandas_dp.engines.columns import numeric_values
 from pandas_dp.engines.integers import integer_units
+from pandas_dp.engines.lattice_units import (
+    MAX_ROW_UNITS,
+    lattice_values,
+    row_bound,
+    square_values,
+)
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
@@ -62,65 +67,6 @@ from pandas_dp.engines.sums import scaled, summed
 from pandas_dp.engines.weighted import weighted_units
 
 I64 = npt.NDArray[np.int64]
-
-#: A sum's lattice keeps one row within this many units (``MAX_ROW_UNITS`` of
-#: :mod:`pandas_dp.mechanisms.lattice`; the engines do not import the noise layer).
-MAX_ROW_UNITS = 1 << 37
-
-
-def lattice_values(values: F64, measure: ClippedSum) -> I64:
-    """Round clipped values onto the lattice: ``rint(clip(x, L, U) / g) - offset`` as int64.
-
-    Clipping happens in the column's units first (±inf land on the bounds, and no huge
-    value can overflow when scaled); scaling by ``2**-exponent`` is then exact.
-    """
-    lower = math.ldexp(measure.lower, measure.exponent)  # exact: see Lattice
-    upper = math.ldexp(measure.upper, measure.exponent)
-    with np.errstate(all="ignore"):  # nothing data-dependent may surface as a warning
-        scaled = np.clip(values, lower, upper)
-        scaled *= math.ldexp(1.0, -measure.exponent)
-        np.rint(scaled, out=scaled)
-        missing = np.isnan(scaled)
-        if missing.any():
-            if measure.fill is None:
-                scaled[missing] = measure.offset
-            else:
-                filled = min(max(measure.fill, lower), upper)
-                scaled[missing] = round(math.ldexp(filled, -measure.exponent))
-        units = scaled.astype(np.int64)
-    if measure.offset:
-        units -= measure.offset
-    return units
-
-
-def square_values(values: F64, measure: ClippedSquares) -> I64:
-    """Per-row capped squares ``min(rint((clip(x) - c)**2 / 2**e), units) - offset``."""
-    with np.errstate(all="ignore"):
-        deviation = np.clip(values, measure.lower, measure.upper) - measure.centre
-        squares = deviation * deviation * math.ldexp(1.0, -measure.exponent)
-        np.rint(squares, out=squares)
-        np.clip(squares, 0, measure.units, out=squares)
-        missing = np.isnan(squares)
-        if missing.any():
-            if measure.fill is None:
-                squares[missing] = measure.offset
-            else:
-                gap = min(max(measure.fill, measure.lower), measure.upper) - measure.centre
-                squares[missing] = min(
-                    round(math.ldexp(gap * gap, -measure.exponent)), measure.units
-                )
-        units = squares.astype(np.int64)
-    if measure.offset:
-        units -= measure.offset
-    return units
-
-
-def row_bound(measure: ClippedSum | ClippedSquares | WeightedSum) -> int:
-    """The largest magnitude one row contributes, in lattice units (public: from the measure)."""
-    if isinstance(measure, ClippedSquares):
-        return max(measure.units - measure.offset, measure.offset)
-    offset = measure.offset if isinstance(measure, ClippedSum) else 0
-    return max(abs(measure.lower - offset), abs(measure.upper - offset))
 
 
 def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, I64]:

@@ -35,7 +35,7 @@ class NonNull:
 class Distinct:
     """Number of distinct non-missing values of ``column`` (per group).
 
-    Values are compared by their canonical form (:mod:`pandas_dp.engines.codes`): ``1``,
+    Values are compared by their canonical form (:mod:`pandas_dp.engines.canonical`): ``1``,
     ``1.0`` and ``True`` are one value, ``-0.0`` is ``0.0``; values that cannot be processed
     (unhashable ones, say) count like missing values. One row adds at most one distinct value
     to one group.

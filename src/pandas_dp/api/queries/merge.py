@@ -40,7 +40,8 @@ import pandas as pd
 
 from pandas_dp.api.attach import attach, session_of
 from pandas_dp.api.release import resolve
-from pandas_dp.engines.codes import canonical_column, public_codes
+from pandas_dp.engines.canonical import canonical_column
+from pandas_dp.engines.codes import public_codes
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, NotProtectedError
 
 _VALIDATE = {None, "many_to_one", "m:1", "many_to_many", "m:m"}

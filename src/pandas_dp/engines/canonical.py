@@ -1,0 +1,193 @@
+"""Canonical forms: one representative per value, and per privacy-unit id.
+
+Everything here is *total* and *row-local*: it runs after the budget check, so it may not
+raise, warn or behave differently because of what another row holds.
+
+- Keys observed in the data and distinct values (:mod:`pandas_dp.engines.codes`) are built
+  from *canonical* values, a function of each row's value alone: ``-0.0`` becomes ``0.0``,
+  numbers equal to an integer become ``int``, ``True`` becomes ``1``, Decimals and
+  Fractions become the float or int they equal (else a Fraction), text becomes plain
+  ``str``, timestamps become nanosecond ``Timestamp`` s in UTC (naive ones stay naive),
+  periods stay periods (their ordinal and frequency say it all), tuples are canonical
+  element by element. A value of any other type is dropped. So the released key never
+  carries the representation one row happened to use (``pd.factorize`` keeps the first one
+  it sees).
+- Privacy-unit ids are told apart in one form on every engine path
+  (:func:`canonical_unit_ids`): booleans as integers, texts that spell a number written one
+  way.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import numbers
+from decimal import Decimal
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+
+def _number(value: Any) -> Any:
+    """The canonical form of a real number: int when integral, else float when exact."""
+    if isinstance(value, float | np.floating):
+        number = float(value)
+        if math.isnan(number):
+            return None
+        return int(number) if number.is_integer() else number + 0.0
+    if isinstance(value, bool | np.bool_ | numbers.Integral):
+        return int(value)
+    if isinstance(value, Decimal):
+        if value.is_nan():
+            return None
+        if value.is_infinite():
+            return float(value)
+        if value == value.to_integral_value():
+            return int(value)
+        as_float = float(value)
+        # Not a float: the Fraction it equals, the form a Fraction of that value takes too.
+        return as_float if Decimal(as_float) == value else Fraction(value)
+    if isinstance(value, Fraction):
+        if value.denominator == 1:
+            return int(value)
+        as_float = float(value)
+        return as_float if Fraction(as_float) == value else value
+    return None
+
+
+def canonical_value(value: Any) -> Any:
+    """A value's canonical representative, or None when it cannot be a key (dropped).
+
+    Equal values of the types handled here have one representative, computed from the value
+    alone; values of other types (and missing ones) are dropped.
+    """
+    try:
+        return _canonical(value)
+    except Exception:  # a value whose conversion fails is unprocessable: dropped
+        return None
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, str):
+        return str(value)
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, np.timedelta64):  # numpy registers it as an integer
+        return _delta(value)
+    if isinstance(value, numbers.Real | Decimal):
+        return _number(value)
+    if isinstance(value, complex | np.complexfloating):
+        if value.imag == 0:
+            return _number(float(value.real))
+        return complex(float(value.real) + 0.0, float(value.imag) + 0.0)
+    if isinstance(value, bytes):
+        return bytes(value)
+    if isinstance(value, pd.Period):  # (ordinal, frequency): one representation already
+        return pd.Period(value)
+    if isinstance(value, pd.Timestamp | datetime.datetime | np.datetime64):
+        stamp: Any = pd.Timestamp(value)
+        if stamp is pd.NaT:
+            return None
+        stamp = stamp.as_unit("ns")
+        return stamp if stamp.tz is None else stamp.tz_convert("UTC")
+    if isinstance(value, datetime.date):
+        return datetime.date(value.year, value.month, value.day)
+    if isinstance(value, pd.Timedelta | datetime.timedelta):
+        return _delta(value)
+    if isinstance(value, tuple):
+        parts = tuple(canonical_value(part) for part in value)
+        return None if any(part is None for part in parts) else parts
+    return None
+
+
+def _delta(value: Any) -> Any:
+    delta: Any = pd.Timedelta(value)
+    return None if delta is pd.NaT else delta.as_unit("ns")
+
+
+def _is_float(dtype: Any) -> bool:
+    return bool(pd.api.types.is_float_dtype(dtype))
+
+
+def canonical_column(column: pd.Series) -> pd.Series:
+    """The column with every value replaced by its canonical representative (row by row).
+
+    Numeric, boolean, text and datetime dtypes already hold one representation per value,
+    except that floats may hold ``-0.0`` (turned into ``0.0`` by adding zero, vectorised).
+    Object columns are mapped value by value; categorical columns through their categories.
+    """
+    dtype = column.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = pd.Series(np.asarray(dtype.categories, dtype=object))
+        canonical = categories.map(canonical_value).to_numpy(dtype=object)
+        codes = column.cat.codes.to_numpy()
+        values: Any = canonical[np.maximum(codes, 0)]
+        values[codes < 0] = None
+        return pd.Series(values, index=column.index, dtype=object)
+    if _is_float(dtype):
+        return column + 0.0
+    if pd.api.types.is_object_dtype(dtype):
+        values = np.fromiter(
+            (canonical_value(v) for v in column.to_numpy()), dtype=object, count=len(column)
+        )
+        return pd.Series(values, index=column.index, dtype=object)
+    return column
+
+
+def canonical_unit_ids(ids: pd.Series) -> pd.Series:
+    """Privacy-unit ids in the one form every engine path tells units apart by.
+
+    :func:`canonical_column`, with booleans as the integers they equal (``True`` is unit
+    ``1`` in any column) and texts that spell a number written one way
+    (:func:`canonical_id_texts`), so that equal ids are one unit however a row spells them: the
+    pandas engine's lookup, the Dask exchange's buckets, Dask's shuffle and partition-local
+    caps all read this form. Row by row, total: an unhashable id becomes missing (no unit).
+    """
+    dtype = ids.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
+        return ids.astype(np.int64)
+    if isinstance(dtype, pd.BooleanDtype):
+        return ids.astype("Int64")
+    if isinstance(dtype, pd.StringDtype):  # perhaps numbers Dask (or a CSV) made texts of
+        return canonical_id_texts(ids)
+    return canonical_column(ids)
+
+
+#: Texts that read as a number or a bool (what ``str`` makes of one).
+_NUMBER_TEXT = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False"
+#: Texts already in the canonical form of an integer: nothing to convert.
+_INTEGER_TEXT = r"0|-?[1-9]\d{0,17}"
+
+
+def canonical_id_texts(ids: pd.Series) -> pd.Series:
+    """Text ids with every number (or bool) written one way: ``"1" = "1.0" = "+01" = "True"``.
+
+    Dask's default string conversion turns an object column holding ``1``, ``1.0`` and
+    ``True`` into three texts before pandas-dp sees it; read back as the numbers they spell,
+    they are one unit again, as in the pandas engine. Merging ids is conservative (a unit with
+    more rows is capped as one); other texts are left as they are. Vectorised: only texts that
+    read as a number not already written canonically are converted, row by row.
+    """
+    numeric = np.asarray(ids.str.fullmatch(_NUMBER_TEXT).fillna(False), dtype=bool)
+    if not numeric.any():
+        return ids
+    done = np.asarray(ids.str.fullmatch(_INTEGER_TEXT).fillna(False), dtype=bool)
+    convert = numeric & ~done
+    if not convert.any():
+        return ids
+    out = ids.copy()
+    out[convert] = [_number_text(text) for text in ids[convert]]
+    return out
+
+
+def _number_text(text: str) -> str:
+    """The canonical text of a number written as ``text`` (see :func:`canonical_id_texts`)."""
+    if text in ("True", "False"):
+        return "1" if text == "True" else "0"
+    try:
+        value: Any = int(text)
+    except ValueError:
+        value = _number(float(text))
+    return str(value)
