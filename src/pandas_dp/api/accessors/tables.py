@@ -1,4 +1,4 @@
-"""``DataFrame.dp.tables``: many tables in one release (shared by ``.dp.preview``)."""
+"""``DataFrame.dp.tables`` and ``.hierarchy``: many tables at once, and tables that add up."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ from typing import Any
 import pandas as pd
 
 from pandas_dp.api.accessors.base import BaseDPAccessor
-from pandas_dp.api.release.arguments import EstimateT, NumberT, Real
+from pandas_dp.api.queries.hierarchy import DPHierarchy
+from pandas_dp.api.release import resolve
+from pandas_dp.api.release.arguments import EstimateT, Keys, NumberT, Real
 
 
 class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
@@ -224,4 +226,61 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
                 self._obj, columns, keys, bins=bins, epsilon=epsilon, delta=delta,
                 method=method, rows=rows, workload=workload,
             )
+        )  # fmt: skip
+
+    def hierarchy(
+        self,
+        by: list[Hashable],
+        keys: Keys = None,
+        *,
+        margins_name: Hashable = "All",
+        max_groups_per_unit: int | None = None,
+        max_rows_per_group: int | None = None,
+    ) -> DPHierarchy:
+        """A public hierarchy over columns, for tables that add up at every level.
+
+        Parameters
+        ----------
+        by : list of labels
+            The columns, outermost first (e.g. ``["region", "district"]``).
+        keys : dict or MultiIndex, optional
+            The public hierarchy: a nested dict (``{region: [districts]}``, or dicts of
+            dicts for more levels), a per-level dict (``{"region": [...], "district":
+            {region: [districts]}}``; a plain list at a level gives every parent the same
+            children), or the leaf paths as a MultiIndex or list of tuples. Without keys, the
+            session's schema must list every column's values (``isin``); the hierarchy is
+            then every combination.
+        margins_name : label, default "All"
+            The label of totals, as in :func:`pandas.pivot_table`; it may not be a key.
+        max_groups_per_unit : int, optional
+            Under a privacy unit: the most leaves one unit may contribute to (extra ones are
+            dropped at random). Defaults to ``max_rows_per_unit``.
+        max_rows_per_group : int, optional
+            Under a privacy unit: the most rows one unit may add to one leaf.
+
+        Returns
+        -------
+        DPHierarchy
+            Whose :meth:`~pandas_dp.api.hierarchy.DPHierarchy.count` releases the table.
+
+        Notes
+        -----
+        Keys are checked before any data is read; a mistake costs nothing. Under a privacy
+        unit with ``k`` rows, ``g`` leaves and ``r`` rows per leaf, a unit changes each
+        level's counts by at most ``L1 = min(k, g·r)`` in all, which scales every level's
+        noise.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"region": ["n", "s"] * 50, "district": ["n1", "s1"] * 50})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> h = priv.dp.hierarchy(["region", "district"], keys={"n": ["n1", "n2"], "s": ["s1"]})
+        >>> h
+        <DPHierarchy by=['region', 'district'], nodes per level 1 → 2 → 3>
+        """
+        return DPHierarchy(
+            resolve(self._obj), by, keys, margins_name=margins_name,
+            max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
+            execute=self._execute,
         )  # fmt: skip

@@ -43,7 +43,7 @@ from pandas_dp.api.statistics import (
     Std,
     Var,
 )
-from pandas_dp.api.statistics.moments import Sem
+from pandas_dp.api.statistics.spreads import Sem
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from pandas_dp.api.statistics.base import Context, Inputs, Statistic
 from pandas_dp.api.statistics.counting import NUnique, Size
-from pandas_dp.api.statistics.moments import Count, Mean, Sem, Std, Sum, Var
+from pandas_dp.api.statistics.moments import Count, Mean, Sum
 from pandas_dp.api.statistics.parsing import parse_func, parse_named, statistic_class
 from pandas_dp.api.statistics.registry import STATISTICS
 from pandas_dp.api.statistics.selections import Choice, LevelCount, Max, Median, Min, Quantile
+from pandas_dp.api.statistics.spreads import Sem, Std, Var
 
 __all__ = [
     "STATISTICS",

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pandas_dp.api.statistics.base import Statistic
 from pandas_dp.api.statistics.counting import NUnique, Size
-from pandas_dp.api.statistics.moments import Count, Mean, Sem, Std, Sum, Var
+from pandas_dp.api.statistics.moments import Count, Mean, Sum
 from pandas_dp.api.statistics.selections import Max, Median, Min
+from pandas_dp.api.statistics.spreads import Sem, Std, Var
 
 #: Adding a statistic: one class, one line here.
 STATISTICS: dict[str, type[Statistic]] = {
