@@ -51,6 +51,16 @@ def _keyed(result: Any) -> Any:
     return result.reindex(pd.Index(KEYS, name="g"))
 
 
+YEAR = (pd.Timestamp("2024-01-01"), pd.Timestamp("2025-01-01"))
+#: A public lookup table for the join idiom (one row per key: a many-to-one join).
+REGIONS = pd.DataFrame({"g": ["a", "b", "c"], "region": ["north", "north", "south"]})
+
+
+def _timed(frame: Any) -> Any:
+    """The frame with ``t``: x (0..100) read as 3.6-day steps from 2024-01-01."""
+    return frame.assign(t=YEAR[0] + frame["x"].astype("float64") * pd.Timedelta(days=3.6))
+
+
 def _counts(result: Any) -> Any:
     return _keyed(result).fillna(0).astype(np.int64)
 
@@ -215,6 +225,23 @@ IDIOMS: dict[str, Idiom] = {
         lambda d: d[d["g"] != "d"].groupby("g")[["x", "y"]].corr(),
         lambda p: p.dp.groupby("g", keys=KEYS[:3])[["x", "y"]].corr(bounds=BOUNDS, epsilon=E),
         RATIO, True,
+    ),
+    # --- time and joins: ``t`` spreads x (0..100) over 360 days of 2024, so every month of the
+    # public range holds rows and pandas' data-derived bins are the public ones --------------
+    "df.resample('MS', on='t').size()": Idiom(
+        lambda d: _timed(d).resample("MS", on="t").size(),
+        lambda p: _timed(p).dp.resample("MS", on="t", range=YEAR).size(epsilon=E), COUNT, True,
+    ),
+    "df.groupby([pd.Grouper(key='t', freq='QS'), 'k']).size()": Idiom(
+        lambda d: _timed(d).groupby([pd.Grouper(key="t", freq="QS"), "k"], observed=True).size(),
+        lambda p: _timed(p).dp.groupby(
+            [pd.Grouper(key="t", freq="QS"), "k"], keys=["p", "q", "r"], range=YEAR
+        ).size(epsilon=E), COUNT,
+    ),
+    "df.merge(public, on='g').groupby('region').size()": Idiom(
+        lambda d: d.merge(REGIONS, on="g").groupby("region").size(),
+        lambda p: p.dp.merge(REGIONS, on="g").dp.groupby("region", keys=["north", "south"])
+        .size(epsilon=E), COUNT,
     ),
     # --- tables -----------------------------------------------------------------------------
     "pd.crosstab(margins=True)": Idiom(
