@@ -217,12 +217,12 @@ IDIOMS: dict[str, Idiom] = {
         lambda p: p.dp.corr(["x", "y"], bounds=BOUNDS, epsilon=E), RATIO, True,
     ),
     "g[[x,y]].cov()": Idiom(
-        lambda d: d[d["g"] != "d"].groupby("g")[["x", "y"]].cov(),
+        lambda d: d[d["g"] != "d"].groupby("g", observed=True)[["x", "y"]].cov(),
         lambda p: p.dp.groupby("g", keys=KEYS[:3])[["x", "y"]].cov(bounds=BOUNDS, epsilon=E),
         SUM, True,
     ),
     "g[[x,y]].corr()": Idiom(
-        lambda d: d[d["g"] != "d"].groupby("g")[["x", "y"]].corr(),
+        lambda d: d[d["g"] != "d"].groupby("g", observed=True)[["x", "y"]].corr(),
         lambda p: p.dp.groupby("g", keys=KEYS[:3])[["x", "y"]].corr(bounds=BOUNDS, epsilon=E),
         RATIO, True,
     ),

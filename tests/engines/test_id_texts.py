@@ -13,7 +13,7 @@ import pytest
 from pandas_dp.engines.canonical import canonical_id_texts, canonical_unit_ids
 
 
-@pytest.mark.parametrize("dtype", ["string", "str"])
+@pytest.mark.parametrize("dtype", ["string", "string[pyarrow]"])
 def test_texts_of_one_number_share_a_form(dtype: str) -> None:
     texts = ["1", "1.0", "True", "+01", "u7", "007", "1e3", "1000", "-0", "0.5", "0.50", None,
              "100000000000000000000", "False", "nan", "1.5e-3"]  # fmt: skip
@@ -28,3 +28,12 @@ def test_texts_of_one_number_share_a_form(dtype: str) -> None:
 def test_texts_already_canonical_are_untouched() -> None:
     ids = pd.Series(["12", "u1", "0", "-3"], dtype="string")
     assert canonical_id_texts(ids) is ids
+
+
+def test_dates_and_other_texts_are_left_as_written() -> None:
+    # Dask writes tz-aware instants of an object column as texts; no digits-first text that
+    # is not a whole number may be read as one (pandas 2.2's fullmatch only anchors the ends).
+    texts = ["2024-01-01 00:00:00+01:00", "2024-01-01", "12abc", "1.2.3", "--1", "1e", None]
+    ids = pd.Series(texts, dtype="string")
+    got = canonical_unit_ids(ids)
+    assert [None if pd.isna(v) else v for v in got] == texts

@@ -156,9 +156,11 @@ def canonical_unit_ids(ids: pd.Series) -> pd.Series:
 
 
 #: Texts that read as a number or a bool (what ``str`` makes of one).
-_NUMBER_TEXT = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False"
+#: (One group around the alternatives: some implementations of ``fullmatch`` only anchor
+#: the pattern's ends, which would let a date such as "2024-01-01" match by its first digits.)
+_NUMBER_TEXT = r"(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False)"
 #: Texts already in the canonical form of an integer: nothing to convert.
-_INTEGER_TEXT = r"0|-?[1-9]\d{0,17}"
+_INTEGER_TEXT = r"(?:0|-?[1-9]\d{0,17})"
 
 
 def canonical_id_texts(ids: pd.Series) -> pd.Series:
@@ -189,5 +191,8 @@ def _number_text(text: str) -> str:
     try:
         value: Any = int(text)
     except ValueError:
-        value = _number(float(text))
+        try:
+            value = _number(float(text))
+        except (ValueError, OverflowError):  # not a number after all: the text as it is
+            return text
     return str(value)
