@@ -42,6 +42,7 @@ import numpy as np
 from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import Marginal
 from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
 from pandas_dp.api.measurement.parts import Part, add_noise
 from pandas_dp.api.measurement.synthesis import (
@@ -168,12 +169,12 @@ class AimMeasurePart(Part):
 
 
 def _choice_key(r: int) -> MeasurementKey:
-    return MeasurementKey("marginal", (f"aim choice {r}",), level=r)
+    return Marginal((f"aim choice {r}",), level=r)
 
 
 def round_key(r: int) -> MeasurementKey:
     """The key of round ``r``'s measurement (rounds count from 1)."""
-    return MeasurementKey("marginal", (f"aim round {r}",), level=r)
+    return Marginal((f"aim round {r}",), level=r)
 
 
 def candidates_of(workload: Sequence[Clique], sizes: Sequence[int]) -> tuple[
@@ -208,7 +209,7 @@ def aim_parts(
     sigma = 1.0
     measured: list[tuple[MeasurementKey, Clique | None]] = []
     for i, axis in enumerate(axes):
-        key = MeasurementKey("marginal", (axis.column,))
+        key: MeasurementKey = Marginal((axis.column,))
         noise, record = marginal_noise(
             key.label, epsilon * share, delta * share, float(rho * share), k
         )

@@ -2,65 +2,94 @@
 
 A statistic asks for measurements by key (the row count, the clipped sum of ``income``, ...);
 the planner calibrates one noisy measurement per distinct key, so statistics that need the
-same thing share it. Keys render their own ledger label and description: nothing is built
-as text and parsed back.
+same thing share it. There is one key class per kind of measurement
+(:mod:`~pandas_dp.api.measurement.kinds`): each renders its own ledger label and
+description and calibrates its own noise, so nothing dispatches on a kind, and nothing is
+built as text and parsed back.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+import dataclasses
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
-Kind = Literal[
-    "rows", "nonnull", "distinct", "sum", "centred_sum", "squares", "quantile", "mode",
-    "top_k", "level", "keys", "marginal", "residual", "running", "products",
-]  # fmt: skip
-
-#: The word a ledger label starts with, per kind.
-_LABELS: dict[Kind, str] = {
-    "rows": "count", "nonnull": "count", "distinct": "nunique", "sum": "sum",
-    "centred_sum": "centred_sum", "squares": "squares", "quantile": "quantile",
-    "mode": "mode", "top_k": "top_k", "level": "count", "keys": "keys", "marginal": "marginal",
-    "residual": "residual", "running": "running_total", "products": "products",
-}  # fmt: skip
+if TYPE_CHECKING:
+    from pandas_dp.api.measurement.choices import AnyPart
+    from pandas_dp.api.measurement.parts import NoiseChoice
+    from pandas_dp.api.measurement.weighted import Weights
+    from pandas_dp.units import Contribution
 
 
-_END = {-1: "lower", 1: "upper"}
+@dataclass(frozen=True)
+class CalibrationInputs:
+    """The public facts a measurement's calibration reads (from the request and session).
+
+    Attributes
+    ----------
+    epsilon : Fraction
+        The measurement's share of the release's ε.
+    contribution : Contribution
+        The privacy unit's contribution bounds.
+    noise : NoiseChoice
+        Laplace, or Gaussian with its δ.
+    bounds, fill : mapping
+        The public clipping bounds and ``fillna`` value (None: skipped) of each column.
+    grid_cells : callable
+        The cells of a column's quantile grid.
+    confidence : float, optional
+        The confidence of the release's intervals.
+    key_delta : callable
+        The δ a private key selection spends (raises when the session has no δ).
+    parts : mapping
+        The measurements calibrated before this one (squares read the centred sum's centre).
+    weights : Weights, optional
+        The release's row weights.
+    """
+
+    epsilon: Fraction
+    contribution: Contribution
+    noise: NoiseChoice
+    bounds: Mapping[Hashable, tuple[float, float]]
+    fill: Mapping[Hashable, float | None]
+    grid_cells: Callable[[Hashable], int]
+    confidence: float | None
+    key_delta: Callable[[], Fraction]
+    parts: Mapping[MeasurementKey, AnyPart]
+    weights: Weights | None = None
 
 
 @dataclass(frozen=True)
 class MeasurementKey:
-    """One noisy measurement a release makes.
+    """One noisy measurement a release makes; one subclass per kind.
 
     Attributes
     ----------
-    kind : str
-        ``rows`` (row count), ``nonnull`` (non-missing values of ``column``), ``distinct``
-        (distinct non-missing values of ``column``), ``sum`` and
-        ``centred_sum`` (clipped sums on a lattice), ``squares`` (centred squares),
-        ``quantile`` (a choice among grid edges), ``mode`` and ``top_k`` (choices among the
-        groups), ``level`` (the row count at one level of a hierarchy), ``marginal`` (the
-        rows in each cell of a contingency table of several columns), ``residual`` (that
-        table centred along each of its columns, measured through an integer frame).
     column : label, optional
-        The column measured (for ``level``: the level's name; for ``marginal``: the tuple
-        of the table's columns).
+        The column measured (for a level of a hierarchy: the level's name; for a table: the
+        tuple of its columns).
     q : Fraction, optional
         The quantile level.
     rounds : int
-        Distinct choices made by peeling (``top_k``).
+        Distinct choices made by peeling (the top ``k``).
     level : int, optional
-        Depth in a hierarchy (``level``).
+        Depth in a hierarchy.
     side : {0, -1, 1}
         For a quantile: the estimate (0), or the lower (-1) or upper (1) end of its interval.
     weights : label, optional
-        For ``rows``, ``nonnull``, ``sum`` and ``centred_sum``: the column of row weights;
-        each row then counts (or its value is summed) with its clipped weight.
+        For counts and sums: the column of row weights; each row then counts (or its value
+        is summed) with its clipped weight.
+    kind : str
+        Class attribute: the kind's name (``rows``, ``centred_sum``, ...).
+    word : str
+        Class attribute: the word its ledger label starts with.
+    calibrated_last : bool
+        Class attribute: whether it reads other measurements' calibrations (squares read
+        the centred sum's centre), so is calibrated after them.
     """
 
-    kind: Kind
     column: Hashable | None = None
     q: Fraction | None = None
     rounds: int = 1
@@ -68,63 +97,34 @@ class MeasurementKey:
     side: Literal[0, -1, 1] = 0
     weights: Hashable | None = None
 
+    kind: ClassVar[str] = ""
+    word: ClassVar[str] = ""
+    calibrated_last: ClassVar[bool] = False
+
     @property
     def label(self) -> str:
-        """Ledger label: ``count``, ``count(income)``, ``quantile(income, 0.5)``, ..."""
-        word = _LABELS[self.kind]
-        if self.weights is not None:  # count(weights=w), sum(income, weights=w)
-            what = "" if self.kind == "rows" else f"{self.column}, "
-            return f"{word}({what}weights={self.weights})"
-        if self.kind in ("rows", "keys"):
-            return word
-        if self.kind == "quantile":  # shortest exact text: close levels keep distinct labels
-            end = {0: "", -1: ", lower", 1: ", upper"}[self.side]
-            return f"{word}({self.column}, {float(self.q or 0)!r}{end})"
-        if self.kind == "level":
-            return f"{word}(level {self.level}: {self.column})"
-        if self.kind == "top_k":
-            return f"{word}({self.column}, {self.rounds})"
-        if self.kind in ("marginal", "residual"):
-            return f"{word}({_table(self.column)})"
-        if self.kind == "products":
-            return f"{word}({_names(self.column)})"
-        return f"{word}({self.column})"
+        """Ledger label: ``sum(income)``, ``sum(income, weights=w)``, ..."""
+        weights = "" if self.weights is None else f", weights={self.weights}"
+        return f"{self.word}({self.column}{weights})"
 
     def describe(self) -> str:
-        """What it measures, in words: ``the row count``, ``the centred sum of income``."""
+        """What it measures, in words: ``the centred sum of income``."""
         if self.weights is not None:
-            unweighted = MeasurementKey(self.kind, self.column).describe()
+            unweighted = dataclasses.replace(self, weights=None).describe()
             return f"{unweighted.replace('the ', 'the weighted ', 1)} (weights {self.weights})"
-        if self.kind == "rows":
-            return "the row count"
-        if self.kind == "keys":
-            return "the choice of keys"
-        if self.kind == "nonnull":
-            return f"the count of non-missing {self.column}"
-        if self.kind == "distinct":
-            return f"the count of distinct {self.column}"
-        if self.kind == "quantile":
-            what = f"the {float(self.q or 0)!r} quantile of {self.column}"
-            return what if self.side == 0 else f"the {_END[self.side]} end of {what}'s interval"
-        if self.kind == "level":
-            return f"the counts of level {self.level} ({self.column})"
-        if self.kind == "marginal":
-            return f"the counts of {_table(self.column)}"
-        if self.kind == "residual":
-            return f"the residual of {_table(self.column)}"
-        if self.kind == "products":
-            return f"the sums of products of {_names(self.column)}"
-        if self.kind in ("mode", "top_k"):
-            return f"the {self.kind} of {self.column}"
         return f"the {self.kind.replace('_', ' ')} of {self.column}"
 
+    def calibrate(self, inputs: CalibrationInputs) -> AnyPart:
+        """The calibrated noise of this measurement."""
+        raise NotImplementedError(f"{type(self).__name__} does not calibrate itself")
 
-def _names(columns: Hashable) -> str:
+
+def names(columns: Hashable) -> str:
     """``x, y, z`` for a tuple of columns."""
     return ", ".join(map(str, columns if isinstance(columns, tuple) else (columns,)))
 
 
-def _table(columns: Hashable) -> str:
+def table(columns: Hashable) -> str:
     """``age × sex`` for a table's columns (``total`` for none)."""
-    names = columns if isinstance(columns, tuple) else (columns,)
-    return " × ".join(map(str, names)) or "total"
+    cols = columns if isinstance(columns, tuple) else (columns,)
+    return " × ".join(map(str, cols)) or "total"

@@ -29,6 +29,7 @@ import numpy as np
 
 from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement, Measurement
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import Marginal, Residual
 from pandas_dp.api.measurement.parts import Noise, Part, add_noise
 from pandas_dp.engines.plan import Aggregate, Axis, JointCounts
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
@@ -114,9 +115,9 @@ def marginal_parts(
     """
     rho = release_rho(epsilon, delta)
     shares = exact_shares(strategy.shares)
-    parts = {}
+    parts: dict[MeasurementKey, MarginalPart] = {}
     for clique, share, home in zip(strategy.cliques, shares, homes, strict=True):
-        key = MeasurementKey("marginal", tuple(axes[i].column for i in clique))
+        key = Marginal(tuple(axes[i].column for i in clique))
         noise: Noise
         record: Measurement
         if strategy.noise == "laplace":
@@ -158,7 +159,7 @@ def residual_parts(
     shares = exact_shares(plan.shares)
     parts: dict[MeasurementKey, MarginalPart] = {}
     for clique, share, home in zip(plan.cliques, shares, homes, strict=True):
-        key = MeasurementKey("residual", tuple(axes[i].column for i in clique))
+        key = Residual(tuple(axes[i].column for i in clique))
         coordinates = residual_dimension(clique, plan.sizes)
         # A hair above the exact σ, so float rounding can only add noise.
         sigma = rows_per_unit * math.sqrt(coordinates / (2.0 * rho * float(share))) * (1 + 1e-12)

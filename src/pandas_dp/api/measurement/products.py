@@ -22,6 +22,7 @@ import numpy as np
 
 from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import Products
 from pandas_dp.api.measurement.parts import NoiseChoice, Part
 from pandas_dp.engines.plan import Aggregate, ProductSums
 from pandas_dp.mechanisms.gaussian import plan_gaussian, plan_gaussian_rho
@@ -140,7 +141,7 @@ class ProductLayout:
     @property
     def key(self) -> MeasurementKey:
         """The one measurement of the release."""
-        return MeasurementKey("products", self.columns)
+        return Products(self.columns)
 
     def measure(self) -> ProductSums:
         """The engine's exact sums, in the order of :attr:`monomials`."""

@@ -38,6 +38,7 @@ from pandas_dp.accounting.events import (
 )
 from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import Marginal
 from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
 from pandas_dp.api.measurement.parts import Noise, Part, add_noise
 from pandas_dp.budget import epsilon_for_rho
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from pandas_dp.api.session import Session
 
 #: The tree's key; ``level`` sets it (and the pairs' keys) apart from any column's marginal.
-TREE = MeasurementKey("marginal", ("tree",), level=0)
+TREE = Marginal(("tree",), level=0)
 
 
 def clique_tables(exact: Aggregate, cliques: Sequence[Clique], sizes: Sequence[int]) -> list[Any]:
@@ -202,11 +203,11 @@ def _mst_zcdp(
 
 
 def _oneway_key(axis: Axis) -> MeasurementKey:
-    return MeasurementKey("marginal", (axis.column,))
+    return Marginal((axis.column,))
 
 
 def _pair_key(r: int) -> MeasurementKey:
-    return MeasurementKey("marginal", (f"tree pair {r + 1}",), level=r + 1)
+    return Marginal((f"tree pair {r + 1}",), level=r + 1)
 
 
 def _pairs(d: int) -> tuple[Clique, ...]:

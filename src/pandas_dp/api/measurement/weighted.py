@@ -16,7 +16,6 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 
-from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import NoiseChoice, Part, noisy_part
 from pandas_dp.engines.plan import WeightedSum
 from pandas_dp.mechanisms.lattice import lattice_at, lattice_exponent
@@ -50,40 +49,44 @@ def weighted_centre(bounds: tuple[float, float]) -> float:
 
 
 def _product_range(
-    key: MeasurementKey, weights: Weights, bounds: tuple[float, float] | None
+    weights: Weights, bounds: tuple[float, float] | None, *, reads_values: bool, centred: bool
 ) -> tuple[float, float, float]:
     """The range of one row's ``clip(w) · factor`` (0 included: a missing weight) and centre."""
-    if key.kind in ("rows", "nonnull"):
+    if not reads_values:
         return 0.0, weights.upper, 0.0
     assert bounds is not None, "weighted sums read values with public bounds"
-    centre = weighted_centre(bounds) if key.kind == "centred_sum" else 0.0
+    centre = weighted_centre(bounds) if centred else 0.0
     low, high = bounds[0] - centre, bounds[1] - centre
     return min(0.0, weights.upper * low), max(0.0, weights.upper * high), centre
 
 
 def weighted_part(
-    key: MeasurementKey,
+    label: str,
+    column: Hashable | None,
     weights: Weights,
     bounds: tuple[float, float] | None,
     fill: float | None,
     epsilon: Fraction,
     contribution: Contribution,
     noise: NoiseChoice,
+    *,
+    reads_values: bool,
+    centred: bool = False,
 ) -> Part:
     """A weighted count or (centred) sum on a public lattice, with calibrated noise.
 
-    The lattice step is chosen as for a clipped sum whose values span the product's range
-    (about ``2**36`` steps per row at most), so the rounding error stays far below the noise.
+    A count (``reads_values`` False) sums the clipped weights of the rows where ``column``
+    is present (all rows for None); a sum, the weights times the clipped values (centred at
+    :func:`weighted_centre` if ``centred``). The lattice step is chosen as for a clipped sum
+    whose values span the product's range (about ``2**36`` steps per row at most), so the
+    rounding error stays far below the noise.
     """
-    low, high, centre = _product_range(key, weights, bounds)
+    low, high, centre = _product_range(weights, bounds, reads_values=reads_values, centred=centred)
     exponent = lattice_exponent(low, high, epsilon / contribution.l1, centered=False)
     lattice = lattice_at(low, high, exponent, centered=False)
-    reads_values = key.kind in ("sum", "centred_sum")
     measure = WeightedSum(
         weights.column, (weights.lower, weights.upper), exponent, lattice.lower, lattice.upper,
-        key.column, bounds if reads_values else None, centre, fill if reads_values else None,
+        column, bounds if reads_values else None, centre, fill if reads_values else None,
     )  # fmt: skip
-    part = noisy_part(
-        key.label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice
-    )
-    return dataclasses.replace(part, centre=centre) if key.kind == "centred_sum" else part
+    part = noisy_part(label, measure, lattice.sensitivity, contribution, epsilon, noise, lattice)
+    return dataclasses.replace(part, centre=centre) if centred else part

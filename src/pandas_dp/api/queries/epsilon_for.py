@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.caps import caps_for
-from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import CentredSum, RowCount
 from pandas_dp.api.measurement.parts import NoiseChoice, Part, count_part, sum_part
 from pandas_dp.api.release import PlannedOutput, resolve
 from pandas_dp.api.release.planning_rows import planning_rows
@@ -109,7 +109,7 @@ def _mean_error(
     count = count_part(half, None, "count", contribution, noise)
     out = PlannedOutput(
         Mean("mean", "value"),
-        (MeasurementKey("centred_sum", "value"), MeasurementKey("rows")),
+        (CentredSum("value"), RowCount()),
         (total, count),
         (lower, upper),
     )

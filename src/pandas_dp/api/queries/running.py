@@ -23,6 +23,7 @@ import pandas as pd
 from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement, Measurement
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import RunningTotals
 from pandas_dp.api.measurement.running import PrefixPart
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan
@@ -75,7 +76,7 @@ def plan_running_totals(
             NoisyBins.plan(bins, epsilon=eps, rows_per_unit=k),
         ]
     counting = min(options, key=lambda option: float(np.max(option.variance())))
-    key = MeasurementKey("running", on)
+    key = RunningTotals(on)
     record = _record(key.label, counting, eps, share, k)
     part = PrefixPart(
         key.label, JointCounts((Axis(on, (), binning),)), counting.mechanism, record,

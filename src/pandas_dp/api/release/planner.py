@@ -19,23 +19,16 @@ from typing import Any
 import numpy as np
 
 from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Release
-from pandas_dp.api.measurement.choices import (
-    AnyPart,
-    choice_part,
-    endpoint_part,
-    key_choice_part,
-    quantile_part,
-)
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import NoiseChoice, count_part, squares_part, sum_part
+from pandas_dp.api.measurement.choices import AnyPart
+from pandas_dp.api.measurement.keys import CalibrationInputs, MeasurementKey
+from pandas_dp.api.measurement.kinds import NonNullCount
+from pandas_dp.api.measurement.parts import NoiseChoice
 from pandas_dp.api.measurement.split import optimal_shares
-from pandas_dp.api.measurement.weighted import weighted_part
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Target
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.budget import AnyBudget
-from pandas_dp.engines.plan import CellCounts
 from pandas_dp.errors import DPValueError
 
 
@@ -67,7 +60,7 @@ class _Context:
     def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
         if column is None or imputed or not self._nullable(column):
             return ROWS
-        return MeasurementKey("nonnull", column)
+        return NonNullCount(column)
 
     def _nullable(self, column: Hashable) -> bool:
         return may_hold_missing(self.target, column)
@@ -115,8 +108,8 @@ def plan(
     )
     noise = noise_choice(target, request, shares)
     parts: dict[MeasurementKey, AnyPart] = {}
-    # Squares are centred at the centred sum's centre, so they are calibrated after it.
-    for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].kind == "squares"):
+    # Some read others' calibrations (squares: the centred sum's centre), so come last.
+    for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].calibrated_last):
         if calibrated is not None and key in calibrated:
             parts[key] = calibrated[key]
             continue
@@ -150,46 +143,14 @@ def _calibrate(
     parts: dict[MeasurementKey, AnyPart],
     total: AnyBudget,
 ) -> AnyPart:
-    """The calibrated noise of one measurement (the one dispatch on measurement kinds)."""
-    contribution = request.caps.contribution
-    column, label = key.column, key.label
-    if key.weights is not None:
-        assert request.weights is not None
-        bounds, fill = request.bounds.get(column), request.fill.get(column)
-        return weighted_part(key, request.weights, bounds, fill, epsilon, contribution, noise)
-    if key.kind == "keys":
-        delta = selection_delta(request.delta, total, request.epsilon)
-        return key_choice_part(epsilon, delta, contribution)
-    if key.kind in ("rows", "nonnull", "level", "distinct"):
-        counted = column if key.kind in ("nonnull", "distinct") else None
-        distinct = key.kind == "distinct"
-        return count_part(epsilon, counted, label, contribution, noise, distinct=distinct)
-    if key.kind in ("mode", "top_k"):
-        return choice_part(column, key.rounds, epsilon, contribution.linf, label)
-    bounds = request.bounds[column]
-    if key.kind == "quantile":
-        assert key.q is not None
-        if key.side == 0:
-            return quantile_part(
-                column, bounds, key.q, epsilon, label=label, contribution=contribution,
-                cells=request.grid_cells(column),
-            )  # fmt: skip
-        assert request.confidence is not None
-        beta = (1.0 - request.confidence) / 2  # each end holds with probability 1 - α/2
-        grid = CellCounts(column, bounds[0], bounds[1], request.grid_cells(column))
-        return endpoint_part(grid, key.q, epsilon, key.side, beta, label, contribution)
-    fill = request.fill[column]
-    if key.kind == "squares":
-        centred = parts[MeasurementKey("centred_sum", column)]
-        assert centred.lattice is not None
-        centre = centred.lattice.to_real(centred.lattice.offset)
-        return squares_part(
-            column, bounds, centre, epsilon, fill=fill, label=label,
-            contribution=contribution, noise=noise,
-        )  # fmt: skip
-    return sum_part(
-        column, bounds, epsilon, centered=key.kind == "centred_sum", fill=fill, label=label,
-        contribution=contribution, noise=noise,
+    """The calibrated noise of one measurement: the key calibrates itself from these facts."""
+    return key.calibrate(
+        CalibrationInputs(
+            epsilon, request.caps.contribution, noise, request.bounds, request.fill,
+            request.grid_cells, request.confidence,
+            lambda: selection_delta(request.delta, total, request.epsilon), parts,
+            request.weights,
+        )
     )  # fmt: skip
 
 
@@ -281,7 +242,7 @@ def _derivation_notes(
         names = ", ".join(str(out.stat.name) for out in hidden)
         notes.append(f"{names}: NaN where the noisy count is below {post.min_count:g} (min_count)")
     if ROWS in parts:
-        apart = [str(k.column) for k in parts if k.kind == "nonnull" and k.weights is None]
+        apart = [str(k.column) for k in parts if isinstance(k, NonNullCount) and k.weights is None]
         if apart:
             notes.append(
                 f"non-missing counts of {', '.join(apart)} measured apart from the row count: "

@@ -17,6 +17,7 @@ import pandas as pd
 from pandas_dp.accounting.events import Measurement
 from pandas_dp.api.measurement.choices import AnyPart, KeyChoicePart
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import KeyChoice, RowCount
 from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.release.options import parse_selection
 from pandas_dp.api.release.types import Request, Selection, Target
@@ -27,8 +28,8 @@ from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.optimal_selection import first_at_least
 from pandas_dp.mechanisms.selection import selection_threshold
 
-ROWS = MeasurementKey("rows")
-KEYS = MeasurementKey("keys")
+ROWS = RowCount()
+KEYS = KeyChoice()
 
 
 def select_keys(

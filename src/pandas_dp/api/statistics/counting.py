@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 import numpy as np
 
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import DistinctCount, RowCount
 from pandas_dp.api.statistics.base import F64, Context, Inputs
 from pandas_dp.api.statistics.moments import Count
 
@@ -23,7 +24,7 @@ class Size(Count):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The row count."""
-        return (MeasurementKey("rows"),)
+        return (RowCount(),)
 
 
 @dataclass(frozen=True)
@@ -41,7 +42,7 @@ class NUnique(Count):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One count of distinct values."""
-        return (MeasurementKey("distinct", self.column),)
+        return (DistinctCount(self.column),)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The noisy count, clamped at 0: a number of distinct values is never negative.

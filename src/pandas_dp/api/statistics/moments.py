@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 import numpy as np
 
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import CentredSum, PlainSum
 from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.statistics.base import (
     DOMINATED_ALPHA,
@@ -85,9 +86,9 @@ class Sum(Statistic):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The plain lattice sum, or the centred sum and the count already measured."""
-        centred = self.weigh(MeasurementKey("centred_sum", self.column))
+        centred = self.weigh(CentredSum(self.column))
         if not context.measured(centred):
-            return (self.weigh(MeasurementKey("sum", self.column)),)
+            return (self.weigh(PlainSum(self.column)),)
         count = context.count_for(self.column, imputed=context.imputed(self.column))
         return centred, self.weigh(count)
 
@@ -200,7 +201,7 @@ class Mean(Statistic):
         """The centred sum, then the count (of rows when missing values are imputed)."""
         imputed = context.imputed(self.column)
         count = context.count_for(self.column, imputed=imputed)
-        return self.weigh(MeasurementKey("centred_sum", self.column)), self.weigh(count)
+        return self.weigh(CentredSum(self.column)), self.weigh(count)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """See :func:`mean_from`; NaN where the noisy count is below ``min_count``."""

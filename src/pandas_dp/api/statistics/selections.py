@@ -9,7 +9,15 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 
 from pandas_dp.api.measurement.choices import SelectPart
-from pandas_dp.api.measurement.keys import Kind, MeasurementKey
+from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import (
+    LevelCounts,
+    ModeChoice,
+    NonNullCount,
+    QuantileChoice,
+    RowCount,
+    TopKChoice,
+)
 from pandas_dp.api.statistics.base import (
     DOMINATED_ALPHA,
     DOMINATED_SHARE,
@@ -43,11 +51,11 @@ class Quantile(Statistic):
         column) or ``min_count`` asks for it: a column or group whose noisy count is below
         ``min_count`` gets NaN, as pandas gives for an empty group.
         """
-        keys: tuple[MeasurementKey, ...] = (MeasurementKey("quantile", self.column, self.q),)
+        keys: tuple[MeasurementKey, ...] = (QuantileChoice(self.column, self.q),)
         if context.confidence is not None:
             keys += (
-                MeasurementKey("quantile", self.column, self.q, side=-1),
-                MeasurementKey("quantile", self.column, self.q, side=1),
+                QuantileChoice(self.column, self.q, side=-1),
+                QuantileChoice(self.column, self.q, side=1),
             )
         count = context.count_for(self.column, imputed=False)
         if context.count_quantiles or context.measured(count):
@@ -71,7 +79,7 @@ class Quantile(Statistic):
         here: reusing it must not change the split.
         """
         count = 0.125 if context.count_quantiles else 0.0
-        return {key: count if key.kind in ("rows", "nonnull") else 1.0 for key in keys}
+        return {key: count if isinstance(key, RowCount | NonNullCount) else 1.0 for key in keys}
 
     def interval(self, inputs: Inputs, alpha: float) -> tuple[F64, F64]:
         """The two ends (each holds with probability ``1 - α/2``), widened to the estimate.
@@ -169,7 +177,7 @@ class LevelCount(Statistic):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """The row counts of the level's nodes."""
-        return (MeasurementKey("level", self.title, level=self.level),)
+        return (LevelCounts(self.title, level=self.level),)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The raw counts (the hierarchy's finisher makes them consistent)."""
@@ -193,8 +201,8 @@ class Choice(Statistic):
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One choice among the groups."""
-        kind: Kind = "mode" if self.mode else "top_k"
-        return (MeasurementKey(kind, self.column, rounds=self.rounds),)
+        kind = ModeChoice if self.mode else TopKChoice
+        return (kind(self.column, rounds=self.rounds),)
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """Positions of the chosen groups, most frequent first."""

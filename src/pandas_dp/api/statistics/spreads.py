@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 import numpy as np
 
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.measurement.kinds import CentredSum, Squares
 from pandas_dp.api.statistics.base import DOMINATED_ALPHA, F64, Context, Inputs, Statistic
 from pandas_dp.api.statistics.moments import dominated_flags
 from pandas_dp.api.statistics.planning import spread_moments
@@ -35,8 +36,8 @@ class Var(Statistic):
         """Centred squares, centred sum, count."""
         imputed = context.imputed(self.column)
         return (
-            MeasurementKey("squares", self.column),
-            MeasurementKey("centred_sum", self.column),
+            Squares(self.column),
+            CentredSum(self.column),
             context.count_for(self.column, imputed=imputed),
         )
 
