@@ -98,6 +98,38 @@ def validate(
     post = (post or PostProcess()).with_min_count(min_count)
     if confidence is not None and post.total is not None:
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
+    kinds = _value_kinds(target, stats)
+    parsed_weights = parse_weights(target, weights, weight_bounds)
+    if parsed_weights is not None:
+        stats = weighted(stats, parsed_weights.column)
+        if post.total is not None:
+            raise DPValueError(
+                "total= fits counts to an integer total; weighted counts (sums of weights) "
+                "cannot take it: leave total out"
+            )
+    sources = [keys_from] if keys_from else []
+    parsed_bounds, fills = _bounds_and_fills(
+        target, stats, kinds, bounds, fillna, per_column, sources
+    )
+    parsed_delta: Fraction | None = None if delta is None else parse_delta(delta)
+    return Request(
+        tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
+        parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
+        priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
+        relative_error=_relative_error(
+            relative_error, confidence, [s for s in stats if s.reads_values], kinds
+        ),
+        weights=parsed_weights,
+        count_quantiles=min_count is not None and post.min_count > 0,
+        integral_columns=_integral_columns(target, parsed_bounds, fills),
+        integer_columns=_integral_columns(target, parsed_bounds, {}),
+        kinds={column: kind for column, kind in kinds.items() if kind.temporal},
+        rho=priced_rho,
+    )  # fmt: skip
+
+
+def _value_kinds(target: Target, stats: Sequence[Statistic]) -> dict[Hashable, ValueKind]:
+    """Check every statistic's column (public dtypes only); the value kind of those read."""
     kinds: dict[Hashable, ValueKind] = {}
     for stat in stats:
         if stat.in_memory_only and not target.engine.in_memory:
@@ -115,50 +147,42 @@ def validate(
         if stat.reads_values:
             kind = kinds[stat.column] = ValueKind.of(target.dtype(stat.column))
             temporal_statistic(kind, stat.how, stat.on_time, stat.column)
-    parsed_weights = parse_weights(target, weights, weight_bounds)
-    if parsed_weights is not None:
-        stats = weighted(stats, parsed_weights.column)
-        if post.total is not None:
-            raise DPValueError(
-                "total= fits counts to an integer total; weighted counts (sums of weights) "
-                "cannot take it: leave total out"
-            )
+    return kinds
+
+
+def _bounds_and_fills(
+    target: Target,
+    stats: Sequence[Statistic],
+    kinds: dict[Hashable, ValueKind],
+    bounds: Any,
+    fillna: Any,
+    per_column: bool,
+    sources: list[str],
+) -> tuple[dict[Hashable, tuple[float, float]], dict[Hashable, float | None]]:
+    """Each read column's public bounds (given, else the schema's) and ``fillna`` value.
+
+    Where bounds come from the schema, ``sources`` gets a line for the ledger.
+    """
     bounds_by_col = _per_column(bounds, stats, "bounds", per_column)
     fill_by_col = _per_column(fillna, stats, "fillna", per_column)
-    parsed_bounds: dict[Hashable, tuple[float, float]] = {}
+    parsed: dict[Hashable, tuple[float, float]] = {}
     fills: dict[Hashable, float | None] = {}
-    sources = [keys_from] if keys_from else []
     schema = target.session.schema
     for stat in stats:
-        if stat.column is None or not stat.reads_values or stat.column in parsed_bounds:
+        column = stat.column
+        if column is None or not stat.reads_values or column in parsed:
             continue
-        where = "bounds" if not isinstance(bounds, Mapping) else f"bounds[{stat.column!r}]"
-        given = bounds_by_col.get(stat.column)
-        if given is None and schema is not None and schema.rules(stat.column).bounds:
-            rules = schema.rules(stat.column)
+        where = "bounds" if not isinstance(bounds, Mapping) else f"bounds[{column!r}]"
+        given = bounds_by_col.get(column)
+        if given is None and schema is not None and schema.rules(column).bounds:
+            rules = schema.rules(column)
             given = rules.bounds
-            sources.append(f"bounds of {stat.column} from the {rules.bounds_from}")
-        kind = kinds[stat.column]
-        parsed_bounds[stat.column] = parse_column_bounds(given, where, kind, stat.column)
-        lower, upper = parsed_bounds[stat.column]
-        fills[stat.column] = parse_fill(
-            fill_by_col.get(stat.column), lower, upper, kind, stat.column
-        )
-    parsed_delta: Fraction | None = None if delta is None else parse_delta(delta)
-    return Request(
-        tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
-        parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
-        priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
-        relative_error=_relative_error(
-            relative_error, confidence, [s for s in stats if s.reads_values], kinds
-        ),
-        weights=parsed_weights,
-        count_quantiles=min_count is not None and post.min_count > 0,
-        integral_columns=_integral_columns(target, parsed_bounds, fills),
-        integer_columns=_integral_columns(target, parsed_bounds, {}),
-        kinds={column: kind for column, kind in kinds.items() if kind.temporal},
-        rho=priced_rho,
-    )  # fmt: skip
+            sources.append(f"bounds of {column} from the {rules.bounds_from}")
+        kind = kinds[column]
+        parsed[column] = parse_column_bounds(given, where, kind, column)
+        lower, upper = parsed[column]
+        fills[column] = parse_fill(fill_by_col.get(column), lower, upper, kind, column)
+    return parsed, fills
 
 
 def parse_weights(target: Target, weights: Any, weight_bounds: Any) -> Weights | None:

@@ -89,16 +89,7 @@ def plan(
     or a finisher of one's own given ``(outputs, request)``. ``calibrated`` holds a query
     family's own measurements, calibrated jointly (a workload of marginals), by key.
     """
-    # Two passes: what each statistic measures on its own, then again knowing what the
-    # others measure anyway (a sum is derived from a mean's centred sum and count).
-    alone = _Context(target, request)
-    first = {key for stat in request.stats for key in stat.measurements(alone)}
-    context = _Context(target, request, frozenset(first))
-    sources = {stat.name: stat.measurements(context) for stat in request.stats}
-    needs = list(dict.fromkeys(key for keys in sources.values() for key in keys))
-    chooser = KEYS if request.selection == "optimal" else ROWS
-    if request.selecting and chooser not in needs:
-        needs.append(chooser)
+    sources, needs, context = _measurements(target, request)
     shares = request.shares or optimal_shares(
         needs,
         [
@@ -106,17 +97,7 @@ def plan(
             for stat in request.stats
         ],
     )
-    noise = noise_choice(target, request, shares)
-    parts: dict[MeasurementKey, AnyPart] = {}
-    # Some read others' calibrations (squares: the centred sum's centre), so come last.
-    for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].calibrated_last):
-        if calibrated is not None and key in calibrated:
-            parts[key] = calibrated[key]
-            continue
-        parts[key] = _calibrate(
-            key, request, request.budget_of(share), noise, parts, target.session.total
-        )
-    parts = {key: parts[key] for key in needs}  # back to the planned order
+    parts = _calibrated(target, request, needs, shares, calibrated or {})
     selection, selection_note = select_keys(target, request, parts)
     outputs = tuple(
         PlannedOutput(
@@ -133,6 +114,50 @@ def plan(
         target, parts, outputs, release, finish, request.grouping, request.caps.bounding,
         selection, derive, request.confidence, post=request.post,
     )  # fmt: skip
+
+
+def _measurements(
+    target: Target, request: Request
+) -> tuple[dict[Hashable, tuple[MeasurementKey, ...]], list[MeasurementKey], _Context]:
+    """What each statistic reads, every measurement once (in order), and the context.
+
+    Two passes: what each statistic measures on its own, then again knowing what the others
+    measure anyway (a sum is derived from a mean's centred sum and count). A release that
+    chooses its keys measures what chooses them too.
+    """
+    alone = _Context(target, request)
+    first = {key for stat in request.stats for key in stat.measurements(alone)}
+    context = _Context(target, request, frozenset(first))
+    sources = {stat.name: stat.measurements(context) for stat in request.stats}
+    needs = list(dict.fromkeys(key for keys in sources.values() for key in keys))
+    chooser = KEYS if request.selection == "optimal" else ROWS
+    if request.selecting and chooser not in needs:
+        needs.append(chooser)
+    return sources, needs, context
+
+
+def _calibrated(
+    target: Target,
+    request: Request,
+    needs: list[MeasurementKey],
+    shares: tuple[Fraction, ...],
+    calibrated: dict[MeasurementKey, AnyPart],
+) -> dict[MeasurementKey, AnyPart]:
+    """Every measurement's calibrated part, in the planned order.
+
+    A query family's own joint calibrations (``calibrated``) are taken as given.
+    """
+    noise = noise_choice(target, request, shares)
+    parts: dict[MeasurementKey, AnyPart] = {}
+    # Some read others' calibrations (squares: the centred sum's centre), so come last.
+    for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].calibrated_last):
+        if key in calibrated:
+            parts[key] = calibrated[key]
+            continue
+        parts[key] = _calibrate(
+            key, request, request.budget_of(share), noise, parts, target.session.total
+        )
+    return {key: parts[key] for key in needs}
 
 
 def _calibrate(
@@ -194,10 +219,36 @@ def _release(
     if not all(s.per_group for s in request.stats):  # a choice among the groups
         grouping = None
     groups = 1 if grouping is None or grouping.keys is None else len(grouping.keys)
+    notes = _notes(request, parts, outputs, selection_note, shares)
+    return Release(
+        request.query,
+        tuple(dict.fromkeys(columns)),
+        tuple(p.measurement for p in parts.values()),
+        composition=PARALLEL if grouping is not None else SEQUENTIAL,
+        groups=groups,
+        bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items())
+        + tuple((f"{w.column} (weights)", w.lower, w.upper) for w in [weights] if w),
+        note="; ".join(notes),
+    )
+
+
+def _notes(
+    request: Request,
+    parts: dict[MeasurementKey, AnyPart],
+    outputs: tuple[PlannedOutput, ...],
+    selection_note: str,
+    shares: tuple[Fraction, ...],
+) -> list[str]:
+    """The ledger note's lines.
+
+    The query family's own (or the generic ones), then derivations, sources, weights, time
+    columns and missing values.
+    """
     notes = list(request.notes) or _generic_notes(request, parts, shares, selection_note)
     notes.extend(dict.fromkeys(note for out in outputs for note in out.stat.notes()))
     notes.extend(_derivation_notes(outputs, parts, request.post or PostProcess()))
     notes.extend(request.sources)
+    weights = request.weights
     if weights is not None:
         notes.append(weights.describe())
         notes.extend(
@@ -210,16 +261,7 @@ def _release(
         notes.append("missing values imputed with the public fillna value")
     elif request.fill:
         notes.append("missing values skipped")
-    return Release(
-        request.query,
-        tuple(dict.fromkeys(columns)),
-        tuple(p.measurement for p in parts.values()),
-        composition=PARALLEL if grouping is not None else SEQUENTIAL,
-        groups=groups,
-        bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items())
-        + tuple((f"{w.column} (weights)", w.lower, w.upper) for w in [weights] if w),
-        note="; ".join(notes),
-    )
+    return notes
 
 
 def _derivation_notes(

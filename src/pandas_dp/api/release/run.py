@@ -75,10 +75,9 @@ def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, A
     (:meth:`~pandas_dp.api.statistics.base.Statistic.dominated`), leaving out values
     already NaN (a noisy count below ``min_count``).
     """
+    query = planned.release.query
+    flagged: list[Flagged] = []
     small, total, widths = 0, 0, []
-    loose, shown, kinds = 0, 0, []
-    post = planned.post or PostProcess()
-    flagged: list[tuple[np.ndarray, PlannedOutput, Any]] = []
     for out in planned.outputs:
         if not out.stat.per_group:
             continue
@@ -93,28 +92,13 @@ def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, A
         small += int(np.count_nonzero(values < width))
         total += values.size
         widths.append(width)
-    # Their values matter only when one of them is flagged (then all count towards "of N").
-    for flags, out, inputs in flagged if any(f.any() for f, _, _ in flagged) else ():
-        values = np.asarray(out.stat.value(inputs, post), dtype=np.float64)
-        flags = flags & ~np.isnan(values)
-        loose += int(np.count_nonzero(flags))
-        shown += int(np.count_nonzero(~np.isnan(values)))
-        if flags.any() and out.stat.how not in kinds:
-            kinds.append(out.stat.how)
     found = []
     if small:
         found.append(
-            f"{small} of {total} released counts and sums of {planned.release.query} are "
-            f"smaller than their noise's 95% half-width (up to {max(widths):.3g}): they are "
-            "mostly noise."
+            f"{small} of {total} released counts and sums of {query} are smaller than their "
+            f"noise's 95% half-width (up to {max(widths):.3g}): they are mostly noise."
         )
-    if loose:
-        found.append(
-            f"{loose} of {shown} released {'/'.join(kinds)} values of "
-            f"{planned.release.query} are dominated by their error (a 95% interval over half "
-            "the range they can take, or a noisy count too small for them): they are mostly "
-            "noise."
-        )
+    found += _loose(flagged, planned.post or PostProcess(), query)
     if not found:
         return ""
     return " ".join(found) + (
@@ -122,6 +106,34 @@ def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, A
         "spend more ε; silence this with warnings.filterwarnings('ignore', "
         "category=pandas_dp.NoiseDominatedWarning)"
     )
+
+
+#: A statistic's noise-dominated flags (one per group), its output and its noisy inputs.
+Flagged = tuple[np.ndarray, PlannedOutput, Any]
+
+
+def _loose(flagged: list[Flagged], post: PostProcess, query: str) -> list[str]:
+    """The sentence on means, spreads and quantiles dominated by their error (or none).
+
+    Their values matter only when one of them is flagged (then all count towards "of N").
+    """
+    if not any(flags.any() for flags, _, _ in flagged):
+        return []
+    loose, shown, kinds = 0, 0, []
+    for flags, out, inputs in flagged:
+        values = np.asarray(out.stat.value(inputs, post), dtype=np.float64)
+        flags = flags & ~np.isnan(values)
+        loose += int(np.count_nonzero(flags))
+        shown += int(np.count_nonzero(~np.isnan(values)))
+        if flags.any() and out.stat.how not in kinds:
+            kinds.append(out.stat.how)
+    if not loose:
+        return []
+    return [
+        f"{loose} of {shown} released {'/'.join(kinds)} values of {query} are dominated by "
+        "their error (a 95% interval over half the range they can take, or a noisy count too "
+        "small for them): they are mostly noise."
+    ]
 
 
 def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:

@@ -57,18 +57,7 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         session.guard.check(engine.index(obj))
     if session.unit_ids is not None:  # each row's own canonical id, among those pinned
         assert unit is not None
-        column: Hashable | None = None
-        if engine.is_series(obj):  # only a Series of the ids themselves says whose rows
-            if obj.name != unit:
-                raise NotProtectedError(_SERIES_UNDER_A_UNIT.format(unit=unit, name=obj.name))
-            column, obj = unit, engine.to_frame(obj, unit)
-        assert isinstance(obj, pd.DataFrame)  # in memory: a Series became its frame above
-        if unit not in engine.columns(obj):
-            raise NotProtectedError(_LACKS_UNIT.format(unit=unit))
-        frame = obj.copy(deep=False)
-        ids = session.unit_ids.lookup(frame[unit])
-        frame[PINNED] = pd.arrays.IntegerArray(ids, ids < 0)  # -1: no unit, dropped
-        return Target(session, frame, engine, column=column, unit=PINNED)
+        return _pinned(obj, session, unit, engine)
     if engine.is_series(obj):
         if unit is not None:
             raise NotProtectedError(_SERIES_UNDER_A_UNIT.format(unit=unit, name=obj.name))
@@ -80,6 +69,27 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
     if unit is not None and unit not in engine.columns(obj):
         raise NotProtectedError(_LACKS_UNIT.format(unit=unit))
     return Target(session, obj, engine, unit=unit)
+
+
+def _pinned(obj: Any, session: Session, unit: Hashable, engine: Engine) -> Target:
+    """An in-memory target whose rows carry the pinned number of their unit's id.
+
+    Only a Series of the ids themselves says whose rows it holds; a frame must hold the
+    unit column. Rows whose id was not pinned get no unit (-1) and are dropped.
+    """
+    assert session.unit_ids is not None
+    column: Hashable | None = None
+    if engine.is_series(obj):
+        if obj.name != unit:
+            raise NotProtectedError(_SERIES_UNDER_A_UNIT.format(unit=unit, name=obj.name))
+        column, obj = unit, engine.to_frame(obj, unit)
+    assert isinstance(obj, pd.DataFrame)  # in memory: a Series became its frame above
+    if unit not in engine.columns(obj):
+        raise NotProtectedError(_LACKS_UNIT.format(unit=unit))
+    frame = obj.copy(deep=False)
+    ids = session.unit_ids.lookup(frame[unit])
+    frame[PINNED] = pd.arrays.IntegerArray(ids, ids < 0)  # -1: no unit, dropped
+    return Target(session, frame, engine, column=column, unit=PINNED)
 
 
 def _series_with_units(series: Any, session: Session, unit: Hashable, engine: Engine) -> Target:
