@@ -192,3 +192,16 @@ def test_preview_charges_nothing(protect_seeded: Callable[..., Any]) -> None:
     assert preview.epsilon == 1.0
     assert list(preview.table["how"]) == ["ols"]
     assert not priv.dp.session.releases
+
+
+def test_predict_refuses_levels_without_a_coefficient_and_gives_nan_for_missing(
+    protect_seeded: Callable[..., Any],
+) -> None:
+    priv = protect_seeded(data(), epsilon=10.0, seed=2)
+    model = priv.dp.ols(FORMULA, bounds=BOUNDS, keys=KEYS, epsilon=5.0)
+    rows = pd.DataFrame({"x": [1.0, 2.0, np.nan], "z": [3.0, 4.0, 5.0], "g": ["a", None, "c"]})
+    predicted = model.predict(rows)
+    assert np.isfinite(predicted.iloc[0])
+    assert predicted.iloc[1:].isna().all()  # a missing level, a missing number
+    with pytest.raises(DPValueError, match="'g' holds \\['zz'\\] outside the model's levels"):
+        model.predict(pd.DataFrame({"x": [1.0], "z": [3.0], "g": ["zz"]}))

@@ -19,6 +19,7 @@ noisy matrix (Wang 2018's sufficient-statistics perturbation):
 from __future__ import annotations
 
 import math
+import warnings
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
@@ -28,6 +29,7 @@ import pandas as pd
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import ProductLayout
 from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.errors import DPValueError
 
 if TYPE_CHECKING:
     from pandas_dp.api.measurement.design import FormulaDesign
@@ -217,11 +219,29 @@ class OLSResults:
         )
 
     def predict(self, exog: pd.DataFrame) -> pd.Series:
-        """Predictions for public rows: their design (the model's formula) times ``params``."""
+        """Predictions for public rows: their design (the model's formula) times ``params``.
+
+        NaN for a row missing a variable, as statsmodels gives. A categorical value outside
+        the model's public levels has no coefficient: refused, naming it (the rows are public).
+        """
         inputs = self.design.inputs(exog, clip=False)
-        design = self.design.spec.rhs.get_model_matrix(inputs, na_action="ignore")
+        for name in self.design.categorical:
+            if name not in exog.columns:
+                continue
+            unknown = inputs[name].isna().to_numpy() & exog[name].notna().to_numpy()
+            if unknown.any():
+                shown = list(dict.fromkeys(exog[name][unknown].tolist()))[:5]
+                raise DPValueError(
+                    f"predict: {name!r} holds {shown} outside the model's levels "
+                    f"{list(self.design.categorical[name])}; the model has no coefficient for "
+                    "them"
+                )
+        missing = inputs.isna().to_numpy().any(axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # formulaic's note on missing categories
+            design = self.design.spec.rhs.get_model_matrix(inputs, na_action="ignore")
         values = design[list(self.params.index)].to_numpy(np.float64) @ self.params.to_numpy()
-        return pd.Series(values, index=exog.index)
+        return pd.Series(np.where(missing, np.nan, values), index=exog.index)
 
     def __repr__(self) -> str:
         head = (
