@@ -89,7 +89,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         Examples
         --------
         >>> import numpy as np, pandas as pd, pandas_dp
-        >>> rng = np.random.default_rng(0)
+        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
         >>> x = rng.uniform(0, 10, 20_000)
         >>> df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 1, 20_000)})
         >>> priv = df.dp.protect(epsilon=1.0)
@@ -149,7 +149,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         Examples
         --------
         >>> import numpy as np, pandas as pd, pandas_dp
-        >>> rng = np.random.default_rng(0)
+        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
         >>> x = rng.uniform(0, 10, 20_000)
         >>> df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 1, 20_000)})
         >>> priv = df.dp.protect(epsilon=1.0)
@@ -232,7 +232,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         Examples
         --------
         >>> import numpy as np, pandas as pd, pandas_dp
-        >>> rng = np.random.default_rng(0)
+        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
         >>> x = rng.uniform(0, 10, 50_000)
         >>> df = pd.DataFrame({"x": x, "y": 1 + 2 * x + rng.normal(0, 1, 50_000)})
         >>> priv = df.dp.protect(epsilon=1.0)

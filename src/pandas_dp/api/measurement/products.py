@@ -13,6 +13,7 @@ Laplace (or Gaussian) noise of one scale.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -125,9 +126,14 @@ class ProductLayout:
             sums += [self._reduced((j, j), both), self._reduced((k, k), both)]
         return tuple(sums)
 
+    @functools.cached_property
+    def _positions(self) -> dict[Monomial, int]:
+        """Each monomial's position (built once per layout, read for every pair)."""
+        return {monomial: i for i, monomial in enumerate(self.monomials)}
+
     def pair(self, j: int, k: int) -> PairSums:
         """The positions of the sums of pair ``(j, k)``."""
-        at = {monomial: i for i, monomial in enumerate(self.monomials)}
+        at = self._positions
         both = (j, k)
         if not (self.squares or j == k):  # unmeasured: positions of the plain squares
             squares = (at[self._reduced((j, j), (j,))], at[self._reduced((k, k), (k,))])

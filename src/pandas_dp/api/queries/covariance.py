@@ -10,7 +10,7 @@ correlations a unit diagonal with every entry in ``[-1, 1]``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from fractions import Fraction
 from typing import Any, Literal
 
@@ -103,8 +103,12 @@ def _finisher(how: str, labels: pd.Index) -> Any:
     def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
         def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
             alpha = None if request.confidence is None else 1.0 - request.confidence
+            # Each pair's values (and interval ends) for every group at once.
+            pairs = _pairs(outputs, noisy)
+            values = {(s.j, s.k): s.value(i, None) for s, i in pairs}
+            ends = None if alpha is None else {(s.j, s.k): s.interval(i, alpha) for s, i in pairs}
             groups = 1 if keys is None else len(keys)
-            frames = [_matrix(how, labels, outputs, noisy, g, alpha) for g in range(groups)]
+            frames = [_matrix(how, labels, values, ends, g) for g in range(groups)]
             if keys is None:
                 return frames[0]
             names = [*keys.names, None]
@@ -117,42 +121,36 @@ def _finisher(how: str, labels: pd.Index) -> Any:
     return finisher
 
 
+#: Each pair ``(j, k)``'s values, one per group (and its intervals' ends, one per group).
+PairValues = dict[tuple[int, int], np.ndarray]
+PairEnds = dict[tuple[int, int], tuple[np.ndarray, np.ndarray]]
+
+
 def _matrix(
-    how: str,
-    labels: pd.Index,
-    outputs: tuple[PlannedOutput, ...],
-    noisy: dict[MeasurementKey, Aggregate],
-    group: int,
-    alpha: float | None,
+    how: str, labels: pd.Index, values: PairValues, ends: PairEnds | None, group: int
 ) -> pd.DataFrame:
-    """One group's matrix, made positive semidefinite (with ``alpha``: one row per pair)."""
-    pairs = _pairs(outputs, noisy)
-    matrix = _symmetric(len(labels), pairs, lambda s, i: s.value(i, None)[group])
+    """One group's matrix, made positive semidefinite (with ``ends``: one row per pair)."""
+    size = len(labels)
+    matrix = _symmetric(size, {pair: v[group] for pair, v in values.items()})
     fitted = nearest_psd(matrix)
     if how == "corr":
         fitted = correlation_of(fitted)
-    values = pd.DataFrame(fitted, index=labels.copy(), columns=labels.copy())
-    if alpha is None:
-        return values
-    return _with_intervals(how, values, pairs, alpha, group)
+    frame = pd.DataFrame(fitted, index=labels.copy(), columns=labels.copy())
+    if ends is None:
+        return frame
+    lower = _symmetric(size, {pair: e[0][group] for pair, e in ends.items()})
+    upper = _symmetric(size, {pair: e[1][group] for pair, e in ends.items()})
+    return _with_intervals(how, frame, lower, upper)
 
 
 def _with_intervals(
-    how: str,
-    values: pd.DataFrame,
-    pairs: list[tuple[PairCovariance, Inputs]],
-    alpha: float,
-    group: int,
+    how: str, values: pd.DataFrame, lower: np.ndarray, upper: np.ndarray
 ) -> pd.DataFrame:
     """One row per ordered pair (as ``df.cov().stack()``): value, lower and upper end.
 
     Each interval is widened to hold the released (projected) value, so that it still holds
     the exact value with the stated probability.
     """
-    size = len(values)
-    ends = {(s.j, s.k): s.interval(i, alpha) for s, i in pairs}
-    lower = _symmetric(size, pairs, lambda s, i: ends[s.j, s.k][0][group])
-    upper = _symmetric(size, pairs, lambda s, i: ends[s.j, s.k][1][group])
     point = values.to_numpy()
     with np.errstate(invalid="ignore"):
         lower, upper = np.fmin(lower, point), np.fmax(upper, point)
@@ -178,15 +176,11 @@ def _pairs(
     return pairs
 
 
-def _symmetric(
-    size: int,
-    pairs: list[tuple[PairCovariance, Inputs]],
-    entry: Callable[[PairCovariance, Inputs], float],
-) -> np.ndarray:
-    """The symmetric matrix whose ``(j, k)`` entry is ``entry`` of pair ``(j, k)``."""
+def _symmetric(size: int, entries: dict[tuple[int, int], float]) -> np.ndarray:
+    """The symmetric matrix with ``entries[(j, k)]`` at ``(j, k)`` and ``(k, j)`` (NaN else)."""
     matrix = np.full((size, size), np.nan)
-    for stat, inputs in pairs:
-        matrix[stat.j, stat.k] = matrix[stat.k, stat.j] = entry(stat, inputs)
+    for (j, k), value in entries.items():
+        matrix[j, k] = matrix[k, j] = value
     return matrix
 
 
