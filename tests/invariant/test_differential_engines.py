@@ -255,6 +255,9 @@ RELEASES: dict[str, Release] = {
         epsilon=1.0, cumulative=True
     ),
     "variance by cov": lambda p: p.dp.cov(["x"], bounds={"x": BOUNDS}, epsilon=1.0),
+    "ols": lambda p: (
+        p.dp.ols("x ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=1.0).params
+    ),
 }
 
 
@@ -428,6 +431,13 @@ def _assert_within(
         assert s["products(x)"] == 3 * per_unit  # 3 sums (rows, Σz, Σz²), each moved <= 1
         bound = added * (BOUNDS[1] - BOUNDS[0]) ** 2 / (rows - 1) * (1 + 1e-9)
         assert np.abs(y - x).max() <= bound, (x, y, bound)
+    elif release == "ols":  # coefficients have no simple neighbour bound: the sums' (each
+        # moved by <= 1 unit per row) is asserted in tests/statistics/test_ols.py; here the
+        # labels, errors, warnings and charge above, finite values, and Dask = pandas below
+        assert s["products(C(g)[T.b], x)"] == 6 * per_unit  # (m + 2)(m + 3) / 2 sums, m = 1
+        x, y = _numbers(before.result), _numbers(after.result)
+        assert np.isfinite(x).all(), x
+        assert np.isfinite(y).all(), y
     elif release in ("count", "group count", "merged count", "resample"):
         x, y = _numbers(before.result), _numbers(after.result)
         assert np.abs(y - x).sum() <= units * s["count"], (x, y, s)
@@ -464,7 +474,9 @@ def _assert_same(release: str, dask_outcome: Outcome, pandas_outcome: Outcome) -
 
 #: Releases on the cheap routes; agg and group agg (a count, a sum and a mean per pass) and a
 #: count after a merge with a public table (pandas frames only) too on the pandas engine.
-BASIC = ["count", "sum", "group count", "mean", "resample", "running totals", "variance by cov"]
+BASIC = [
+    "count", "sum", "group count", "mean", "resample", "running totals", "variance by cov", "ols",
+]  # fmt: skip
 #: The staged route costs more a compute (300 partitions): a selection of
 #: telling neighbours (in an object column: the id forms, one instant in two zones, a NaN id,
 #: unhashable ids; 0.0 and -0.0 as floats; a capped unit of ints and of text), each with
