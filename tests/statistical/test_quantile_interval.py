@@ -23,6 +23,7 @@ from scipy import stats
 
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.quantile_interval import (
+    difference_tail,
     end_index,
     first_crossing,
     scan_noise,
@@ -46,7 +47,7 @@ def draw_ends(counts: np.ndarray, n: int, seed: int, side: int, scale: int = 1) 
     query_noise = DiscreteLaplace(query_noise.scale / scale)
     scores = scan_scores(np.tile(counts, (n, 1)), HALF, side)
     edges = scores.shape[1]
-    threshold = threshold_for(threshold_noise, query_noise, edges, 0.05, HALF)
+    threshold = threshold_for(threshold_noise, query_noise, 0.05, HALF)
     source = SeededRandomSource(seed)
     rho = threshold_noise.sample(n, source)
     nu = query_noise.sample(n * edges, source).reshape(n, edges)
@@ -87,7 +88,7 @@ def test_the_stopping_edge_has_the_law_of_above_threshold(side):
     threshold_noise, query_noise, delta = scan_noise(EPSILON, HALF)
     assert delta == 1  # qd · max(q, 1 - q) = 2 · 1/2
     assert (threshold_noise.scale, query_noise.scale) == (2, 4)
-    threshold = threshold_for(threshold_noise, query_noise, scores.size, 0.05, HALF)
+    threshold = threshold_for(threshold_noise, query_noise, 0.05, HALF)
     law = exact_stop_law(scores, threshold)
     assert law.sum() == pytest.approx(1.0, abs=1e-12)
     n = 200_000
@@ -101,6 +102,30 @@ def test_the_stopping_edge_has_the_law_of_above_threshold(side):
     chi2 = np.sum((observed[keep] - n * expected[keep]) ** 2 / (n * expected[keep]))
     # P(chi2 > stat) for honest draws; a fixed seed, so this cannot flake.
     assert stats.chi2.sf(chi2, df=int(keep.sum()) - 1) > 1e-6, (observed, n * expected)
+
+
+@pytest.mark.parametrize("beta", [0.025, 0.05, 0.2])
+def test_the_margin_is_the_least_that_holds_at_the_worst_edge(beta):
+    # The end fails only if edge k° (the first with a_k >= -qd) does not fire; the worst data
+    # put a_k° at -qd exactly and every earlier score far below the threshold, where no noise
+    # fires. The exact law then gives P(stop after k°) <= β, and one unit less margin > β:
+    # the margin pays for one edge's noise and the threshold's, never a union over edges.
+    threshold_noise, query_noise, _ = scan_noise(EPSILON, HALF)
+    threshold = threshold_for(threshold_noise, query_noise, beta, HALF)
+    scores = np.array([-10_000, -10_000, -HALF.denominator, 40, 400])
+    late = exact_stop_law(scores, threshold)[3:].sum()
+    assert late <= beta
+    looser = exact_stop_law(scores, threshold + 1)[3:].sum()
+    assert looser > beta, (late, looser)
+    # The closed-form tail of ρ - ν that sets the margin agrees with the brute-force sum.
+    margin = -threshold - HALF.denominator
+    z = np.arange(-400, 401)
+    law = np.convolve(*(
+        (1 - math.exp(-1 / b)) / (1 + math.exp(-1 / b)) * np.exp(-np.abs(z) / b) for b in (2, 4)
+    ))  # fmt: skip
+    brute = law[np.arange(-800, 801) >= margin + 1].sum()
+    tail = difference_tail(threshold_noise, query_noise, margin + 1)
+    assert tail == pytest.approx(brute, rel=1e-9)
 
 
 def test_privacy_loss_audit_and_a_low_noise_mutant():
@@ -123,7 +148,7 @@ def test_privacy_loss_audit_and_a_low_noise_mutant():
     # its own threshold on D and on it on D', where its scan is most sensitive.
     threshold_noise, query_noise, _ = scan_noise(EPSILON, HALF)
     eighth = (DiscreteLaplace(threshold_noise.scale / 8), DiscreteLaplace(query_noise.scale / 8))
-    t_mutant = threshold_for(*eighth, 11, 0.05, HALF)
+    t_mutant = threshold_for(*eighth, 0.05, HALF)
     below = (t_mutant - 1 + 100) // 2  # rank giving a_1 = 2·rank - 100 <= T - 1
     d_m = np.zeros(10, dtype=np.int64)
     d_m[0], d_m[1] = below, 100 - below

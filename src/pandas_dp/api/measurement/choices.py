@@ -147,7 +147,7 @@ class EndpointPart:
         """The reported edge's index per group (noise drawn for every edge of every group)."""
         scores = scan_scores(np.asarray(exact, dtype=np.int64), self.q, self.side)
         groups, edges = scores.shape
-        threshold = threshold_for(self.threshold_noise, self.query_noise, edges, self.beta, self.q)
+        threshold = threshold_for(self.threshold_noise, self.query_noise, self.beta, self.q)
         rho = session.draw(self.threshold_noise, groups)
         nu = session.draw(self.query_noise, groups * edges).reshape(groups, edges)
         return end_index(first_crossing(scores, threshold, rho, nu), edges, self.side)
