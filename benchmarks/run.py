@@ -29,6 +29,7 @@ import bench_hierarchy
 import bench_idioms
 import bench_mean
 import bench_modelling
+import bench_quantile_interval
 import bench_queries
 import bench_regression
 import bench_sampler
@@ -60,6 +61,7 @@ def main() -> None:
         bench_accounting.run(),
         bench_statistics.run([n // scale for n in bench_statistics.SIZES]),
         bench_accuracy.run(max(2, bench_accuracy.REPEATS // scale)),
+        bench_quantile_interval.run(max(40, bench_quantile_interval.RUNS // scale)),
         bench_tables.run(bench_tables.ROWS // scale, trials=1 if args.quick else 3),
         bench_modelling.run(
             bench_modelling.ROWS // scale, runs=max(2, bench_modelling.RUNS // scale)
