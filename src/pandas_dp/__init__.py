@@ -19,7 +19,7 @@ Module map (imports point downwards only)::
     pandas_dp.testing      helpers for tests: inspect the noise a release would use
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pandas_dp.api.accessors import DataFrameDPAccessor, SeriesDPAccessor, register
 from pandas_dp.api.outputs import Estimate
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 __version__ = "0.1.0"
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """Load what most sessions never use on first access (``plot_intervals``)."""
     if name == "plot_intervals":
         from pandas_dp.api.plotting import plot_intervals

@@ -12,7 +12,7 @@ import numbers
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from pandas_dp.errors import DPTypeError, DPValueError
 
@@ -26,7 +26,7 @@ MAX_EPSILON = Fraction(10**6)
 _FIX = "pass a plain positive number such as 0.1"
 
 
-def exact(value: Any, name: str) -> Fraction:
+def exact(value: object, name: str) -> Fraction:
     """Convert a user-supplied real number to an exact :class:`~fractions.Fraction`.
 
     Floats are read through their shortest decimal representation (``str(0.1) == "0.1"``),
@@ -55,7 +55,7 @@ def exact(value: Any, name: str) -> Fraction:
     return Fraction(str(value))
 
 
-def parse_epsilon(value: Any, name: str = "epsilon") -> Fraction:
+def parse_epsilon(value: object, name: str = "epsilon") -> Fraction:
     """Validate an ε: a finite real number of at least :data:`MIN_EPSILON`."""
     eps = exact(value, name)
     if not MIN_EPSILON <= eps <= MAX_EPSILON:
@@ -64,7 +64,7 @@ def parse_epsilon(value: Any, name: str = "epsilon") -> Fraction:
     return eps
 
 
-def parse_delta(value: Any, name: str = "delta") -> Fraction:
+def parse_delta(value: object, name: str = "delta") -> Fraction:
     """Validate a δ: a finite real number in ``[0, 1)``."""
     delta = exact(value, name)
     if not 0 <= delta < 1:
@@ -133,12 +133,12 @@ class Budget:
             raise DPValueError(f"delta must satisfy 0 <= delta < 1, got {_show(delta)}")
 
     @classmethod
-    def of(cls, epsilon: Any, delta: Any = 0) -> Budget:
+    def of(cls, epsilon: object, delta: object = 0) -> Budget:
         """Validate user input and build a total budget (ε >= 1e-9, 0 <= δ < 1)."""
         return cls(parse_epsilon(epsilon), parse_delta(delta))
 
     @staticmethod
-    def of_rho(rho: Any) -> RhoBudget:
+    def of_rho(rho: object) -> RhoBudget:
         """Validate user input and build a total ρ-zCDP budget (``1e-9 <= ρ <= 1e6``)."""
         return RhoBudget(parse_epsilon(rho, "rho"))
 
@@ -199,14 +199,14 @@ class RhoBudget:
     rho: Fraction
 
     def __post_init__(self) -> None:
-        value: Any = self.rho
+        value: object = self.rho
         if not isinstance(value, Fraction):
             object.__setattr__(self, "rho", exact(value, "rho"))
         if self.rho.numerator < 0:
             raise DPValueError(f"rho must be >= 0, got {_show(self.rho)}")
 
     @classmethod
-    def of(cls, rho: Any) -> RhoBudget:
+    def of(cls, rho: object) -> RhoBudget:
         """Validate user input and build a total budget (``1e-9 <= ρ <= 1e6``)."""
         return cls(parse_epsilon(rho, "rho"))
 

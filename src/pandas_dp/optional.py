@@ -13,7 +13,6 @@ import importlib.machinery
 import sys
 from collections.abc import Callable, Sequence
 from types import ModuleType
-from typing import Any
 
 from pandas_dp.errors import MissingExtraError, warn
 
@@ -83,7 +82,7 @@ class _AfterImport(importlib.abc.MetaPathFinder):
 class _CallbackLoader(importlib.abc.Loader):
     """Delegates to the real loader, then restores it on the module and calls back."""
 
-    def __init__(self, loader: Any, callback: Callback) -> None:
+    def __init__(self, loader: importlib.abc.Loader, callback: Callback) -> None:
         self.loader = loader
         self.callback = callback
 
@@ -100,5 +99,5 @@ class _CallbackLoader(importlib.abc.Loader):
         self.loader.exec_module(module)
         _run(self.callback, module)
 
-    def __getattr__(self, name: str) -> Any:
+    def __getattr__(self, name: str) -> object:
         return getattr(self.loader, name)

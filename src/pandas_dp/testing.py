@@ -12,7 +12,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -78,7 +77,7 @@ def capture_noise(
         calls.append(NoiseCall(mechanism, n))
         return np.full(n, value, dtype=np.int64)
 
-    def best(mechanism: ExponentialMechanism, scores: Any, denominator: int) -> I64:
+    def best(mechanism: ExponentialMechanism, scores: I64, denominator: int) -> I64:
         calls.append(NoiseCall(mechanism, len(scores)))
         return np.asarray(np.argmin(scores, axis=1), dtype=np.int64)
 

@@ -11,12 +11,11 @@ from __future__ import annotations
 import numbers
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
 
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
-def positive_int(value: Any, name: str) -> int:
+def positive_int(value: object, name: str) -> int:
     """Validate a contribution bound: a positive integer (bools refused)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise DPTypeError(f"{name} must be a positive integer, got {type(value).__name__}")
@@ -46,7 +45,7 @@ class PrivacyUnit:
             raise DPValueError("max_rows_per_unit needs privacy_unit='<id column>'")
 
     @classmethod
-    def of(cls, column: Hashable | None, max_rows: Any) -> PrivacyUnit:
+    def of(cls, column: Hashable | None, max_rows: object) -> PrivacyUnit:
         """Validate ``protect``'s ``privacy_unit`` / ``max_rows_per_unit`` arguments."""
         if column is None:
             if max_rows is not None:

@@ -16,7 +16,6 @@ import contextlib
 import os
 import threading
 from collections.abc import Iterable, Iterator
-from typing import Any
 
 from pandas_dp.accounting.composition import BasicComposition, Composition
 from pandas_dp.accounting.events import LedgerEntry, Release
@@ -164,7 +163,7 @@ class Accountant:
                     raise BudgetExceededError(f"the planned releases do not fit: {reason}")
                 state, count = following, count + 1
 
-    def charge(self, release: Release, output: Any = None) -> LedgerEntry:
+    def charge(self, release: Release, output: dict[str, object] | None = None) -> LedgerEntry:
         """Atomically check that ``release`` fits and record it.
 
         With a ledger file the entry (and ``output``, the released values in plain JSON) is

@@ -19,15 +19,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, Protocol
+from typing import Protocol
 
 from pandas_dp.accounting.events import BoundedRangeMeasurement, Measurement, Release
 from pandas_dp.budget import AnyBudget, Budget, RhoBudget, zcdp_to_epsilon
 
 #: Names of the accountants a session can use.
 ACCOUNTANTS = ("basic", "advanced", "zcdp", "pld")
+
+
+class PrivacyLoss(Protocol):
+    """What is used of a ``dp-accounting`` privacy loss distribution (it ships no types)."""
+
+    def compose(self, other: PrivacyLoss) -> PrivacyLoss:
+        """The distribution of both releases' privacy loss together."""
+
+    def get_epsilon_for_delta(self, delta: float) -> float:
+        """The smallest ε for which the releases are (ε, ``delta``)-DP."""
 
 
 class Composition(Protocol):
@@ -74,7 +84,7 @@ def _round_up(x: float) -> Fraction:
 class _TightState:
     basic: Budget
     measurements: tuple[Measurement, ...] = ()
-    extra: Any = None  # rule-specific accumulated data
+    pld: PrivacyLoss | None = None  # the releases' composed PLD (PLD accounting only)
 
 
 class _TightComposition:
@@ -93,10 +103,12 @@ class _TightComposition:
         return _TightState(
             state.basic + release.cost,
             state.measurements + release.measurements,
-            self._fold(state.extra, release.measurements),
+            self._fold(state.pld, release.measurements),
         )
 
-    def _fold(self, extra: Any, measurements: Sequence[Measurement]) -> Any:
+    def _fold(
+        self, pld: PrivacyLoss | None, measurements: Sequence[Measurement]
+    ) -> PrivacyLoss | None:
         return None
 
     def _epsilon(self, state: _TightState, delta: float) -> float:
@@ -173,13 +185,6 @@ class RhoComposition:
         return state
 
 
-@dataclass
-class _PLDCache:
-    composed: Any = None
-    count: int = 0
-    seen: dict[tuple[Any, ...], Any] = field(default_factory=dict)
-
-
 class PLDComposition(_TightComposition):
     """Privacy-loss-distribution accounting through Google's ``dp-accounting`` package.
 
@@ -191,17 +196,19 @@ class PLDComposition(_TightComposition):
 
     name = "pld"
 
-    def _fold(self, extra: Any, measurements: Sequence[Measurement]) -> Any:
-        composed = extra
+    def _fold(
+        self, pld: PrivacyLoss | None, measurements: Sequence[Measurement]
+    ) -> PrivacyLoss | None:
+        composed = pld
         for measurement in measurements:
-            pld = measurement_pld(measurement)
-            composed = pld if composed is None else composed.compose(pld)
+            one = measurement_pld(measurement)
+            composed = one if composed is None else composed.compose(one)
         return composed
 
     def _epsilon(self, state: _TightState, delta: float) -> float:
-        if state.extra is None:
+        if state.pld is None:
             return 0.0
-        return float(state.extra.get_epsilon_for_delta(delta))
+        return float(state.pld.get_epsilon_for_delta(delta))
 
 
 _DISCRETIZATION = 1e-4
@@ -213,7 +220,7 @@ def _float_at_least(value: Fraction) -> float:
     return nearest if Fraction(nearest) >= value else math.nextafter(nearest, math.inf)
 
 
-def measurement_pld(measurement: Measurement) -> Any:
+def measurement_pld(measurement: Measurement) -> PrivacyLoss:
     """The privacy loss distribution of one measurement (an upper bound)."""
     from pandas_dp.optional import require
 

@@ -34,6 +34,7 @@ import json
 import os
 import socket
 import uuid
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,7 @@ from typing import Any
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.file_io import append_durably, exclusive
 from pandas_dp.accounting.records import (
+    ReleaseJSON,
     budget_from_json,
     budget_to_json,
     release_from_json,
@@ -53,12 +55,12 @@ FORMAT = "pandas-dp-ledger/1"
 GENESIS = "0" * 64
 
 
-def canonical(record: dict[str, Any]) -> bytes:
+def canonical(record: Mapping[str, object]) -> bytes:
     """The bytes a record is hashed and written as: sorted keys, no spaces, ASCII."""
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
-def sealed(record: dict[str, Any]) -> dict[str, Any]:
+def sealed(record: Mapping[str, object]) -> dict[str, object]:
     """``record`` with its ``hash`` field added."""
     body = {k: v for k, v in record.items() if k != "hash"}
     return {**body, "hash": hashlib.sha256(canonical(body)).hexdigest()}
@@ -158,18 +160,18 @@ class LedgerFile:
         """The exclusive inter-process lock; hold it across read, check and append."""
         return exclusive(self.lock_path)
 
-    def _write(self, record: dict[str, Any]) -> None:
+    def _write(self, record: Mapping[str, object]) -> None:
         data = canonical(record) + b"\n"
         append_durably(self.path, data)
         self._advance(record, len(data))
 
-    def _advance(self, record: dict[str, Any], length: int) -> None:
+    def _advance(self, record: Mapping[str, object], length: int) -> None:
         self._last_start = self._offset
         self._offset += length
         self._lines += 1
-        self.head = record["hash"]
+        self.head = str(record["hash"])  # a hex digest (sealed, or verified against one)
 
-    def append(self, entry: LedgerEntry, release_json: dict[str, Any] | None = None) -> None:
+    def append(self, entry: LedgerEntry, release_json: ReleaseJSON | None = None) -> None:
         """Append a charge and fsync it. Call under :meth:`locked`, after :meth:`read_new`."""
         record = sealed(
             {

@@ -7,17 +7,55 @@ fraction it was; nothing here holds a value computed from private data.
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
+from typing import NotRequired, TypedDict
 
 from pandas_dp.accounting.events import MEASUREMENT_KINDS, Measurement, Release
 from pandas_dp.budget import AnyBudget, Budget, RhoBudget
 
 
-def _fraction(value: Any) -> Fraction:
+class BudgetJSON(TypedDict):
+    """A budget in a ledger file: exact numbers as ``"p/q"`` strings."""
+
+    epsilon: NotRequired[str]
+    delta: NotRequired[str]
+    rho: NotRequired[str | None]
+
+
+class MeasurementJSON(TypedDict):
+    """A :class:`Measurement` in a ledger file (see :func:`measurement_to_json`)."""
+
+    kind: NotRequired[str]  # files written before the tag name only the mechanism
+    label: str
+    mechanism: str
+    epsilon: str
+    delta: str
+    sensitivity: int
+    scale: str
+    exponent: int
+    coordinates: int
+    sigma2: NotRequired[str | None]
+    extra_delta: str
+
+
+class ReleaseJSON(TypedDict):
+    """A :class:`Release` in a ledger file (see :func:`release_to_json`)."""
+
+    query: str
+    columns: list[str]
+    measurements: list[MeasurementJSON]
+    composition: str
+    groups: int
+    bounds: list[list[str | float]]  # [column, lower, upper] per column
+    note: NotRequired[str]
+    tag: NotRequired[str]
+    randomness: NotRequired[str]  # files written before the field existed: "os"
+
+
+def _fraction(value: str | int | float) -> Fraction:
     return Fraction(str(value))
 
 
-def budget_to_json(budget: AnyBudget) -> dict[str, str | None]:
+def budget_to_json(budget: AnyBudget) -> BudgetJSON:
     """``{"epsilon": "1", "delta": "1/1000000", "rho": null}``."""
     return {
         "epsilon": str(budget.epsilon),
@@ -26,7 +64,7 @@ def budget_to_json(budget: AnyBudget) -> dict[str, str | None]:
     }
 
 
-def budget_from_json(data: dict[str, Any]) -> AnyBudget:
+def budget_from_json(data: BudgetJSON) -> AnyBudget:
     """Inverse of :func:`budget_to_json`."""
     rho = data.get("rho")
     if rho is not None:
@@ -34,7 +72,7 @@ def budget_from_json(data: dict[str, Any]) -> AnyBudget:
     return Budget(_fraction(data["epsilon"]), _fraction(data["delta"]))
 
 
-def measurement_to_json(m: Measurement) -> dict[str, Any]:
+def measurement_to_json(m: Measurement) -> MeasurementJSON:
     """All fields of a measurement, exact numbers as strings."""
     return {
         "kind": m.kind,
@@ -57,7 +95,7 @@ _KIND_OF_MECHANISM = {
 }  # fmt: skip
 
 
-def measurement_from_json(data: dict[str, Any]) -> Measurement:
+def measurement_from_json(data: MeasurementJSON) -> Measurement:
     """Inverse of :func:`measurement_to_json`."""
     sigma2 = data.get("sigma2")
     kind = data.get("kind") or _KIND_OF_MECHANISM.get(data["mechanism"], "measurement")
@@ -76,7 +114,7 @@ def measurement_from_json(data: dict[str, Any]) -> Measurement:
     )
 
 
-def release_to_json(r: Release) -> dict[str, Any]:
+def release_to_json(r: Release) -> ReleaseJSON:
     """All fields of a release record."""
     return {
         "query": r.query,
@@ -91,7 +129,7 @@ def release_to_json(r: Release) -> dict[str, Any]:
     }
 
 
-def release_from_json(data: dict[str, Any]) -> Release:
+def release_from_json(data: ReleaseJSON) -> Release:
     """Inverse of :func:`release_to_json`."""
     return Release(
         query=data["query"],

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 from importlib import resources
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,7 +39,7 @@ def run_demo(args: argparse.Namespace) -> int:
     )
     priv = data.dp.protect(epsilon=args.epsilon)
     eps = args.epsilon / 4
-    results: dict[str, Any] = {
+    results: dict[str, int | float] = {
         "people": priv.dp.count(epsilon=eps),
         "people aged 65+": priv[priv.age >= 65].dp.count(epsilon=eps),
         "mean age (bounds 0-100)": priv["age"].dp.mean(bounds=(0, 100), epsilon=eps),
@@ -59,7 +58,7 @@ def run_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_demo_command(commands: Any) -> None:
+def add_demo_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``demo`` on the sub-command parser."""
     demo = commands.add_parser("demo", help="protect example data and release a few statistics")
     demo.add_argument("--epsilon", type=float, default=1.0, help="total budget (default 1.0)")

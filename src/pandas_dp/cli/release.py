@@ -6,12 +6,13 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 import pandas as pd
 
 from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.composition import composition_for
+from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.errors import LedgerError
 from pandas_dp.publish import LEDGER_NAME, load_spec, plan_release, run_release
@@ -106,7 +107,7 @@ def run_release_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _entry_rows(entries: list[Any]) -> pd.DataFrame:
+def _entry_rows(entries: list[LedgerEntry]) -> pd.DataFrame:
     rows = [
         {
             "seq": e.sequence,
@@ -164,7 +165,7 @@ def run_ledger(args: argparse.Namespace) -> int:
 DATA_HELP = "the data file to release from (instead of the spec's data.path)"
 
 
-def add_release_commands(commands: Any) -> None:
+def add_release_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """Register ``plan``, ``release`` and ``ledger`` on the sub-command parser."""
     plan = commands.add_parser("plan", help="costs and error bounds of a spec; reads no data")
     plan.add_argument("spec", help="release spec (.toml, .yaml or .json)")

@@ -24,13 +24,43 @@ import math
 import numbers
 from decimal import Decimal
 from fractions import Fraction
-from typing import Any
+from typing import TYPE_CHECKING, TypeAlias, cast
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
+if TYPE_CHECKING:
+    from pandas._typing import ScalarOrNA
 
-def _number(value: Any) -> Any:
+#: A real number in canonical form (see :func:`_number`).
+Number: TypeAlias = int | float | Fraction
+#: A canonical key value; None means the value cannot be a key (it is dropped).
+Canonical: TypeAlias = (
+    Number
+    | complex
+    | str
+    | bytes
+    | pd.Period
+    | pd.Timestamp
+    | datetime.date
+    | pd.Timedelta
+    | tuple["Canonical", ...]
+    | None
+)
+
+
+def is_missing(value: object) -> bool:
+    """Whether one value is missing (None, NaN, NA, NaT), as :func:`pandas.isna` says.
+
+    A container is not missing (``isna`` gives an array for it, not True). Raises where
+    ``isna`` does (a value whose comparison raises): the callers decide what that means.
+    """
+    # pandas-stubs type isna's scalar form for scalars only; it takes any object at run time.
+    return pd.isna(cast("ScalarOrNA", value)) is True
+
+
+def _number(value: object) -> Number | None:
     """The canonical form of a real number: int when integral, else float when exact."""
     if isinstance(value, float | np.floating):
         number = float(value)
@@ -57,7 +87,7 @@ def _number(value: Any) -> Any:
     return None
 
 
-def canonical_value(value: Any) -> Any:
+def canonical_value(value: object) -> Canonical:
     """A value's canonical representative, or None when it cannot be a key (dropped).
 
     Equal values of the types handled here have one representative, computed from the value
@@ -69,7 +99,7 @@ def canonical_value(value: Any) -> Any:
         return None
 
 
-def _canonical(value: Any) -> Any:
+def _canonical(value: object) -> Canonical:
     if isinstance(value, str):
         return str(value)
     if value is None or value is pd.NA or value is pd.NaT:
@@ -87,8 +117,8 @@ def _canonical(value: Any) -> Any:
     if isinstance(value, pd.Period):  # (ordinal, frequency): one representation already
         return pd.Period(value)
     if isinstance(value, pd.Timestamp | datetime.datetime | np.datetime64):
-        stamp: Any = pd.Timestamp(value)
-        if stamp is pd.NaT:
+        stamp: object = pd.Timestamp(value)  # NaT for a missing one (the stubs omit it)
+        if not isinstance(stamp, pd.Timestamp):
             return None
         stamp = stamp.as_unit("ns")
         return stamp if stamp.tz is None else stamp.tz_convert("UTC")
@@ -102,12 +132,12 @@ def _canonical(value: Any) -> Any:
     return None
 
 
-def _delta(value: Any) -> Any:
-    delta: Any = pd.Timedelta(value)
-    return None if delta is pd.NaT else delta.as_unit("ns")
+def _delta(value: np.timedelta64 | datetime.timedelta) -> pd.Timedelta | None:
+    delta: object = pd.Timedelta(value)  # NaT for a missing one (the stubs omit it)
+    return delta.as_unit("ns") if isinstance(delta, pd.Timedelta) else None
 
 
-def _is_float(dtype: Any) -> bool:
+def _is_float(dtype: np.dtype | pd.api.extensions.ExtensionDtype) -> bool:
     return bool(pd.api.types.is_float_dtype(dtype))
 
 
@@ -123,7 +153,7 @@ def canonical_column(column: pd.Series) -> pd.Series:
         categories = pd.Series(np.asarray(dtype.categories, dtype=object))
         canonical = categories.map(canonical_value).to_numpy(dtype=object)
         codes = column.cat.codes.to_numpy()
-        values: Any = canonical[np.maximum(codes, 0)]
+        values: npt.NDArray[np.object_] = canonical[np.maximum(codes, 0)]
         values[codes < 0] = None
         return pd.Series(values, index=column.index, dtype=object)
     if _is_float(dtype):
@@ -189,7 +219,7 @@ def _number_text(text: str) -> str:
     if text in ("True", "False"):
         return "1" if text == "True" else "0"
     try:
-        value: Any = int(text)
+        value: Number | None = int(text)
     except ValueError:
         try:
             value = _number(float(text))

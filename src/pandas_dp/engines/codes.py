@@ -15,17 +15,18 @@ not raise, warn or behave differently because of what another row holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
-from typing import Any, cast
+from collections.abc import Callable, Hashable, Sequence
+from typing import TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from pandas_dp.engines.canonical import canonical_column, canonical_value
+from pandas_dp.engines.canonical import canonical_column, canonical_value, is_missing
 from pandas_dp.engines.integers import integer_codes
 
 I64 = npt.NDArray[np.int64]
+Codes = TypeVar("Codes", I64, npt.NDArray[np.bool_])
 
 
 def plain_index(values: pd.Index | pd.Categorical | np.ndarray, name: Hashable) -> pd.Index:
@@ -37,7 +38,7 @@ def plain_index(values: pd.Index | pd.Categorical | np.ndarray, name: Hashable) 
     return pd.Index(values, name=name, tupleize_cols=False)
 
 
-def _total(fast: Callable[[], I64], slow: Callable[[], I64]) -> I64:
+def _total(fast: Callable[[], Codes], slow: Callable[[], Codes]) -> Codes:
     """The fast, vectorised path; where it raises, the row-by-row path with the same result."""
     try:
         return fast()
@@ -106,9 +107,9 @@ def level_counts(column: pd.Series, keys: pd.Index) -> I64 | None:
     return counts
 
 
-def _lookup(positions: dict[Any, int], value: Any) -> int:
+def _lookup(positions: dict[Hashable, int], value: object) -> int:
     try:
-        if pd.isna(value) is True:
+        if is_missing(value) or not isinstance(value, Hashable):
             return -1
         return positions.get(value, -1)
     except Exception:  # unhashable, or a comparison that raises: no key matches
@@ -200,19 +201,19 @@ def missing_mask(column: pd.Series) -> npt.NDArray[np.bool_]:
     missing (it is then an unprocessable value, which matches no key and no bin).
     """
 
-    def fast() -> Any:
+    def fast() -> npt.NDArray[np.bool_]:
         return np.asarray(column.isna().to_numpy(), dtype=bool)
 
-    def slow() -> Any:
+    def slow() -> npt.NDArray[np.bool_]:
         values = column.to_numpy(dtype=object)
         return np.fromiter((_is_missing(v) for v in values), dtype=bool, count=len(values))
 
-    return cast(npt.NDArray[np.bool_], _total(fast, slow))
+    return _total(fast, slow)
 
 
-def _is_missing(value: Any) -> bool:
+def _is_missing(value: object) -> bool:
     try:
-        return bool(pd.isna(value) is True)
+        return is_missing(value)
     except Exception:  # a comparison that raises: not a missing value
         return False
 
@@ -247,9 +248,10 @@ def _dense(pairs: I64, valid: npt.NDArray[np.bool_]) -> I64:
 def _multi_index(levels: list[pd.Index], names: list[Hashable]) -> pd.MultiIndex:
     """A MultiIndex of per-level key values, built without parsing them (tuples stay values)."""
     factorised = [pd.factorize(values) for values in levels]
+    codes = [codes for codes, _ in factorised]  # arrays; the stubs want sequences of int
     return pd.MultiIndex(
         levels=[pd.Index(uniques, tupleize_cols=False) for _, uniques in factorised],
-        codes=cast(Any, [codes for codes, _ in factorised]),  # arrays; the stubs want lists
+        codes=cast(list[Sequence[int]], codes),
         names=names,
         verify_integrity=False,
     )

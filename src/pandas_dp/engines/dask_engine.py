@@ -34,6 +34,7 @@ import pandas as pd
 from dask import base
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
+from dask.typing import Key
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
 from pandas_dp.engines.dask_partitions import (
@@ -54,6 +55,8 @@ from pandas_dp.engines.plan import (
     Distinct,
     EdgeRanks,
     Engine,
+    Frame,
+    FrameT,
     Grouping,
     JointCounts,
     ManyTables,
@@ -64,7 +67,7 @@ from pandas_dp.engines.plan import (
 )
 
 #: The scheduler a ``compute()`` here would use (dask's function, typed).
-get_scheduler: Callable[[], Any] = base.get_scheduler
+get_scheduler: Callable[[], object] = base.get_scheduler
 #: A frame expression's collection (dask's constructor, typed).
 collection: Callable[[Any], dd.DataFrame] = dd.DataFrame
 #: A delayed value of a key in a graph (dask's constructor, typed).
@@ -129,7 +132,7 @@ def _unmarked(data: dd.DataFrame) -> dd.DataFrame:
     fused into a few large partitions, which costs the workers memory the plain read does
     not. Computing without them gives the partitions a plain query gets.
     """
-    expr: Any = data.expr
+    expr: Any = data.expr  # dask's expressions: partly typed, methods untyped
     nodes: list[Any] = list(expr.walk())
     for node in nodes:
         if type(node).__name__ == "MapPartitions" and node.operand("func") is _unchanged:
@@ -187,12 +190,12 @@ def _aggregated(
     """
     token = uuid.uuid4().hex  # every release its own keys, like impure delayed calls
     shared, part, total = (f"pandas-dp-{step}-{token}" for step in ("plan", "part", "total"))
-    layer: dict[Any, Any] = {shared: grouping}
+    layer: dict[Key, object] = {shared: grouping}  # and tasks: a function and its inputs
     for i, (frame, local, division) in enumerate(zip(inputs, bounding, divisions, strict=True)):
         one = partial(_aggregate_one, measures=measures, bounding=local, division=division)
         layer[(part, i)] = (one, frame.key, shared)
     layer[total] = (partial(combine, observed=observed), [(part, i) for i in range(len(inputs))])
-    depends: list[Any] = list(inputs)
+    depends: list[Any] = list(inputs)  # Delayed: dask's DaskCollection protocol misses it
     graph = HighLevelGraph.from_collections(total, layer, dependencies=depends)
     return _delayed(total, graph, layer=total)
 
@@ -203,27 +206,30 @@ class DaskEngine(Engine):
     name = "Dask"
     in_memory = False
 
-    def attrs(self, data: Any) -> Mapping[str, Any]:
+    def attrs(self, data: object) -> Mapping[Hashable, object]:
         """The attrs of the collection's meta frame."""
-        attrs: Mapping[str, Any] = data._meta.attrs
+        assert isinstance(data, dd.DataFrame | dd.Series)
+        attrs: Mapping[Hashable, object] = data._meta.attrs
         return attrs
 
-    def with_attrs(self, data: Any, attrs: dict[str, Any]) -> Any:
+    def with_attrs(self, data: FrameT, attrs: Mapping[Hashable, object]) -> FrameT:
         """The same collection with a meta frame that carries ``attrs``.
 
         A partition-wise identity whose ``meta`` holds the attrs; ``required_columns=[]``
         lets column projections pass through it to the reader. Dask's tokens ignore attrs,
         so a fresh random tag keeps the new expression from being merged with another one.
         """
-        meta = data._meta.copy(deep=False)
+        frame: Any = data  # dask's map_partitions is untyped
+        meta = frame._meta.copy(deep=False)
         meta.attrs = dict(attrs)
-        return data.map_partitions(
+        return frame.map_partitions(
             _unchanged, uuid.uuid4().hex, meta=meta, enforce_metadata=False,
             required_columns=[],
         )  # fmt: skip
 
-    def index(self, data: Any) -> pd.Index:
+    def index(self, data: Frame) -> pd.Index:
         """The meta frame's (empty) index: its names, not its labels."""
+        assert isinstance(data, dd.DataFrame | dd.Series)
         index: pd.Index = data._meta.index
         return index
 
@@ -257,7 +263,7 @@ class DaskEngine(Engine):
         frame = selected.optimize()
         by_unit = None if bounding is None else unit_divisions(frame, bounding.unit)
         public = grouping
-        inputs: list[Any] | None = None
+        inputs: list[Delayed] | None = None
         if bounding is not None and by_unit is None:  # units may span partitions: gather them
             coded, grouping = _coded(selected, grouping, measures, bounding)
             frame = coded.optimize()

@@ -19,21 +19,34 @@ from __future__ import annotations
 import itertools
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from pandas_dp.engines.canonical import is_missing
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+
 Bools = npt.NDArray[np.bool_]
+
+
+class _Ordered(Protocol):
+    """An id compared with a division one at a time (any object, which may raise)."""
+
+    def __le__(self, other: object, /) -> object: ...
+    def __lt__(self, other: object, /) -> object: ...
+    def __ge__(self, other: object, /) -> object: ...
 
 
 @dataclass(frozen=True)
 class Division:
     """The unit ids one partition may hold: ``[lower, upper)``, or ``[lower, upper]``."""
 
-    lower: Any
-    upper: Any
+    lower: object
+    upper: object
     closed: bool  # the last partition includes its upper division
 
     def holds(self, ids: pd.Series) -> Bools:
@@ -50,18 +63,20 @@ class Division:
         except Exception:  # incomparable ids: decided one by one
             return np.fromiter((self._holds(v) for v in values), np.bool_, count=len(values))
 
-    def _compare(self, values: Any) -> Any:
+    def _compare(self, values: np.ndarray) -> np.ndarray:
         below = values <= self.upper if self.closed else values < self.upper
         return (values >= self.lower) & below
 
-    def _holds(self, value: Any) -> bool:
+    def _holds(self, value: _Ordered) -> bool:
         try:
-            return pd.isna(value) is not True and bool(self._compare(value))
+            if is_missing(value) or not bool(value >= self.lower):
+                return False
+            return bool(value <= self.upper if self.closed else value < self.upper)
         except Exception:  # an id that cannot be compared lies in no division
             return False
 
 
-def unit_divisions(frame: Any, unit: Hashable) -> tuple[Division, ...] | None:
+def unit_divisions(frame: dd.DataFrame, unit: Hashable) -> tuple[Division, ...] | None:
     """One :class:`Division` per partition if ``frame`` is split by ``unit``, else None.
 
     Split by unit means: the index is named after the unit column, and the divisions are
@@ -86,7 +101,9 @@ def unit_divisions(frame: Any, unit: Hashable) -> tuple[Division, ...] | None:
     )
 
 
-def _of_dtype(bounds: tuple[Any, ...], dtype: Any) -> bool:
+def _of_dtype(
+    bounds: tuple[object, ...], dtype: np.dtype | pd.api.extensions.ExtensionDtype
+) -> bool:
     """Whether the divisions are values of the unit column's dtype, unchanged by it.
 
     Dask computes divisions before it turns an object column into text: the divisions of

@@ -47,6 +47,7 @@ import pandas as pd
 from dask.base import tokenize
 from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
+from dask.typing import Key
 
 #: A delayed value of a key in a graph (dask's constructor, typed).
 _delayed: Callable[..., Delayed] = Delayed
@@ -89,7 +90,7 @@ def split_by_unit(
     relabel: bool,
     place: int = 1,
     radix: int | None = None,
-) -> tuple[Any, ...]:
+) -> tuple[pd.DataFrame, ...]:
     """The partition's rows in pieces by (one digit of) the bucket of their unit id.
 
     Piece ``d`` holds the rows whose bucket ``b`` has ``(b // place) % radix == d``: by
@@ -189,9 +190,11 @@ def exchange(partitions: Sequence[Delayed], unit: Hashable, relabel: bool) -> li
     buckets = bucket_count(len(partitions))
     radices = stage_radices(len(partitions), buckets)
     token = tokenize(*[p.key for p in partitions], unit, buckets, radices, relabel)
-    layer: dict[Any, Any] = {}
+    layer: dict[Key, object] = {}  # key: a task (a tuple of a function and its inputs)
     # Each input: its key, its set, and the bucket's residue modulo `place` (its digits).
-    inputs: list[tuple[Any, int, int]] = [(p.key, i, 0) for i, p in enumerate(partitions)]
+    inputs: list[tuple[tuple[str, int], int, int]] = [
+        (p.key, i, 0) for i, p in enumerate(partitions)
+    ]
     sets, place = len(partitions), 1
     for stage, radix in enumerate(radices):
         last = stage == len(radices) - 1
@@ -202,7 +205,7 @@ def exchange(partitions: Sequence[Delayed], unit: Hashable, relabel: bool) -> li
             split_by_unit, unit=unit, buckets=buckets, relabel=relabel and last,
             place=place, radix=radix,
         )  # fmt: skip
-        targets: dict[tuple[int, int], list[Any]] = {}
+        targets: dict[tuple[int, int], list[Key]] = {}
         for i, (key, member, residue) in enumerate(inputs):
             layer[(split, i)] = (cut, key)
             into = member * later // sets  # consecutive sets merge: stage by stage, all
@@ -218,6 +221,6 @@ def exchange(partitions: Sequence[Delayed], unit: Hashable, relabel: bool) -> li
         sets, place = later, place * radix
     assert [residue for _, _, residue in inputs] == list(range(buckets))  # one per bucket
     name = inputs[0][0][0]
-    depends: list[Any] = list(partitions)
+    depends: list[Any] = list(partitions)  # Delayed: dask's DaskCollection protocol misses it
     graph = HighLevelGraph.from_collections(name, layer, dependencies=depends)
     return [_delayed(key, graph, layer=name) for key, _, _ in inputs]

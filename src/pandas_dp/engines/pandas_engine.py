@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +52,8 @@ from pandas_dp.engines.plan import (
     Distinct,
     EdgeRanks,
     Engine,
+    Frame,
+    FrameT,
     Grouping,
     JointCounts,
     ManyTables,
@@ -305,17 +306,18 @@ class PandasEngine(Engine):
     name = "pandas"
     in_memory = True
 
-    def attrs(self, data: object) -> Mapping[str, Any]:
+    def attrs(self, data: object) -> Mapping[Hashable, object]:
         """``data.attrs`` (empty for objects that have none)."""
-        return getattr(data, "attrs", {})
+        attrs: Mapping[Hashable, object] = getattr(data, "attrs", {})
+        return attrs
 
-    def with_attrs(self, data: Any, attrs: dict[str, Any]) -> Any:
+    def with_attrs(self, data: FrameT, attrs: Mapping[Hashable, object]) -> FrameT:
         """A shallow copy whose ``attrs`` are ``attrs``."""
         copy = data.copy(deep=False)
         copy.attrs = attrs
         return copy
 
-    def index(self, data: Any) -> pd.Index:
+    def index(self, data: Frame) -> pd.Index:
         """The frame's index."""
         index: pd.Index = data.index
         return index

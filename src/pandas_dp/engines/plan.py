@@ -10,13 +10,21 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding
+
+if TYPE_CHECKING:
+    import dask.dataframe as dd
+
+#: What an engine reads: an in-memory frame or Series, or a Dask collection of either.
+Frame: TypeAlias = "pd.DataFrame | pd.Series | dd.DataFrame | dd.Series"
+#: A frame given back as the kind it came in (:meth:`Engine.with_attrs`).
+FrameT = TypeVar("FrameT", pd.DataFrame, pd.Series, "dd.DataFrame", "dd.Series")
 
 
 @dataclass(frozen=True)
@@ -200,7 +208,7 @@ class Axis:
     """
 
     column: Hashable
-    keys: tuple[Any, ...]
+    keys: tuple[Hashable, ...]
     binning: Binning | None = None
 
     @property
@@ -297,13 +305,13 @@ class Engine(Protocol):
     #: check the index for duplicated rows, and can per-row outputs be returned.
     in_memory: bool
 
-    def attrs(self, data: object) -> Mapping[str, Any]:
+    def attrs(self, data: object) -> Mapping[Hashable, object]:
         """The frame's ``attrs``, where the API keeps its session handle."""
 
-    def with_attrs(self, data: Any, attrs: dict[str, Any]) -> Any:
+    def with_attrs(self, data: FrameT, attrs: Mapping[Hashable, object]) -> FrameT:
         """A shallow copy of ``data`` carrying exactly ``attrs`` (derived frames keep them)."""
 
-    def index(self, data: Any) -> pd.Index:
+    def index(self, data: Frame) -> pd.Index:
         """The frame's index, or an empty index of the same kind when it is not in memory."""
 
     def is_series(self, data: object) -> bool:

@@ -10,7 +10,7 @@ total: it reads the dtype (public) and each value alone.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import cast
 
 import numpy as np
 import numpy.typing as npt
@@ -22,25 +22,28 @@ F64 = npt.NDArray[np.float64]
 NANOSECONDS = {"s": 1e9, "ms": 1e6, "us": 1e3, "ns": 1.0}
 
 
-def is_temporal(dtype: Any) -> bool:
+def is_temporal(dtype: object) -> bool:
     """Whether ``dtype`` holds datetimes or timedeltas (NumPy, tz-aware or Arrow-backed)."""
     return getattr(dtype, "kind", "") in ("M", "m")
 
 
-def unit_of(dtype: Any) -> str:
+def unit_of(dtype: object) -> str:
     """The unit (``"s"``, ``"ms"``, ``"us"``, ``"ns"``) a temporal dtype stores ticks in."""
     if isinstance(dtype, pd.ArrowDtype):
         return str(dtype.pyarrow_dtype.unit)
     if isinstance(dtype, pd.DatetimeTZDtype):
         return str(dtype.unit)
-    return str(np.datetime_data(dtype)[0])
+    # What is left is a NumPy datetime64 or timedelta64 dtype (callers check is_temporal).
+    return str(np.datetime_data(cast("np.dtype[np.datetime64 | np.timedelta64]", dtype))[0])
 
 
 def nanoseconds(column: pd.Series) -> F64:
     """A datetime or timedelta column as float64 nanoseconds, NaN where missing."""
     dtype = column.dtype
     if isinstance(dtype, pd.ArrowDtype):
-        missing: Any = np.datetime64("NaT") if dtype.kind == "M" else np.timedelta64("NaT")
+        missing: np.datetime64 | np.timedelta64 = (
+            np.datetime64("NaT") if dtype.kind == "M" else np.timedelta64("NaT")
+        )
         native = getattr(dtype, "numpy_dtype")  # noqa: B009 (missing from pandas-stubs)
         ticks = column.to_numpy(dtype=native, na_value=missing).view(np.int64)
     else:

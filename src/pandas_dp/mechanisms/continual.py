@@ -56,7 +56,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -87,7 +86,7 @@ _DENSE_BINS = 512
 # --- validation ------------------------------------------------------------------------------
 
 
-def _check_int(value: Any, name: str, upper: int) -> int:
+def _check_int(value: object, name: str, upper: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
         raise TypeError(f"{name} must be an int, got {type(value).__name__}")
     if not 1 <= int(value) <= upper:
@@ -95,7 +94,7 @@ def _check_int(value: Any, name: str, upper: int) -> int:
     return int(value)
 
 
-def _as_counts(counts: Any, bins: int) -> I64:
+def _as_counts(counts: npt.ArrayLike, bins: int) -> I64:
     """Validate shape and dtype (public), then clip silently to ``[0, MAX_COUNT]``."""
     array = np.asarray(counts)
     if array.dtype.kind not in "iu" or array.dtype == np.uint64:
@@ -184,8 +183,8 @@ class NoisyBins:
         cls,
         bins: int,
         *,
-        epsilon: Any = None,
-        rho: Any = None,
+        epsilon: object = None,
+        rho: object = None,
         rows_per_unit: int = 1,
     ) -> NoisyBins:
         """Calibrate for ``epsilon``-DP (discrete Laplace) or ``rho``-zCDP (discrete Gaussian)."""
@@ -204,7 +203,7 @@ class NoisyBins:
         """How many noisy measurements a release draws (one per bin)."""
         return self.bins
 
-    def measure(self, counts: Any) -> I64:
+    def measure(self, counts: npt.ArrayLike) -> I64:
         """The exact measurements: the clipped counts."""
         return _as_counts(counts, self.bins)
 
@@ -212,7 +211,7 @@ class NoisyBins:
         """Prefix sums from noisy measurements (last axis); post-processing."""
         return np.cumsum(np.asarray(noisy, dtype=np.int64), axis=-1).astype(np.float64)
 
-    def release(self, counts: Any, source: RandomSource) -> F64:
+    def release(self, counts: npt.ArrayLike, source: RandomSource) -> F64:
         """All ``T`` noisy prefix sums."""
         exact = self.measure(counts)
         return self.decode(exact + self.mechanism.sample(self.size, source))

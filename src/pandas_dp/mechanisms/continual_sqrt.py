@@ -8,9 +8,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pandas_dp.budget import RhoBudget
 from pandas_dp.mechanisms.continual import (
@@ -107,7 +107,7 @@ class SqrtFactorization:
     shift: int = SHIFT
 
     @classmethod
-    def plan(cls, bins: int, *, rho: Any, rows_per_unit: int = 1) -> SqrtFactorization:
+    def plan(cls, bins: int, *, rho: object, rows_per_unit: int = 1) -> SqrtFactorization:
         """Calibrate discrete Gaussian noise with ``σ² >= (k Δ)² / (2ρ)``."""
         bins = _check_int(bins, "bins", MAX_BINS)
         k = _check_int(rows_per_unit, "rows_per_unit", MAX_ROWS_PER_UNIT)
@@ -125,7 +125,7 @@ class SqrtFactorization:
         """``c'_0 .. c'_{T-1}``, the first column of ``R'``."""
         return sqrt_coefficients(self.bins, self.shift)
 
-    def measure(self, counts: Any) -> I64:
+    def measure(self, counts: npt.ArrayLike) -> I64:
         """``R' x`` for the clipped counts ``x`` (exact int64: below ``2**61``)."""
         return _toeplitz_times(self.coefficients, _as_counts(counts, self.bins))
 
@@ -163,7 +163,7 @@ class SqrtFactorization:
             return whole + _toeplitz_times(self.decoder, r.astype(np.float64))
         return _toeplitz_times(self.decoder, y.astype(np.float64))
 
-    def release(self, counts: Any, source: RandomSource) -> F64:
+    def release(self, counts: npt.ArrayLike, source: RandomSource) -> F64:
         """All ``T`` noisy prefix sums."""
         exact = self.measure(counts)
         return self.decode(exact + self.mechanism.sample(self.size, source))

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from pandas_dp.budget import Budget
 from pandas_dp.mechanisms.continual import (
@@ -127,7 +127,7 @@ class BinaryTree:
 
     @classmethod
     def plan(
-        cls, bins: int, *, epsilon: Any, rows_per_unit: int = 1, least_squares: bool = True
+        cls, bins: int, *, epsilon: object, rows_per_unit: int = 1, least_squares: bool = True
     ) -> BinaryTree:
         """Calibrate discrete Laplace noise of scale ``rows_per_unit · L / epsilon``."""
         bins = _check_int(bins, "bins", MAX_BINS)
@@ -146,7 +146,7 @@ class BinaryTree:
         """Number of nodes: ``2T - popcount(T)``."""
         return sum(_level_sizes(self.bins))
 
-    def measure(self, counts: Any) -> I64:
+    def measure(self, counts: npt.ArrayLike) -> I64:
         """Exact node sums of the clipped counts, leaves first, as one vector."""
         return np.concatenate(_node_sums(_as_counts(counts, self.bins), self.bins))
 
@@ -169,7 +169,7 @@ class BinaryTree:
         correction = _decomposition_sums(fitted, self.bins) - _decomposition_sums(d, self.bins)
         return plain.astype(np.float64) + correction
 
-    def release(self, counts: Any, source: RandomSource) -> F64:
+    def release(self, counts: npt.ArrayLike, source: RandomSource) -> F64:
         """All ``T`` noisy prefix sums."""
         exact = self.measure(counts)
         return self.decode(exact + self.mechanism.sample(self.size, source))

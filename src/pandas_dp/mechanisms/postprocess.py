@@ -7,7 +7,6 @@ Post-processing a differentially private release with public information costs n
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -63,7 +62,9 @@ def fit_to_total(values: npt.ArrayLike, total: float, *, nonnegative: bool = Fal
     return np.asarray(np.maximum(v - theta, 0.0), dtype=np.float64)
 
 
-def round_to_total(values: npt.ArrayLike, total: int) -> npt.NDArray[Any]:
+def round_to_total(
+    values: npt.ArrayLike, total: int
+) -> npt.NDArray[np.int64] | npt.NDArray[np.object_]:
     """Round reals to integers that sum exactly to ``total``.
 
     Each entry is rounded down, then the missing units go to the entries with the largest

@@ -11,12 +11,14 @@ import difflib
 import math
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import NoReturn, TypeVar
 
 from pandas_dp.api.statistics import STATISTICS
 from pandas_dp.api.statistics.parsing import closest_statistic
 from pandas_dp.api.validation import parse_bounds
 from pandas_dp.errors import DPError, SpecError
+
+Parsed = TypeVar("Parsed")
 
 
 class Problems:
@@ -30,7 +32,7 @@ class Problems:
         """Record one problem at ``where``."""
         self.items.append(f"{where}: {message}")
 
-    def unknown(self, where: str, table: dict[str, Any], allowed: set[str]) -> None:
+    def unknown(self, where: str, table: dict[str, object], allowed: set[str]) -> None:
         """Record every key of ``table`` outside ``allowed``, with the closest allowed one."""
         for key in table:
             if key not in allowed:
@@ -38,7 +40,7 @@ class Problems:
                 hint = f"; did you mean {close[0]!r}?" if close else f"; allowed: {sorted(allowed)}"
                 self.add(f"{where}.{key}" if where else str(key), f"unknown key{hint}")
 
-    def number(self, where: str, value: Any, *, low: float = 0.0, strict: bool = True) -> float:
+    def number(self, where: str, value: object, *, low: float = 0.0, strict: bool = True) -> float:
         """A finite number above ``low`` (or at least ``low``), else record the problem."""
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.add(where, f"must be a number, got {value!r}")
@@ -47,14 +49,22 @@ class Problems:
             self.add(where, f"must be {'>' if strict else '>='} {low:g}, got {value!r}")
         return float(value)
 
+    def fail(self, where: str, message: str) -> NoReturn:
+        """Record one problem and raise every problem so far: nothing more can be checked."""
+        self.add(where, message)
+        raise self._error()
+
     def raise_if_any(self) -> None:
         """Raise one :class:`SpecError` listing every problem, if there are any."""
         if self.items:
-            listed = "\n  ".join(self.items)
-            raise SpecError(f"{self.source} is not a valid release spec:\n  {listed}")
+            raise self._error()
+
+    def _error(self) -> SpecError:
+        listed = "\n  ".join(self.items)
+        return SpecError(f"{self.source} is not a valid release spec:\n  {listed}")
 
 
-def table(problems: Problems, where: str, value: Any) -> dict[str, Any]:
+def table(problems: Problems, where: str, value: object) -> dict[str, object]:
     """A table of settings (empty when absent), else record the problem."""
     if value is None:
         return {}
@@ -64,7 +74,7 @@ def table(problems: Problems, where: str, value: Any) -> dict[str, Any]:
     return value
 
 
-def strings(problems: Problems, where: str, value: Any) -> tuple[str, ...]:
+def strings(problems: Problems, where: str, value: object) -> tuple[str, ...]:
     """One column name or a list of them, as a tuple."""
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
@@ -73,7 +83,7 @@ def strings(problems: Problems, where: str, value: Any) -> tuple[str, ...]:
     return tuple(items)
 
 
-def aggs_of(problems: Problems, where: str, value: Any) -> dict[str, tuple[str | None, str]]:
+def aggs_of(problems: Problems, where: str, value: object) -> dict[str, tuple[str | None, str]]:
     """Named statistics: ``n = "count"`` or ``name = ["column", "statistic"]``."""
     if not isinstance(value, dict) or not value:
         problems.add(where, 'needs at least one statistic, e.g. { n = "count" }')
@@ -98,14 +108,16 @@ def aggs_of(problems: Problems, where: str, value: Any) -> dict[str, tuple[str |
     return aggs
 
 
-def spec_keys(keys: Any) -> Any:
+def spec_keys(keys: object) -> object:
     """TOML/YAML keys: lists of lists become tuples (one per combination)."""
     if isinstance(keys, list) and keys and all(isinstance(k, list) for k in keys):
         return [tuple(k) for k in keys]
     return keys
 
 
-def with_api(problems: Problems, where: str, parse: Callable[..., Any], *args: Any) -> Any:
+def with_api(
+    problems: Problems, where: str, parse: Callable[..., Parsed], *args: object
+) -> Parsed | None:
     """Validate with the Python API's own function: the same rules, the error at ``where``."""
     try:
         return parse(*args)
@@ -114,9 +126,9 @@ def with_api(problems: Problems, where: str, parse: Callable[..., Any], *args: A
         return None
 
 
-def bounds_of(problems: Problems, where: str, value: Any) -> dict[str, tuple[float, float]]:
+def bounds_of(problems: Problems, where: str, value: object) -> dict[str, tuple[float, float]]:
     """``{column: [lower, upper]}``, each pair validated as the API validates bounds."""
-    bounds = {}
+    bounds: dict[str, tuple[float, float]] = {}
     for column, pair in table(problems, where, value).items():
         parsed = with_api(problems, f"{where}.{column}", parse_bounds, pair)
         if parsed is not None:

@@ -5,12 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 
 
-def as_table(result: Any) -> pd.DataFrame:
+def as_table(result: object) -> pd.DataFrame:
     """A released value as a flat table: keys as columns, one row per group."""
     frame = result.to_frame() if isinstance(result, pd.Series) else result
     if not isinstance(frame, pd.DataFrame):

@@ -14,7 +14,7 @@ from pandas_dp.optional import require
 from pandas_dp.publish.model import ReleaseSpec, parse_spec
 
 
-def _yaml_loader(yaml: Any) -> Any:
+def _yaml_loader(yaml: Any) -> type:  # Any: the base class of its Loader
     """PyYAML's safe loader, reading ``1e-6`` as a number as YAML 1.2 (and TOML) do."""
 
     class Loader(yaml.SafeLoader):  # type: ignore[misc]
@@ -25,7 +25,7 @@ def _yaml_loader(yaml: Any) -> Any:
     return Loader
 
 
-def _parse(path: Path, text: str) -> Any:
+def _parse(path: Path, text: str) -> object:
     suffix = path.suffix.lower()
     if suffix == ".toml":
         try:

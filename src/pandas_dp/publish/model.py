@@ -53,13 +53,13 @@ class QuerySpec:
     aggs: dict[str, tuple[str | None, str]]
     epsilon: float
     groupby: tuple[str, ...] = ()
-    keys: Any = None
+    keys: object = None  # as written in the spec; validated by the API's parse_keys
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     delta: float | None = None
     mechanism: str = "laplace"
     ci: float | None = 0.95
     where: str | None = None
-    fillna: dict[str, float] = field(default_factory=dict)
+    fillna: dict[str, object] = field(default_factory=dict)  # validated by the API
     nonnegative: bool = False
     max_groups_per_unit: int | None = None
     max_rows_per_group: int | None = None
@@ -100,7 +100,7 @@ class ReleaseSpec:
     formats: tuple[str, ...] = ("csv",)
 
 
-def _selection(problems: Problems, at: str, raw: dict[str, Any], grouped: bool) -> Any:
+def _selection(problems: Problems, at: str, raw: dict[str, Any], grouped: bool) -> object:
     """A statement's ``selection``: keys chosen from the data, only when asked for."""
     selection = raw["selection"]
     if selection not in ("threshold", "optimal"):
@@ -112,13 +112,13 @@ def _selection(problems: Problems, at: str, raw: dict[str, Any], grouped: bool) 
     return selection
 
 
-def _digest(*parts: Any) -> str:
+def _digest(*parts: object) -> str:
     text = json.dumps(parts, sort_keys=True, default=str, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
 def _query(
-    problems: Problems, at: str, raw: dict[str, Any], shared: Any, has_schema: bool
+    problems: Problems, at: str, raw: dict[str, Any], shared: dict[str, object], has_schema: bool
 ) -> QuerySpec:
     problems.unknown(at, raw, _QUERY)
     name = raw.get("name")
@@ -140,7 +140,7 @@ def _query(
     groupby = strings(problems, f"{at}.groupby", raw["groupby"]) if "groupby" in raw else ()
     if "keys" in raw and not groupby:
         problems.add(f"{at}.keys", "keys need a groupby")
-    valid_by = bool(groupby) and with_api(problems, f"{at}.groupby", parse_by, list(groupby))
+    valid_by = bool(groupby) and bool(with_api(problems, f"{at}.groupby", parse_by, list(groupby)))
     if valid_by and "keys" in raw:
         with_api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(raw["keys"]))
     optional: dict[str, Any] = {}
@@ -231,7 +231,7 @@ def _privacy(problems: Problems, raw: dict[str, Any]) -> dict[str, Any]:
     return dict(raw)
 
 
-def parse_spec(raw: Any, path: Path, data: Path | None = None) -> ReleaseSpec:
+def parse_spec(raw: object, path: Path, data: Path | None = None) -> ReleaseSpec:
     """Validate a parsed spec; raise :class:`SpecError` listing every problem.
 
     ``data``: the data file, named by the data owner; it takes the place of the spec's
@@ -240,8 +240,7 @@ def parse_spec(raw: Any, path: Path, data: Path | None = None) -> ReleaseSpec:
     override = data
     problems = Problems(str(path))
     if not isinstance(raw, dict):
-        problems.add("(top)", "a spec is a table with [data], [privacy] and [[query]] sections")
-        problems.raise_if_any()
+        problems.fail("(top)", "a spec is a table with [data], [privacy] and [[query]] sections")
     problems.unknown("", raw, _SECTIONS)
     section = table(problems, "data", raw.get("data"))
     problems.unknown("data", section, _DATA)

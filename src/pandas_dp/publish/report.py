@@ -13,7 +13,6 @@ import io
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -60,11 +59,11 @@ code { background: #f4f6f8; padding: 0 .25rem; }
 """
 
 
-def _esc(value: Any) -> str:
+def _esc(value: object) -> str:
     return html.escape(str(value))
 
 
-def _fmt(value: Any) -> str:
+def _fmt(value: object) -> str:
     if isinstance(value, float | np.floating):
         number = float(value)
         return (
@@ -188,7 +187,9 @@ def _breakdown(outcome: ReleaseOutcome, entries: dict[str, LedgerEntry]) -> pd.D
     return pd.DataFrame(rows)
 
 
-def _query_section(planned: PlannedQuery, outcome: ReleaseOutcome, entry: Any) -> str:
+def _query_section(
+    planned: PlannedQuery, outcome: ReleaseOutcome, entry: LedgerEntry | None
+) -> str:
     query = planned.query
     status = outcome.status.get(query.name, "not run")
     parts = [

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -25,7 +25,7 @@ import pandas as pd
 import pandas_dp  # noqa: F401  (registers the .dp accessor)
 from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.composition import composition_for
-from pandas_dp.accounting.events import LedgerEntry
+from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
 from pandas_dp.api.session import tagged
@@ -40,6 +40,8 @@ from pandas_dp.publish.report import write_report
 from pandas_dp.publish.spec_checks import check_columns, check_extras, header_of
 from pandas_dp.publish.where import check_types, parse_where
 from pandas_dp.publish.where_eval import evaluate
+
+T = TypeVar("T")
 
 LEDGER_NAME = "ledger.jsonl"
 #: ``progress(query_number, query_count, query_name, stage)``; stages: "releasing",
@@ -146,7 +148,7 @@ def _filtered(priv: pd.DataFrame, query: QuerySpec) -> pd.DataFrame:
     return priv[evaluate(where, priv)]  # total: cannot fail on any value
 
 
-def _in_query(query: QuerySpec, number: int, action: Callable[..., Any], *args: Any) -> Any:
+def _in_query(query: QuerySpec, number: int, action: Callable[..., T], *args: object) -> T:
     """Run ``action(*args)``; prefix a pandas-dp error with the query it came from."""
     try:
         return action(*args)
@@ -177,7 +179,7 @@ def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
             elif isinstance(keys, list) and len(query.groupby) > 1:
                 values = [k[level] for k in keys if isinstance(k, tuple)]
             else:
-                values = list(keys or [])
+                values = list(keys) if isinstance(keys, Iterable) else []  # (validated)
             dtypes.setdefault(column, pd.Index(values).dtype if values else object)
         for value_column, how in [*query.aggs.values(), (query.weights, "weights")]:
             if value_column is not None:
@@ -207,7 +209,7 @@ def _admit(
     )  # fmt: skip
 
 
-def _over_budget(pending: list[Any], accountant: Accountant, reason: str) -> str:
+def _over_budget(pending: list[Release], accountant: Accountant, reason: str) -> str:
     """The refusal, led by the planned total against the budget (in the session's unit)."""
     composition = accountant.composition
     planned, after = composition.start(), composition.start()

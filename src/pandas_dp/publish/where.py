@@ -35,20 +35,24 @@ import ast
 import operator
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 import pandas as pd
 
 from pandas_dp.errors import SpecError
 
+if TYPE_CHECKING:
+    from pandas._typing import DtypeObj
+
 Kind = Literal["number", "text", "bool", "any", "mixed"]
 _NUMERIC: frozenset[Kind] = frozenset({"number", "bool", "mixed"})  # "mixed": dtype object
 
-COMPARE: dict[type, Callable[[Any, Any], Any]] = {
+#: ``operator`` functions by ``ast`` type (typeshed types the orderings for comparables only).
+COMPARE: dict[type, Callable[..., object]] = {
     ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
     ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
 }  # fmt: skip
-ARITHMETIC: dict[type, Callable[[Any, Any], Any]] = {
+ARITHMETIC: dict[type, Callable[[object, object], object]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
     ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
 }  # fmt: skip
@@ -164,7 +168,7 @@ def _rename(tree: ast.expr, names: Mapping[str, str]) -> ast.expr:
 # --- types (from dtypes: public) -------------------------------------------------------------
 
 
-def _column_kind(dtype: Any) -> Kind:
+def _column_kind(dtype: DtypeObj) -> Kind:
     if pd.api.types.is_object_dtype(dtype):
         return "mixed"  # Python objects: compared value by value, non-numbers compare false
     if pd.api.types.is_bool_dtype(dtype):
@@ -176,7 +180,7 @@ def _column_kind(dtype: Any) -> Kind:
     return "any"
 
 
-def check_types(where: Where, dtypes: Mapping[Hashable, Any]) -> None:
+def check_types(where: Where, dtypes: Mapping[Hashable, DtypeObj]) -> None:
     """Check columns exist and operations fit their dtypes (before any row is used)."""
     for column in where.columns:
         if column not in dtypes:
@@ -184,7 +188,7 @@ def check_types(where: Where, dtypes: Mapping[Hashable, Any]) -> None:
     _kind(where.tree, dtypes)
 
 
-def _literal_kind(value: Any) -> Kind:
+def _literal_kind(value: object) -> Kind:
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, int | float):
@@ -194,7 +198,7 @@ def _literal_kind(value: Any) -> Kind:
     return "any"
 
 
-def _kind(node: ast.AST, dtypes: Mapping[Hashable, Any]) -> Kind:
+def _kind(node: ast.AST, dtypes: Mapping[Hashable, DtypeObj]) -> Kind:
     if isinstance(node, ast.Name):
         return _column_kind(dtypes[node.id])
     if isinstance(node, ast.Constant):

@@ -27,13 +27,16 @@ import operator
 import warnings
 from collections.abc import Callable, Iterable
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, cast
 
 import numpy as np
 import pandas as pd
 
 from pandas_dp.errors import SpecError
 from pandas_dp.publish.where import ARITHMETIC, COMPARE, Where
+
+if TYPE_CHECKING:
+    from pandas._typing import ScalarOrNA
 
 Tri = bool | None  # True, False, or None for "cannot be compared"
 _NUMBER = (int, float, np.integer, np.floating, Decimal)
@@ -56,18 +59,19 @@ def evaluate(where: Where, frame: pd.DataFrame) -> pd.Series:
 # --- one value ------------------------------------------------------------------------------
 
 
-def is_missing(value: Any) -> bool:
+def is_missing(value: object) -> bool:
     """Whether ``value`` is missing (pandas' rule, and a ``Decimal`` NaN of either kind)."""
     if isinstance(value, Decimal):
         return value.is_nan()  # pd.isna raises on a signalling NaN
     try:
-        answer = pd.isna(value)
+        # pandas-stubs type isna's scalar form for scalars only; it takes any object.
+        answer: object = pd.isna(cast("ScalarOrNA", value))
     except Exception:  # an object pandas cannot classify is a value, not a missing one
         return False
     return bool(answer) if isinstance(answer, bool | np.bool_) else False
 
 
-def _hashable(value: Any) -> bool:
+def _hashable(value: object) -> bool:
     try:
         hash(value)
     except Exception:
@@ -75,7 +79,7 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def _plain(function: Callable[[], Any]) -> Tri:
+def _plain(function: Callable[[], object]) -> Tri:
     """``function()`` if it gives a plain boolean; None if it raises or gives anything else."""
     try:
         answer = function()
@@ -84,7 +88,7 @@ def _plain(function: Callable[[], Any]) -> Tri:
     return bool(answer) if isinstance(answer, bool | np.bool_) else None
 
 
-def compare_values(op: type, left: Any, right: Any) -> Tri:
+def compare_values(op: type, left: object, right: object) -> Tri:
     """``left op right`` for two values: True, False, or None when they cannot be compared.
 
     ``op`` is an ``ast`` comparison type; ``!=`` is the negation of ``==`` (so a missing value
@@ -102,7 +106,7 @@ def compare_values(op: type, left: Any, right: Any) -> Tri:
     return _plain(lambda: function(left, right))
 
 
-def _truth(value: Any) -> bool:
+def _truth(value: object) -> bool:
     """A value used as a condition: ``True`` or a non-zero number keeps the row."""
     if is_missing(value):
         return False
@@ -113,7 +117,7 @@ def _truth(value: Any) -> bool:
     return False
 
 
-def _number(value: Any) -> float:
+def _number(value: object) -> float:
     """``value`` as a float for arithmetic; NaN for anything that is not a number."""
     if is_missing(value) or not isinstance(value, (*_NUMBER, np.bool_)):
         return np.nan
@@ -140,40 +144,40 @@ def _typed(series: pd.Series) -> bool:
     )
 
 
-def _fast(value: Any) -> bool:
+def _fast(value: object) -> bool:
     return _typed(value) if isinstance(value, pd.Series) else True
 
 
-def _values(value: Any, length: int) -> Iterable[Any]:
+def _values(value: object, length: int) -> Iterable[object]:
     if isinstance(value, pd.Series):
         return value.to_numpy(dtype=object)
     return [value] * length
 
 
-def _each(function: Callable[..., bool], index: pd.Index, *operands: Any) -> pd.Series:
+def _each(function: Callable[..., bool], index: pd.Index, *operands: object) -> pd.Series:
     """``function`` of every row's values (literals repeated), as a mask."""
     columns = [_values(operand, len(index)) for operand in operands]
     return pd.Series(np.fromiter(map(function, *columns), bool, len(index)), index=index)
 
 
-def _present(value: Any, index: pd.Index) -> np.ndarray:
+def _present(value: object, index: pd.Index) -> np.ndarray:
     """Rows where ``value`` (a typed column or a literal) is not missing."""
     if isinstance(value, pd.Series):
         return ~value.isna().to_numpy(dtype=bool)
     return np.full(len(index), not is_missing(value))
 
 
-def _mask_of(result: Any, index: pd.Index) -> np.ndarray:
+def _mask_of(result: object, index: pd.Index) -> np.ndarray:
     if isinstance(result, pd.Series):
         return result.to_numpy(dtype=bool, na_value=False)
     return np.full(len(index), bool(result) if isinstance(result, bool | np.bool_) else False)
 
 
-def _typed_equal(left: Any, right: Any, index: pd.Index) -> np.ndarray:
+def _typed_equal(left: object, right: object, index: pd.Index) -> np.ndarray:
     return _typed_op(ast.Eq, left, right, index)
 
 
-def _typed_op(op: type, left: Any, right: Any, index: pd.Index) -> np.ndarray:
+def _typed_op(op: type, left: object, right: object, index: pd.Index) -> np.ndarray:
     """The vectorised ``left op right`` of pandas, missing values false (``!=``: true)."""
     if op is ast.NotEq:
         return ~_typed_op(ast.Eq, left, right, index)
@@ -191,13 +195,13 @@ _SYMBOL: dict[type, str] = {
 }  # fmt: skip
 
 
-def _describe(value: Any) -> str:
+def _describe(value: object) -> str:
     if isinstance(value, pd.Series):
         return f"a column of dtype {value.dtype}"
     return f"the literal {value!r}"  # a literal of the spec, not a value of the data
 
 
-def _compare(op: type, left: Any, right: Any, index: pd.Index) -> pd.Series:
+def _compare(op: type, left: object, right: object, index: pd.Index) -> pd.Series:
     if _fast(left) and _fast(right):
         if not isinstance(left, pd.Series) and not isinstance(right, pd.Series):
             return pd.Series(compare_values(op, left, right) is True, index=index)
@@ -205,15 +209,16 @@ def _compare(op: type, left: Any, right: Any, index: pd.Index) -> pd.Series:
     return _each(lambda a, b: compare_values(op, a, b) is True, index, left, right)
 
 
-def _isin(values: Any, candidates: list[Any], index: pd.Index, negate: bool) -> pd.Series:
+def _isin(values: object, candidates: object, index: pd.Index, negate: bool) -> pd.Series:
     """``in`` (``not in`` if ``negate``): equal to one of the literals (to none of them)."""
+    assert isinstance(candidates, list)  # parse_where allows only a list of literals there
     if isinstance(values, pd.Series) and _typed(values):
         found = np.zeros(len(index), bool)
         for candidate in candidates:
             found |= _typed_equal(values, candidate, index)
         return pd.Series(~found if negate else found, index=index)
 
-    def one(value: Any) -> bool:
+    def one(value: object) -> bool:
         answers = [compare_values(ast.Eq, value, c) for c in candidates]
         if negate:
             return all(answer is False for answer in answers)
@@ -224,7 +229,7 @@ def _isin(values: Any, candidates: list[Any], index: pd.Index, negate: bool) -> 
     return _each(one, index, values)
 
 
-def _as_mask(value: Any, index: pd.Index) -> pd.Series:
+def _as_mask(value: object, index: pd.Index) -> pd.Series:
     if not isinstance(value, pd.Series):
         return pd.Series(_truth(value), index=index)
     dtype = value.dtype
@@ -238,7 +243,7 @@ def _as_mask(value: Any, index: pd.Index) -> pd.Series:
     return _each(_truth, index, value)
 
 
-def _numbers(value: Any) -> Any:
+def _numbers(value: object) -> pd.Series | float:
     """Numbers for arithmetic: a float64 column (NaN where not a number), or a float."""
     if not isinstance(value, pd.Series):
         return _number(value)
@@ -253,7 +258,7 @@ def _numbers(value: Any) -> Any:
     return pd.Series(numbers, index=value.index)
 
 
-def _is_missing_column(column: Any, index: pd.Index) -> pd.Series:
+def _is_missing_column(column: object, index: pd.Index) -> pd.Series:
     if not isinstance(column, pd.Series):
         return pd.Series(is_missing(column), index=index)
     if _typed(column):
@@ -261,7 +266,7 @@ def _is_missing_column(column: Any, index: pd.Index) -> pd.Series:
     return _each(is_missing, index, column)
 
 
-def _evaluate(node: ast.AST, frame: pd.DataFrame) -> Any:
+def _evaluate(node: ast.AST, frame: pd.DataFrame) -> object:
     index = frame.index
     if isinstance(node, ast.Name):
         return frame[node.id]
@@ -270,9 +275,9 @@ def _evaluate(node: ast.AST, frame: pd.DataFrame) -> Any:
     if isinstance(node, ast.List | ast.Tuple):
         return [element.value for element in node.elts if isinstance(element, ast.Constant)]
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd | ast.BitOr):
-        left = _as_mask(_evaluate(node.left, frame), index)
-        right = _as_mask(_evaluate(node.right, frame), index)
-        return left & right if isinstance(node.op, ast.BitAnd) else left | right
+        first = _as_mask(_evaluate(node.left, frame), index)
+        second = _as_mask(_evaluate(node.right, frame), index)
+        return first & second if isinstance(node.op, ast.BitAnd) else first | second
     if isinstance(node, ast.BinOp):
         return ARITHMETIC[type(node.op)](
             _numbers(_evaluate(node.left, frame)), _numbers(_evaluate(node.right, frame))
@@ -319,4 +324,6 @@ def _call(node: ast.Call, frame: pd.DataFrame) -> pd.Series:
         return _isin(column, _evaluate(node.args[0], frame), frame.index, negate=False)
     low, high = (_numbers(_evaluate(argument, frame)) for argument in node.args)
     numbers = _numbers(column)
-    return pd.Series(((numbers >= low) & (numbers <= high)).to_numpy(dtype=bool), frame.index)
+    inside = (numbers >= low) & (numbers <= high)
+    assert isinstance(inside, pd.Series)  # parse_where: between is called on a column
+    return pd.Series(inside.to_numpy(dtype=bool), frame.index)

@@ -15,10 +15,16 @@ import numbers
 from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.optional import require
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from pandas._typing import DtypeObj
+    from pandera.api.checks import Check
+    from pandera.api.pandas.container import DataFrameSchema
 
 #: Which check statistic gives a lower (upper) bound.
 _LOWER = {
@@ -33,11 +39,11 @@ class ColumnRules:
 
     bounds: tuple[float, float] | None = None
     bounds_from: str = ""
-    keys: tuple[Any, ...] | None = None
+    keys: tuple[Hashable, ...] | None = None
     keys_from: str = ""
     nullable: bool | None = None
     #: The declared dtype (a numpy or pandas dtype), when the schema states one.
-    dtype: Any = None
+    dtype: DtypeObj | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +61,7 @@ class SchemaRules:
         return ColumnRules()
 
 
-def _as_schema(schema: Any) -> Any:
+def _as_schema(schema: object) -> DataFrameSchema:
     pandera = require("pandera.pandas", "pandera")
     if isinstance(schema, str) and "\n" in schema:  # YAML text, e.g. from schema.to_yaml()
         return _from_yaml(schema, "the schema YAML")
@@ -123,7 +129,7 @@ class _RefusedError(Exception):
     """What is wrong with a schema mapping, in general terms (no content of the file)."""
 
 
-def _from_yaml(text: str, source: str) -> Any:
+def _from_yaml(text: str, source: str) -> DataFrameSchema:
     """A DataFrameSchema from YAML ``text``: parsed here, checked, handed over as a mapping.
 
     pandera's ``from_yaml`` would open its argument as a path if it can (a file whose text is
@@ -151,7 +157,7 @@ def _from_yaml(text: str, source: str) -> Any:
         ) from None
 
 
-def _check_schema(loaded: Any) -> None:
+def _check_schema(loaded: object) -> None:
     """Refuse anything but a mapping of known keys whose checks are all pandera built-ins."""
     if not isinstance(loaded, dict):
         raise _RefusedError("does not hold a pandera schema (a YAML mapping with 'columns')")
@@ -184,7 +190,7 @@ _NOT_BUILTIN = (
 )
 
 
-def _check_list(checks: Any) -> None:
+def _check_list(checks: object) -> None:
     """``checks``: absent, ``{name: arguments}`` or ``[{..., options: {check_name: name}}]``."""
     if checks is None:
         return
@@ -203,7 +209,7 @@ def _check_list(checks: Any) -> None:
             raise _RefusedError(_NOT_BUILTIN)
 
 
-def _bounds(column: Hashable, checks: list[Any]) -> tuple[tuple[float, float] | None, str]:
+def _bounds(column: Hashable, checks: list[Check]) -> tuple[tuple[float, float] | None, str]:
     lows: list[float] = []
     highs: list[float] = []
     names: list[str] = []
@@ -215,7 +221,7 @@ def _bounds(column: Hashable, checks: list[Any]) -> tuple[tuple[float, float] | 
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 continue
             side.append(float(value))
-            names.append(check.name)
+            names.append(str(check.name))  # a key of _LOWER or _UPPER
     finite_lows = [x for x in lows if math.isfinite(x)]
     finite_highs = [x for x in highs if math.isfinite(x)]
     if not finite_lows or not finite_highs:
@@ -229,8 +235,8 @@ def _bounds(column: Hashable, checks: list[Any]) -> tuple[tuple[float, float] | 
     return (lower, upper), f"schema ({', '.join(dict.fromkeys(names))})"
 
 
-def _keys(column: Hashable, checks: list[Any]) -> tuple[tuple[Any, ...] | None, str]:
-    allowed: list[Any] | None = None
+def _keys(column: Hashable, checks: list[Check]) -> tuple[tuple[Hashable, ...] | None, str]:
+    allowed: list[Hashable] | None = None
     for check in checks:
         if check.name != "isin":
             continue
@@ -252,7 +258,7 @@ def _keys(column: Hashable, checks: list[Any]) -> tuple[tuple[Any, ...] | None, 
     return tuple(dict.fromkeys(allowed)), "schema (isin)"
 
 
-def read_schema(schema: Any) -> SchemaRules:
+def read_schema(schema: object) -> SchemaRules:
     """Read bounds, keys and nullability from a pandera schema (never from the data).
 
     Raises
@@ -276,7 +282,7 @@ def read_schema(schema: Any) -> SchemaRules:
     return SchemaRules(str(resolved.name or "schema"), tuple(columns))
 
 
-def validate_sanitised(schema: Any, frame: Any) -> Any:
+def validate_sanitised(schema: object, frame: Any) -> Any:  # Any: pandera types DataFrames only
     """Validate ``frame`` against ``schema``; on failure raise an error naming checks only.
 
     pandera's own errors quote failing cell values, which must never reach a user; this
@@ -296,7 +302,7 @@ def validate_sanitised(schema: Any, frame: Any) -> Any:
     )
 
 
-def _failed_checks(error: Any) -> list[tuple[str, str]]:
+def _failed_checks(error: Exception) -> list[tuple[str, str]]:
     cases = getattr(error, "failure_cases", None)
     if (
         cases is not None
@@ -310,7 +316,7 @@ def _failed_checks(error: Any) -> list[tuple[str, str]]:
     return [(str(column), str(getattr(check, "name", check)))]
 
 
-def rules_table(rules: SchemaRules | None) -> Any:
+def rules_table(rules: SchemaRules | None) -> pd.DataFrame:
     """A table of what the schema supplies per column (for ``priv.dp.bounds``)."""
     import pandas as pd
 

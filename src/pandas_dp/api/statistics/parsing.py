@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
 
 import pandas as pd
 
@@ -54,7 +53,7 @@ def closest_statistic(how: str) -> str | None:
     return close[0] if close else None
 
 
-def statistic_class(how: Any, where: str) -> type[Statistic]:
+def statistic_class(how: object, where: str) -> type[Statistic]:
     """The registered statistic named ``how``; ``where`` prefixes the error messages."""
     if isinstance(how, str) and how in STATISTICS:
         return STATISTICS[how]
@@ -76,14 +75,14 @@ def statistic_class(how: Any, where: str) -> type[Statistic]:
     raise DPValueError(f"{where}: unsupported statistic {how!r}{hint} Choose from {choices}")
 
 
-def parse_named(named: Mapping[Any, Any]) -> list[Statistic]:
+def parse_named(named: Mapping[str, object]) -> list[Statistic]:
     """Parse pandas-style named aggregations (``n="count"``, ``avg=("income", "mean")``)."""
     if not named:
         raise DPValueError('agg needs at least one named statistic, e.g. n="count"')
     stats = []
     for name, spec in named.items():
         column: Hashable | None
-        how: Any
+        how: object
         if isinstance(spec, str):
             column, how = None, spec
         elif isinstance(spec, pd.NamedAgg):  # a tuple in pandas 2, a plain class in pandas 3
@@ -108,7 +107,7 @@ def parse_named(named: Mapping[Any, Any]) -> list[Statistic]:
 
 
 def parse_func(
-    func: Any, columns: Sequence[Hashable], series: bool
+    func: object, columns: Sequence[Hashable], series: bool
 ) -> tuple[list[Statistic], bool]:
     """Statistics for ``agg(func)`` on ``columns`` (a selection), and whether one Series results.
 
@@ -138,7 +137,7 @@ def parse_func(
     ), False
 
 
-def _names(hows: Any, where: str) -> list[Any]:
+def _names(hows: object, where: str) -> list[object]:
     if isinstance(hows, str) or callable(hows):
         return [hows]
     if isinstance(hows, list | tuple) and hows:

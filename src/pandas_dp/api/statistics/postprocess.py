@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any
 
 import numpy as np
 
@@ -23,7 +22,7 @@ class PostProcess:
     min_count: float = 1.0
 
     @classmethod
-    def of(cls, nonnegative: Any = False, total: Any = None) -> PostProcess:
+    def of(cls, nonnegative: object = False, total: object = None) -> PostProcess:
         """Validate the user's options."""
         if not isinstance(nonnegative, bool):
             kind = type(nonnegative).__name__
@@ -39,7 +38,7 @@ class PostProcess:
             raise DPValueError("a non-negative fit needs a total of at least 0")
         return cls(nonnegative, value)
 
-    def with_min_count(self, min_count: Any) -> PostProcess:
+    def with_min_count(self, min_count: object) -> PostProcess:
         """The same post-processing with the user's ``min_count`` (validated)."""
         if min_count is None:
             return self
