@@ -71,3 +71,15 @@ def charges_nothing() -> Callable[[Any], AbstractContextManager[None]]:
         assert len(session.ledger) == releases
 
     return check
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the seeded statistical tests first, the rest in their usual order.
+
+    They are a few dozen of the suite's ten thousand tests but hold its longest ones (audits of
+    a million releases take up to a minute each). Under ``pytest -n`` the workers take tests
+    in this order, so the long ones start while many short ones are left to balance the
+    workers' ends; collected last, as their folder sorts, one could start when the other
+    worker has nothing left to do.
+    """
+    items.sort(key=lambda item: item.get_closest_marker("statistical") is None)

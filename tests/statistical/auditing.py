@@ -119,18 +119,45 @@ def choose_event(
     else:
         levels = np.linspace(1 / (quantiles + 1), quantiles / (quantiles + 1), quantiles)
         thresholds = np.unique(np.quantile(pooled, levels, method="inverted_cdf"))
-    sorted_d, sorted_d2 = np.sort(outputs_d), np.sort(outputs_d2)
+    sorted_outputs = (np.sort(outputs_d), np.sort(outputs_d2))
+    hits = {
+        at_least: tuple(hits_at(outputs, thresholds, at_least) for outputs in sorted_outputs)
+        for at_least in (True, False)
+    }
+    score = _scorer(np.concatenate([h for pair in hits.values() for h in pair]), n, delta)
     best: tuple[float, Event] | None = None
-    for at_least in (True, False):
-        hits_d = hits_at(sorted_d, thresholds, at_least)
-        hits_d2 = hits_at(sorted_d2, thresholds, at_least)
+    for at_least, (hits_d, hits_d2) in hits.items():
         for favours_d, more, less in ((True, hits_d, hits_d2), (False, hits_d2, hits_d)):
-            scores = epsilon_lower_bound(more, less, n, delta=delta)
+            scores = score(more, less)
             i = int(np.nanargmax(scores))
             if best is None or scores[i] > best[0]:
                 best = (float(scores[i]), Event(float(thresholds[i]), at_least, favours_d))
     assert best is not None
     return best[1]
+
+
+def _scorer(
+    every_hit_count: np.ndarray, n: int, delta: float
+) -> Callable[[np.ndarray, np.ndarray], np.ndarray]:
+    """:func:`epsilon_lower_bound` as a lookup: the bounds computed once per distinct count.
+
+    With ``quantiles=None`` an audit scores every value the outputs take (hundreds of
+    thousands of thresholds, four ways), but the hit counts repeat; the beta quantiles are
+    the slow part, so each distinct count gets them once. Same numbers, bit for bit.
+    """
+    values = np.unique(every_hit_count)
+    lower, upper = clopper_pearson(values, n, ALPHA / 2)
+    if delta:
+        lower = np.maximum(lower - delta, 0.0)
+    with np.errstate(divide="ignore"):
+        log_lower, log_upper = np.log(lower), np.log(upper)
+
+    def score(more: np.ndarray, less: np.ndarray) -> np.ndarray:
+        return np.asarray(
+            log_lower[np.searchsorted(values, more)] - log_upper[np.searchsorted(values, less)]
+        )
+
+    return score
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import numpy as np
+import pytest
 
 from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
@@ -28,6 +29,8 @@ from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.mechanisms.tree_model import SCORE_EXPONENT, SCORE_STEPS
 
 from .auditing import epsilon_lower_bound
+
+pytestmark = pytest.mark.statistical
 
 CANDIDATES = 50
 DRAWS = 40_000
