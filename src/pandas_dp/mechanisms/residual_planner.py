@@ -19,19 +19,29 @@ Gaussian linear measurements does better (the paper's Theorem on optimality).
 **Exact discrete noise.** Correlated discrete Gaussian noise is not available exactly, and
 ``Sub·z`` with ``z`` i.i.d. discrete Gaussian is a projection of a lattice Gaussian: its
 privacy loss picks up a theta-function term the continuous analysis does not have. So each
-residual is measured through an integer *tight frame* instead: an integer matrix ``F_n``
-with entries in ``{-1, 0, 1}``, rows orthogonal to ``1`` and ``F_nᵀ F_n = n I - J``
-(:func:`frame`: the rows of a Sylvester Hadamard matrix but its first when ``n`` is a power
-of two, ``n - 1`` rows; else the ``n(n-1)/2`` pairwise differences ``e_a - e_b``). Residual
-``A`` is released as ``y_A = F_A m_A + ξ_A`` with ``F_A = ⊗_{i∈A} F_{n_i}`` and ``ξ_A``
-i.i.d. discrete Gaussian of variance parameter ``v_A``: integer query, integer noise, the
-exact multivariate discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020). One row
-changes ``m_A`` by ``e_j``, hence ``y_A`` by ``F_A e_j``: ``Π (n_i - 1)`` coordinates by
-``±1`` each, so the measurement is exactly ``Π(n_i - 1) / (2 v_A)``-zCDP. The estimate
-``r_A = F_Aᵀ y_A / Π n_i`` is unbiased for ``P_A m_A`` with covariance
-``(v_A / Π n_i) P_A``: the paper's mechanism with ``σ_A² = v_A / Π n_i``, at the paper's cost
-``p_A / (2σ_A²) = Π(n_i - 1) / (2 v_A)``, exactly. Only the number of noise draws
-(``Π rows_i`` instead of ``d_A``) differs; :data:`MAX_DRAWS` bounds it.
+residual is measured through an integer *orthogonal basis* of its space instead, with
+independent noise scaled to each row's public norm. Per attribute, :func:`basis` gives
+``n - 1`` mutually orthogonal integer rows ``f_k ⊥ 1``: the keys split into blocks whose
+sizes are the powers of two of ``n``'s binary expansion (largest first); inside each block of
+size ``s``, the rows of the Sylvester Hadamard matrix ``H_s`` but its first (``s - 1`` rows,
+orthogonal to the block's ones); between blocks, ``u_j = (S_{j-1}/s_j)·1_{B_j} - 1_{B_<j}``
+for ``j >= 2`` (``S_{j-1}`` the keys before block ``j``, a multiple of ``s_j``): constant on
+each block, orthogonal to ``1`` and to one another. Being an orthogonal basis of ``1^⊥``,
+``Σ_k f_k f_kᵀ / N_k = I - J/n`` with ``N_k = ||f_k||²`` (:func:`norms`). Residual ``A``'s
+rows are the Kronecker products of its attributes' rows (norms multiply), ``d_A`` of them.
+
+Residual ``A`` is released as ``y_k = f_k·m_A + ξ_k``, ``ξ_k`` independent discrete Gaussian
+of variance parameter ``σ_k² >= v_A N_k / Π n_i`` (``v_A`` the residual's *base variance*,
+the variance of a row of norm ``Π n_i``; rows of equal norm share one mechanism). A change
+``Δ`` of the marginal costs ``Σ_k (f_k·Δ)² / (2σ_k²) <= Π n_i ΔᵀP_AΔ / (2 v_A)`` (CKS20:
+integer shift ``c`` of a discrete Gaussian is exactly ``c²/(2σ²)``-zCDP, and independent
+coordinates add); one row (``Δ = e_j``) gives ``(P_A)_jj = p_A``, so the measurement is
+``d_A / (2 v_A)``-zCDP, and a unit of ``k`` rows at most ``k² d_A / (2 v_A)`` since
+``|(P_A)_jl| <= (P_A)_jj``. The estimate ``r_A = Σ_k f_k y_k / N_k`` is unbiased for
+``P_A m_A`` with covariance at most ``(v_A / Π n_i) P_A``: the paper's mechanism with
+``σ_A² = v_A / Π n_i`` at the paper's cost ``p_A / (2σ_A²)``, in the fewest noise draws,
+``d_A``. :data:`MAX_DRAWS` still bounds them. (Powers of two: every ``N_k = Π n_i``,
+``σ_k² = v_A``.)
 
 Everything here reads public parameters (workload, sizes, ρ) only, except :func:`measure`
 (exact integer arithmetic on the exact marginal, before noise) and :func:`estimate`
@@ -71,33 +81,60 @@ MAX_DRAWS = 2_000_000
 
 
 @cache
-def frame(n: int) -> I64:
-    """``F_n``: an integer matrix with entries in {-1, 0, 1}, rows ⊥ 1, ``F_nᵀF_n = nI - J``.
+def basis(n: int) -> I64:
+    """``n - 1`` mutually orthogonal integer rows, each orthogonal to ``1`` (module notes).
 
-    A power of two: the rows of the Sylvester Hadamard matrix ``H_n`` but its first (all
-    ones), since ``H_nᵀH_n = nI``. Otherwise every pairwise difference ``e_a - e_b`` (a < b),
-    the incidence matrix of the complete graph, whose Laplacian is ``nI - J``. ``n = 1``
-    gives no rows (a one-key column has no residual).
+    Hadamard rows inside blocks of power-of-two sizes (largest first), then one row per
+    later block ``j``: ``S_{j-1}/s_j`` on block ``j``, ``-1`` on the blocks before it.
+    ``n = 1`` gives no rows (a one-key column has no residual).
     """
     if n < 1:
         raise ValueError(f"a domain needs at least one key, got {n}")
-    if n & (n - 1) == 0:
+    sizes = [1 << b for b in reversed(range(n.bit_length())) if n >> b & 1]
+    starts = np.cumsum([0, *sizes])
+    out = []
+    for size, start in zip(sizes, starts, strict=False):
         hadamard = np.ones((1, 1), dtype=np.int64)
-        while hadamard.shape[0] < n:
+        while hadamard.shape[0] < size:
             hadamard = np.block([[hadamard, hadamard], [hadamard, -hadamard]])
-        out = hadamard[1:]
-    else:
-        a, b = np.triu_indices(n, k=1)
-        out = np.zeros((a.size, n), dtype=np.int64)
-        out[np.arange(a.size), a] = 1
-        out[np.arange(a.size), b] = -1
+        block = np.zeros((size - 1, n), dtype=np.int64)
+        block[:, start : start + size] = hadamard[1:]
+        out.append(block)
+    for size, start in zip(sizes[1:], starts[1:], strict=False):
+        between = np.zeros((1, n), dtype=np.int64)
+        between[0, :start] = -1
+        between[0, start : start + size] = start // size  # earlier blocks: multiples of size
+        out.append(between)
+    rows = np.concatenate(out) if out else np.zeros((0, n), dtype=np.int64)
+    rows.setflags(write=False)
+    return rows
+
+
+@cache
+def norms(n: int) -> I64:
+    """``N_k = ||f_k||²`` of each row of :func:`basis`."""
+    out = np.einsum("ij,ij->i", basis(n), basis(n))
     out.setflags(write=False)
     return out
 
 
+@cache
+def _row_norms(clique: Clique, sizes: tuple[int, ...]) -> I64:
+    out = np.ones(1, dtype=np.int64)
+    for i in clique:
+        out = np.multiply.outer(out, norms(sizes[i])).reshape(-1)
+    out.setflags(write=False)
+    return out
+
+
+def row_norms(clique: Clique, sizes: Sequence[int]) -> I64:
+    """The norm ``Π N_{k_i}`` of each released row of residual ``clique`` (flat, C order)."""
+    return _row_norms(tuple(clique), tuple(int(n) for n in sizes))
+
+
 def rows(clique: Clique, sizes: Sequence[int]) -> int:
-    """How many noisy values residual ``clique`` is released as (``Π`` frame rows)."""
-    return math.prod(frame(sizes[i]).shape[0] for i in clique)
+    """How many noisy values residual ``clique`` is released as: ``d_A = Π (n_i - 1)``."""
+    return residual_dimension(clique, sizes)
 
 
 def cost(clique: Clique, sizes: Sequence[int]) -> float:
@@ -109,9 +146,9 @@ def cost(clique: Clique, sizes: Sequence[int]) -> float:
 class ResidualPlan:
     """The residuals to measure and each one's share of the release's ρ (summing to 1).
 
-    Residual ``A`` at share ``s_A`` of ρ (``k`` rows per privacy unit) is released with
-    i.i.d. discrete Gaussian noise of variance parameter ``v_A = k² Π(n_i-1) / (2 ρ s_A)``
-    on each of its :func:`rows` frame values.
+    Residual ``A`` at share ``s_A`` of ρ (``k`` rows per privacy unit) has base variance
+    ``v_A = k² Π(n_i-1) / (2 ρ s_A)``: each of its :func:`rows` basis values of norm ``N``
+    gets independent discrete Gaussian noise of variance parameter ``v_A N / Π n_i``.
     """
 
     cliques: tuple[Clique, ...]
@@ -148,7 +185,7 @@ def cell_variance(
     ``Σ_{A ⊆ W} σ_A² p_A / n_{W∖A}²`` with ``σ_A² = v_A / Π n_i``: residual ``A``'s estimate
     has covariance ``σ_A² P_A``, whose diagonal is ``σ_A² p_A``, spread evenly over the
     ``n_{W∖A}`` cells below each of its own; residuals are independent. ``v_A`` is the
-    variance of the noise on each frame value.
+    base variance (that of a basis value of norm ``Π n_i``).
     """
     tau = {c: v / cells(c, sizes) for c, v in zip(measured, variances, strict=True)}
     full = {c: tau.get(c, 0.0) for c in subsets(table)}  # zero-dimensional ones: 0
@@ -218,22 +255,29 @@ def measure(
 ) -> npt.NDArray[np.generic]:
     """``F_A m_A``, flattened: the exact integers residual ``A`` is released as.
 
-    Entries of ``F_A`` are in {-1, 0, 1}, so each value is at most the marginal's total in
-    absolute value; the sums run in int64 when that cannot overflow, else in Python ints.
+    ``F_A = ⊗ F_{n_i}`` with ``F_n`` the :func:`basis`. Each partial product is at most the
+    marginal's total times the largest entries so far in absolute value; the sums run in
+    int64 when that cannot overflow, else in Python ints.
     """
     table = np.asarray(marginal).reshape([sizes[i] for i in clique])
-    exact = table.dtype != object and (table.size == 0 or int(np.abs(table).sum()) < 1 << 62)
-    matrices = [frame(sizes[i]) if exact else frame(sizes[i]).astype(object) for i in clique]
+    largest = math.prod(int(np.abs(basis(sizes[i])).max(initial=1)) for i in clique)
+    exact = table.dtype != object and (
+        table.size == 0 or int(np.abs(table).sum()) * largest < 1 << 62
+    )
+    matrices = [basis(sizes[i]) if exact else basis(sizes[i]).astype(object) for i in clique]
     if not exact:
         table = table.astype(object)
     return np.asarray(_apply(table, matrices)).reshape(-1)
 
 
 def estimate(noisy: npt.ArrayLike, clique: Clique, sizes: Sequence[int]) -> F64:
-    """``F_Aᵀ y_A / Π n_i``: the unbiased estimate of residual ``A`` from its noisy values."""
-    values = np.asarray(noisy, dtype=np.float64).reshape([frame(sizes[i]).shape[0] for i in clique])
-    transposed = [frame(sizes[i]).T.astype(np.float64) for i in clique]
-    return np.asarray(_apply(values, transposed), dtype=np.float64) / cells(clique, sizes)
+    """``Σ_k f_k y_k / N_k``: the unbiased estimate of residual ``A`` from its noisy values.
+
+    ``diag(1/N)`` is ``⊗ diag(1/N_i)`` too, so each axis is multiplied by ``F_iᵀ diag(1/N_i)``.
+    """
+    values = np.asarray(noisy, dtype=np.float64).reshape([sizes[i] - 1 for i in clique])
+    scaled = [(basis(sizes[i]) / norms(sizes[i])[:, None]).T for i in clique]
+    return np.asarray(_apply(values, scaled), dtype=np.float64)
 
 
 def residuals(
