@@ -36,6 +36,7 @@ from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.mechanisms.reconstruction import assemble, marginalize
 from pandas_dp.mechanisms.residual_planner import (
     basis,
+    cell_variance,
     estimate,
     measure,
     norms,
@@ -129,6 +130,12 @@ def test_analytic_variance_is_residual_planners_optimum(order, protect_seeded):
         cell = np.diag(cov)
         closed = paper_cell_variance(table, workload, RHO)
         np.testing.assert_allclose(cell, closed, rtol=0.02)  # every cell, within 2%
+        # The preview's per-cell variance (each part's largest variance per unit of norm)
+        # bounds every cell's and is within 0.1% of it (the σ² of different norms are rounded
+        # up differently).
+        preview = cell_variance(table, list(by_clique), [p.variance for p in parts], SIZES)
+        assert np.all(cell <= preview * (1 + 1e-12))
+        assert np.all(cell >= preview * 0.999)
         total += float(cell.sum())
     ratio = total / residual_planner_variance(workload, SIZES, RHO)
     old = optimal_strategy(workload, SIZES)
