@@ -193,14 +193,8 @@ def residual_parts(
     for clique, share, home in zip(plan.cliques, shares, homes, strict=True):
         key = Residual(tuple(axes[i].column for i in clique))
         coordinates = residual_dimension(clique, plan.sizes)
-        width = cells(clique, plan.sizes)
         base = rows_per_unit**2 * coordinates / (2.0 * rho * float(share))
-        norms = tuple(int(n) for n in np.unique(row_norms(clique, plan.sizes)))
-        # A hair above each exact σ, so float rounding can only add noise.
-        noises = tuple(
-            DiscreteGaussian(exact_sigma2(math.sqrt(base * n / width) * (1 + 1e-12))) for n in norms
-        )
-        sigma2 = min(m.sigma2 * width / n for m, n in zip(noises, norms, strict=True))
+        norms, noises, sigma2 = _row_noises(clique, plan.sizes, base)
         noise = DiscreteGaussian(sigma2)
         record = GaussianMeasurement(
             key.label, noise.name, epsilon * share, rows_per_unit, noise.scale,
@@ -214,3 +208,19 @@ def residual_parts(
             norms=norms, noises=noises,
         )  # fmt: skip
     return parts
+
+
+def _row_noises(
+    clique: Clique, sizes: tuple[int, ...], base: float
+) -> tuple[tuple[int, ...], tuple[DiscreteGaussian, ...], Fraction]:
+    """The distinct row norms ``N`` and a mechanism of ``σ² >= base·N/Π n_i`` for each.
+
+    Also the exact base variance they guarantee: the smallest ``σ² Π n_i / N``.
+    """
+    width = cells(clique, sizes)
+    norms = tuple(int(n) for n in np.unique(row_norms(clique, sizes)))
+    # A hair above each exact σ, so float rounding can only add noise.
+    noises = tuple(
+        DiscreteGaussian(exact_sigma2(math.sqrt(base * n / width) * (1 + 1e-12))) for n in norms
+    )
+    return norms, noises, min(m.sigma2 * width / n for m, n in zip(noises, norms, strict=True))
