@@ -34,12 +34,11 @@ from pandas_dp.mechanisms.marginals import (
 )
 from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.mechanisms.reconstruction import assemble, marginalize
+from pandas_dp.mechanisms.residual_basis import backward, basis, forward, norms
 from pandas_dp.mechanisms.residual_planner import (
-    basis,
     cell_variance,
     estimate,
     measure,
-    norms,
     residuals,
     row_norms,
 )
@@ -70,6 +69,31 @@ def test_bases_are_integer_orthogonal_bases_of_the_residual_space(n):
     if n & (n - 1) == 0:  # a power of two: the Hadamard rows, all of norm n
         assert set(np.unique(f)) <= {-1, 1}
         assert set(norms(n).tolist()) <= {n}
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 12, 50, 70])
+def test_the_fast_transforms_are_the_basis_and_its_scaled_transpose(n):
+    """``forward`` is ``F x`` exactly (int64 and Python ints beyond int64), ``backward`` is
+    ``Fᵀ diag(1/N) y`` (floats), along the last axis of a batch."""
+    rng = np.random.default_rng(n)
+    x = rng.integers(-1000, 1000, (4, n))
+    np.testing.assert_array_equal(forward(x), x @ basis(n).T)
+    big = x.astype(object) * (1 << 70)
+    assert (forward(big) == big @ basis(n).T.astype(object)).all()
+    y = rng.normal(size=(4, n - 1))
+    np.testing.assert_allclose(backward(y, n), (y / norms(n)) @ basis(n), atol=1e-12)
+
+
+def test_a_column_of_a_million_keys_is_measured_without_a_dense_basis():
+    """``n = 10**6`` (blocks 2^19 + ... + 2^6): the residual's ``n - 1`` values in ``O(n log
+    n)``; the estimate of a noise-free measurement is the centred marginal, to rounding."""
+    n = 10**6
+    counts = np.random.default_rng(1).integers(0, 5, n)
+    values = measure(counts, (0,), (n,))
+    assert values.shape == (n - 1,)
+    assert len(set(norms(n).tolist())) == 2 * bin(n).count("1") - 1
+    back = estimate(values, (0,), (n,))
+    np.testing.assert_allclose(back, counts - counts.mean(), atol=1e-6)
 
 
 def row_variances(part: ResidualPart) -> np.ndarray:

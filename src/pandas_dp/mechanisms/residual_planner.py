@@ -20,15 +20,12 @@ Gaussian linear measurements does better (the paper's Theorem on optimality).
 ``Sub·z`` with ``z`` i.i.d. discrete Gaussian is a projection of a lattice Gaussian: its
 privacy loss picks up a theta-function term the continuous analysis does not have. So each
 residual is measured through an integer *orthogonal basis* of its space instead, with
-independent noise scaled to each row's public norm. Per attribute, :func:`basis` gives
-``n - 1`` mutually orthogonal integer rows ``f_k ⊥ 1``: the keys split into blocks whose
-sizes are the powers of two of ``n``'s binary expansion (largest first); inside each block of
-size ``s``, the rows of the Sylvester Hadamard matrix ``H_s`` but its first (``s - 1`` rows,
-orthogonal to the block's ones); between blocks, ``u_j = (S_{j-1}/s_j)·1_{B_j} - 1_{B_<j}``
-for ``j >= 2`` (``S_{j-1}`` the keys before block ``j``, a multiple of ``s_j``): constant on
-each block, orthogonal to ``1`` and to one another. Being an orthogonal basis of ``1^⊥``,
-``Σ_k f_k f_kᵀ / N_k = I - J/n`` with ``N_k = ||f_k||²`` (:func:`norms`). Residual ``A``'s
-rows are the Kronecker products of its attributes' rows (norms multiply), ``d_A`` of them.
+independent noise scaled to each row's public norm. Per attribute,
+:mod:`~pandas_dp.mechanisms.residual_basis` gives ``n - 1`` mutually orthogonal integer rows
+``f_k ⊥ 1`` (Hadamard rows inside power-of-two blocks, Helmert-style rows between blocks),
+so ``Σ_k f_k f_kᵀ / N_k = I - J/n`` with ``N_k = ||f_k||²``, and applies them in
+``O(n log n)``. Residual ``A``'s rows are the Kronecker products of its attributes' rows
+(norms multiply), ``d_A`` of them.
 
 Residual ``A`` is released as ``y_k = f_k·m_A + ξ_k``, ``ξ_k`` independent discrete Gaussian
 of variance parameter ``σ_k² >= v_A N_k / Π n_i`` (``v_A`` the residual's *base variance*,
@@ -72,6 +69,7 @@ from pandas_dp.mechanisms.marginals import (
     table_variance,
     workload_variance,
 )
+from pandas_dp.mechanisms.residual_basis import backward, forward, largest_entry, norms
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -79,44 +77,6 @@ I64 = npt.NDArray[np.int64]
 #: a residual draws once per distinct row norm, and small batches cost more: 242,128 values
 #: in 3,332 batches took 5 s); larger plans fall back to measuring whole marginals.
 MAX_DRAWS = 2_000_000
-
-
-@cache
-def basis(n: int) -> I64:
-    """``n - 1`` mutually orthogonal integer rows, each orthogonal to ``1`` (module notes).
-
-    Hadamard rows inside blocks of power-of-two sizes (largest first), then one row per
-    later block ``j``: ``S_{j-1}/s_j`` on block ``j``, ``-1`` on the blocks before it.
-    ``n = 1`` gives no rows (a one-key column has no residual).
-    """
-    if n < 1:
-        raise ValueError(f"a domain needs at least one key, got {n}")
-    sizes = [1 << b for b in reversed(range(n.bit_length())) if n >> b & 1]
-    starts = np.cumsum([0, *sizes])
-    out = []
-    for size, start in zip(sizes, starts, strict=False):
-        hadamard = np.ones((1, 1), dtype=np.int64)
-        while hadamard.shape[0] < size:
-            hadamard = np.block([[hadamard, hadamard], [hadamard, -hadamard]])
-        block = np.zeros((size - 1, n), dtype=np.int64)
-        block[:, start : start + size] = hadamard[1:]
-        out.append(block)
-    for size, start in zip(sizes[1:], starts[1:], strict=False):
-        between = np.zeros((1, n), dtype=np.int64)
-        between[0, :start] = -1
-        between[0, start : start + size] = start // size  # earlier blocks: multiples of size
-        out.append(between)
-    rows = np.concatenate(out) if out else np.zeros((0, n), dtype=np.int64)
-    rows.setflags(write=False)
-    return rows
-
-
-@cache
-def norms(n: int) -> I64:
-    """``N_k = ||f_k||²`` of each row of :func:`basis`."""
-    out = np.einsum("ij,ij->i", basis(n), basis(n))
-    out.setflags(write=False)
-    return out
 
 
 @cache
@@ -240,45 +200,37 @@ def plan_residuals(
     )
 
 
-def _apply(tensor: Any, matrices: Sequence[Any]) -> Any:
-    """Multiply axis ``k`` of ``tensor`` by ``matrices[k]`` (``⊗ M_k`` on the flattened form).
-
-    Integer, float or object (Python int) arrays alike.
-    """
-    out = tensor
-    for axis, matrix in enumerate(matrices):
-        out = np.moveaxis(np.tensordot(matrix, out, axes=([1], [axis])), 0, axis)
-    return out
-
-
 def measure(
     marginal: npt.ArrayLike, clique: Clique, sizes: Sequence[int]
 ) -> npt.NDArray[np.generic]:
     """``F_A m_A``, flattened: the exact integers residual ``A`` is released as.
 
-    ``F_A = ⊗ F_{n_i}`` with ``F_n`` the :func:`basis`. Each partial product is at most the
-    marginal's total times the largest entries so far in absolute value; the sums run in
-    int64 when that cannot overflow, else in Python ints.
+    ``F_A = ⊗ F_{n_i}`` (:func:`~pandas_dp.mechanisms.residual_basis.forward` along each
+    axis). Each partial product is at most the marginal's total times the largest entries so
+    far in absolute value; the sums run in int64 when that cannot overflow, else in Python
+    ints.
     """
     table = np.asarray(marginal).reshape([sizes[i] for i in clique])
-    largest = math.prod(int(np.abs(basis(sizes[i])).max(initial=1)) for i in clique)
+    largest = math.prod(largest_entry(sizes[i]) for i in clique)
     exact = table.dtype != object and (
         table.size == 0 or int(np.abs(table).sum()) * largest < 1 << 62
     )
-    matrices = [basis(sizes[i]) if exact else basis(sizes[i]).astype(object) for i in clique]
-    if not exact:
-        table = table.astype(object)
-    return np.asarray(_apply(table, matrices)).reshape(-1)
+    out: Any = table if exact else table.astype(object)
+    for axis in range(len(clique)):
+        out = np.moveaxis(forward(np.moveaxis(out, axis, -1)), -1, axis)
+    return np.asarray(out).reshape(-1)
 
 
 def estimate(noisy: npt.ArrayLike, clique: Clique, sizes: Sequence[int]) -> F64:
     """``Σ_k f_k y_k / N_k``: the unbiased estimate of residual ``A`` from its noisy values.
 
-    ``diag(1/N)`` is ``⊗ diag(1/N_i)`` too, so each axis is multiplied by ``F_iᵀ diag(1/N_i)``.
+    ``diag(1/N)`` is ``⊗ diag(1/N_i)`` too, so each axis is multiplied by ``F_iᵀ diag(1/N_i)``
+    (:func:`~pandas_dp.mechanisms.residual_basis.backward`).
     """
     values = np.asarray(noisy, dtype=np.float64).reshape([sizes[i] - 1 for i in clique])
-    scaled = [(basis(sizes[i]) / norms(sizes[i])[:, None]).T for i in clique]
-    return np.asarray(_apply(values, scaled), dtype=np.float64)
+    for axis, i in enumerate(clique):
+        values = np.moveaxis(backward(np.moveaxis(values, axis, -1), sizes[i]), -1, axis)
+    return values
 
 
 def residuals(
