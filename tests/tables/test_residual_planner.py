@@ -96,6 +96,13 @@ def test_a_column_of_a_million_keys_is_measured_without_a_dense_basis():
     np.testing.assert_allclose(back, counts - counts.mean(), atol=1e-6)
 
 
+def test_row_norms_that_would_wrap_int64_are_refused():
+    """``N`` of 2049 keys reaches 2048·2049: three such columns would wrap int64."""
+    assert int(row_norms((0, 1), (2049, 2049)).max()) == (2048 * 2049) ** 2
+    with pytest.raises(ValueError, match="too large"):
+        row_norms((0, 1, 2), (2049, 2049, 2049))
+
+
 def row_variances(part: ResidualPart) -> np.ndarray:
     """The exact variance of the noise on each of ``part``'s values (its row's mechanism)."""
     by_norm = {n: m.variance() for n, m in zip(part.norms, part.noises, strict=True)}

@@ -81,6 +81,10 @@ MAX_DRAWS = 2_000_000
 
 @cache
 def _row_norms(clique: Clique, sizes: tuple[int, ...]) -> I64:
+    # Each N_i <= n_i², so tables within the cell limit stay far inside int64; refuse the rest
+    # (public sizes) rather than let a product wrap and miscalibrate the noise.
+    if math.prod(int(norms(sizes[i]).max(initial=1)) for i in clique) >= 1 << 62:
+        raise ValueError(f"the residual over sizes {[sizes[i] for i in clique]} is too large")
     out = np.ones(1, dtype=np.int64)
     for i in clique:
         out = np.multiply.outer(out, norms(sizes[i])).reshape(-1)
