@@ -21,8 +21,9 @@ at ε = 1 in a session with δ = 1e-6, averaged over seeded releases:
 
 Ratios are computed in the run, never written down. The planned variance is also compared
 with ResidualPlanner's closed-form optimum (Xiao et al. 2023), before (whole marginals) and
-after (``tables`` measures the residuals themselves when the noise draws allow), for the 12
-columns and for issue 25's 8 columns of 2 to 5 keys.
+after (``tables`` measures the residuals themselves, in ``d_A = Π(n_i - 1)`` noise draws
+each, at the exact sampler's variances), for the 12 columns and for issue 25's 8 columns of
+2 to 5 keys.
 
 Speed: a whole ``tables`` release of every 2-way and every 3-way table over the 12 columns
 on 10**6 rows (plan, one pass of grouped counts per maximal table, noise, post-processing).
@@ -241,26 +242,35 @@ def strategy_bound(frame: pd.DataFrame) -> str:
     """The planned variance ÷ ResidualPlanner's closed-form optimum (same ρ), before and after.
 
     Before: whole marginals with optimised shares (``optimal_strategy``). After: the plan
-    ``tables`` uses (``choose_plan``): ResidualPlanner's residuals, or the marginals when it
-    would draw more than ``MAX_DRAWS`` noise values. Rows for the 12 columns and for the
-    8-column case of issue 25 (domains of 2 to 5 keys). Analytic, from the plan alone.
+    ``tables`` uses (``choose_plan``) with the noise its release samples: ResidualPlanner's
+    residuals, each in ``d_A`` draws, at the exact sampler's variances (``residual_parts``:
+    σ rounded up), or the marginals when it would draw more than ``MAX_DRAWS`` values. Rows
+    for the 12 columns and for the 8-column case of issue 25 (domains of 2 to 5 keys), at
+    the ρ of (ε, δ) = (1, 1e-6). Analytic, from the plan alone.
     """
+    from fractions import Fraction
+
+    from pandas_dp.api.measurement.marginals import release_rho, residual_parts
+    from pandas_dp.engines.plan import Axis
     from pandas_dp.mechanisms.marginals import optimal_strategy
     from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan
 
-    rho = 0.5
+    budget = (Fraction(EPSILON), Fraction(DELTA))
+    rho = release_rho(*budget)
     lines = []
     cases = [("12 columns", [int(frame[c].max()) + 1 for c in frame.columns]),
              ("8 columns, 2-5 keys", [2, 3, 4, 5, 2, 3, 4, 5])]  # fmt: skip
     for name, sizes in cases:
+        axes = [Axis(i, tuple(range(n))) for i, n in enumerate(sizes)]
         for order in (2, 3):
             workload = list(itertools.combinations(range(len(sizes)), order))
             bound = residual_planner_variance(workload, sizes, rho)
             old = optimal_strategy(workload, sizes)
             before = workload_variance(workload, old.cliques, old.variances(1.0, rho), sizes)
-            plan = choose_plan(workload, sizes, 1.0, rho)
+            plan = choose_plan(workload, sizes, EPSILON, rho)
             if isinstance(plan, ResidualPlan):
-                variances = plan.noise_variances(rho)
+                parts = residual_parts(plan, axes, plan.cliques, *budget, 1).values()
+                variances = [p.variance for p in parts]
                 after = sum(
                     plan.cell_variance(t, variances) * int(np.prod([sizes[i] for i in t]))
                     for t in workload

@@ -1,16 +1,21 @@
 """Empirical privacy-loss audits of ResidualPlanner's measurements (``priv.dp.tables`` with
 Gaussian noise), each with a mutant that must be caught.
 
-Residual ``A`` is released as ``y_A = F_A m_A + ξ_A`` (``F_A`` an integer frame, ``ξ_A``
-i.i.d. discrete Gaussian). D' is D plus one row in cell ``j``: ``y_A`` moves by
-``δ_A = F_A e_j``, ``±1`` on ``d_A = Π(n_i - 1)`` values. The audited statistic is
-``S = Σ_A w_A ⟨δ_A, y_A⟩`` (the likelihood ratio's own statistic when ``w_A = 1/σ_A²``;
-here integer weights close to it): ``S = s + Z`` on D and ``s + Σ_A w_A d_A + Z`` on D', with
-``Z`` a weighted sum of independent discrete Gaussians whose law is computed exactly.
+Residual ``A`` is released as ``y_k = f_k·m_A + ξ_k`` (``f_k`` the rows of an integer
+orthogonal basis, of squared norms ``N_k``; ``ξ_k`` independent discrete Gaussian of
+``σ_k² ≈ v_A N_k / Π n_i``). D' is D plus one row in cell ``j``: ``y`` moves by
+``δ = F_A e_j``. The audited statistic is ``S = Σ_k w_k δ_k y_k`` with integer weights
+``w_k ∝ 1/N_k ∝ 1/σ_k²``: the likelihood ratio's own statistic (nothing in the residual tells
+D from D' better). ``S = s + Z`` on D and ``s + Σ_k w_k δ_k² + Z`` on D', with ``Z`` a
+weighted sum of independent discrete Gaussians whose law is computed exactly.
 
-- One residual, a 3 × 5 table (``d = 8``), given the whole ρ of (ε, δ) = (1, 1e-6): the
-  mutant calibrates σ as if one row moved one value (sensitivity ignored: σ² 8 times too
-  small).
+- One residual, a 3 × 5 table (``d = 8`` values, 4 distinct norms 8, 24, 40, 120),
+  calibrated by the release path (``residual_parts``) with the whole ρ of (ε, δ) =
+  (1, 1e-6), audited at two cells: (0, 0), where all 8 values move by ±1, and (2, 4), where
+  one value of norm 120 moves by 8. Two mutants: every row given the variance ``v_A / Π n_i``
+  of a row of norm 1 (the norms forgotten: caught at (0, 0)); every row given the base
+  variance ``v_A`` whatever its norm, as the old tight frame's equal rows had (caught only at
+  (2, 4): at (0, 0) its cost is the real one, which is why both cells are audited).
 - A whole release: every pair of 8 binary columns (37 residuals: total, 8 one-way, 28
   pairs; one value each), mechanisms captured from the real release at (1, 1e-6). The
   mutant gives every residual all of ρ.
@@ -31,9 +36,11 @@ import pandas as pd
 import pytest
 from scipy import signal
 
-from pandas_dp.api.measurement.marginals import release_rho
+from pandas_dp.api.measurement.marginals import ResidualPart, release_rho, residual_parts
+from pandas_dp.engines.plan import Axis
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
-from pandas_dp.mechanisms.residual_planner import frame
+from pandas_dp.mechanisms.residual_basis import basis
+from pandas_dp.mechanisms.residual_planner import ResidualPlan, row_norms
 
 from ..mechanisms.test_gaussian import reference_pmf
 from ..tables.test_audit import ROUNDING, runs, threshold_excess
@@ -71,18 +78,47 @@ def check(parts, shift: int, label: str, *, caught: bool) -> None:
         assert result.epsilon_lb >= 0.3, f"the residual is noisier than calibrated: {result}"
 
 
-def test_one_residual_and_a_mutant_that_ignores_its_sensitivity():
-    sizes = (3, 5)
-    f = np.kron(frame(3), frame(5))
-    delta_a = f[:, 7]  # one row in cell (1, 2)
-    d = int(np.abs(delta_a).sum())
-    assert d == 8 == int(delta_a @ delta_a)  # d_A values move by ±1
-    assert f.shape == (30, math.prod(sizes))
+def one_residual() -> ResidualPart:
+    """Residual (a, b) of a 3 × 5 table given all of ρ, calibrated by the release path."""
+    plan = ResidualPlan(((0, 1),), (1.0,), (3, 5))
+    axes = (Axis("a", (0, 1, 2)), Axis("b", tuple(range(5))))
+    parts = residual_parts(plan, axes, [(0, 1)], Fraction(1), Fraction(1, 10**6), 1)
+    (part,) = parts.values()
+    assert isinstance(part, ResidualPart)
     rho = release_rho(Fraction(1), Fraction(1, 10**6))
-    real = DiscreteGaussian(exact_sigma2(math.sqrt(d / (2 * rho)) * (1 + 1e-12)))
-    check([(real, d, 1)], d, "3 × 5, real", caught=False)
-    mutant = DiscreteGaussian(exact_sigma2(math.sqrt(1 / (2 * rho)) * (1 + 1e-12)))
-    check([(mutant, d, 1)], d, "3 × 5, sensitivity ignored", caught=True)
+    assert 0.999 * rho <= float(part.measurement.rho) <= rho
+    return part
+
+
+def likelihood_parts(mechanisms: np.ndarray, values: np.ndarray, cell: int):
+    """``(mechanism, 1, |w_k δ_k|)`` for the moved values, and the shift ``Σ w_k δ_k²``."""
+    moved = np.kron(basis(3), basis(5))[:, cell]
+    lcm = math.lcm(*(int(n) for n in values))
+    weights = [lcm // int(n) for n in values]
+    parts = [(m, 1, abs(w * int(d))) for m, w, d in zip(mechanisms, weights, moved, strict=True)]
+    shift = sum(w * int(d) ** 2 for w, d in zip(weights, moved, strict=True))
+    return [p for p in parts if p[2]], shift
+
+
+@pytest.mark.parametrize(("cell", "moved"), [(0, 8), (14, 1)])
+def test_one_residual_and_mutants_that_ignore_the_row_norms(cell, moved):
+    part = one_residual()
+    values = row_norms(part.clique, part.sizes)
+    assert sorted(set(values.tolist())) == [8, 24, 40, 120]
+    by_norm = dict(zip(part.norms, part.noises, strict=True))
+    real, shift = likelihood_parts(np.array([by_norm[int(n)] for n in values]), values, cell)
+    assert len(real) == moved
+    check(real, shift, f"3 × 5 at cell {cell}, real", caught=False)
+    base = float(part.measurement.sigma2)  # v_A: a row of norm Π n_i = 15
+    if cell == 0:  # every row as if of norm 1: σ² = v_A / 15
+        wrong = DiscreteGaussian(exact_sigma2(math.sqrt(base / 15)))
+        label = "norms forgotten"
+    else:  # every row as if of norm 15 (the old frame's rows): σ² = v_A
+        wrong = DiscreteGaussian(exact_sigma2(math.sqrt(base)))
+        label = "equal variances"
+    ones = np.ones_like(values)  # the mutant's own likelihood ratio: equal weights
+    mutant, shift = likelihood_parts(np.array([wrong] * values.size), ones, cell)
+    check(mutant, shift, f"3 × 5 at cell {cell}, {label}", caught=True)
 
 
 def test_a_whole_release_and_a_mutant_without_composition(protect_seeded, noise):

@@ -21,7 +21,7 @@ from pandas_dp.budget import Budget, zcdp_to_epsilon
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import laplace_strategy
-from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan
+from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan, row_norms
 
 from .conftest import WORKLOAD
 
@@ -38,7 +38,7 @@ def pairs_frame(columns: int = 8) -> tuple[pd.DataFrame, list[list[str]], dict]:
 
 def test_gaussian_residuals_get_their_share_of_rho(protect_seeded, noise):
     """Many overlapping tables: ResidualPlanner. Residual ``A`` gets ``σ_A² = d_A/(2 ρ s_A)``
-    on each of its frame values (``d_A = Π(n_i - 1)`` of them move by 1 per row), and the
+    on each of its basis values (``d_A = Π(n_i - 1)`` of them move by 1 per row), and the
     ledger records ``coordinates = d_A``: each line's ρ is ``d_A / (2σ_A²) <= s_A ρ``."""
     frame, workload, keys = pairs_frame()
     priv = protect_seeded(frame, epsilon=2.0, delta=2e-6)
@@ -51,7 +51,7 @@ def test_gaussian_residuals_get_their_share_of_rho(protect_seeded, noise):
     assert len(calls) == len(plan.cliques) == len(release.measurements) == 1 + 8 + 28
     labels = [f"residual({' × '.join(f'c{i}' for i in b) or 'total'})" for b in plan.cliques]
     assert [m.label for m in release.measurements] == labels
-    assert [c.size for c in calls] == [1] * 37  # binary columns: one frame value each
+    assert [c.size for c in calls] == [1] * 37  # binary columns: one basis value each
     delta = Fraction(1, 10**6)  # the session's δ in proportion to ε
     rho = sum(m.rho for m in release.measurements)
     assert zcdp_to_epsilon(float(rho), float(delta)) <= 1.0
@@ -73,7 +73,9 @@ def test_gaussian_residuals_get_their_share_of_rho(protect_seeded, noise):
 
 def test_residual_coordinates_are_the_residual_dimension(protect_seeded, noise):
     """Columns of 3 and 5 keys: the pair's residual has d = 2·4 = 8 coordinates moved by one
-    row, released as 3·10 pairwise-difference values; a 4-key column uses 3 Hadamard rows."""
+    row, released as 8 basis values in 4 draws, one per row norm N (8, 24, 40, 120: 3, 3,
+    1 and 1 values), each of σ² at least the ledger's base variance v times N/15 and the
+    smallest ratio exactly v; a 4-key column uses 3 Hadamard rows (norm 4: σ² = v)."""
     rng = np.random.default_rng(3)
     frame = pd.DataFrame({"a": rng.integers(0, 3, 200), "b": rng.integers(0, 5, 200),
                           "c": rng.integers(0, 4, 200), "d": rng.integers(0, 2, 200)})  # fmt: skip
@@ -83,13 +85,27 @@ def test_residual_coordinates_are_the_residual_dimension(protect_seeded, noise):
     with noise(priv) as calls:
         priv.dp.tables(workload, keys=keys, epsilon=1.0)
     (release,) = priv.dp.session.releases
-    by_label = {m.label: (m, c) for m, c in zip(release.measurements, calls, strict=True)}
-    pair, call = by_label["residual(a × b)"]
+    sizes = tuple(len(k) for k in keys.values())
+    by_label, rest = {}, list(calls)
+    for m in release.measurements:  # each residual draws once per distinct row norm, in order
+        names = m.label.removeprefix("residual(").removesuffix(")").split(" × ")
+        clique = tuple(i for i, c in enumerate(keys) if c in names)
+        distinct = sorted(set(row_norms(clique, sizes).tolist()))
+        by_label[m.label] = (m, distinct, rest[: len(distinct)])
+        rest = rest[len(distinct) :]
+    assert rest == []
+    pair, distinct, drawn = by_label["residual(a × b)"]
     assert pair.coordinates == 8
-    assert call.size == 30
-    single, call = by_label["residual(c)"]
+    assert distinct == [8, 24, 40, 120]
+    assert [c.size for c in drawn] == [3, 3, 1, 1]
+    ratios = [c.mechanism.sigma2 * 15 / n for c, n in zip(drawn, distinct, strict=True)]
+    assert min(ratios) == pair.sigma2
+    assert max(ratios) <= pair.sigma2 * Fraction(1001, 1000)
+    single, distinct, drawn = by_label["residual(c)"]
     assert single.coordinates == 3
-    assert call.size == 3
+    assert distinct == [4]
+    assert [c.size for c in drawn] == [3]
+    assert drawn[0].mechanism.sigma2 == single.sigma2
 
 
 def test_laplace_marginals_for_a_few_tables(people, options, protect_seeded, noise):

@@ -1,12 +1,13 @@
-"""ResidualPlanner in ``priv.dp.tables``: the frames, the variance against the paper's closed
-form (analytic, from the planned release's own noise, then empirical), and the noise's law.
+"""ResidualPlanner in ``priv.dp.tables``: the bases, the variance against the paper's closed
+form (analytic, from the planned release's own noise, then empirical), the noise's law and
+the exact privacy cost of each residual's measurement.
 
 The 8-column case: domains of 2, 3, 4, 5, 2, 3, 4, 5 keys; workloads of all 2-way and all
 3-way tables; ε = 1, δ = 1e-6. The paper's optimum (Xiao et al. 2023) gives residual ``A``
 ``σ_A² = sqrt(p_A/a_A) Σ_B sqrt(a_B p_B) / (2ρ)`` and each cell of table ``W`` the variance
 ``Σ_{A ⊆ W} σ_A² p_A / n_{W∖A}²``. The release's variance is computed here independently of
 the library's formula: the covariance of each table's cells is built as a dense matrix from
-the frames and the sampled mechanisms' exact variances.
+the bases and the sampled mechanisms' exact variances, row by row.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from scipy import stats
 
 from pandas_dp.api.measurement.marginals import ResidualPart, release_rho
 from pandas_dp.api.queries.tables import plan_tables
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.marginals import (
     cells,
     optimal_strategy,
@@ -32,7 +34,14 @@ from pandas_dp.mechanisms.marginals import (
 )
 from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.mechanisms.reconstruction import assemble, marginalize
-from pandas_dp.mechanisms.residual_planner import estimate, frame, measure, residuals
+from pandas_dp.mechanisms.residual_basis import backward, basis, forward, norms
+from pandas_dp.mechanisms.residual_planner import (
+    cell_variance,
+    estimate,
+    measure,
+    residuals,
+    row_norms,
+)
 
 from ..mechanisms.test_gaussian import reference_pmf
 
@@ -40,15 +49,64 @@ SIZES = (2, 3, 4, 5, 2, 3, 4, 5)
 RHO = release_rho(Fraction(1), Fraction(1, 10**6))
 
 
-@pytest.mark.parametrize("n", range(1, 13))
-def test_frames_are_integer_tight_frames_of_the_residual_space(n):
-    f = frame(n)
+@pytest.mark.parametrize("n", range(1, 71))
+def test_bases_are_integer_orthogonal_bases_of_the_residual_space(n):
+    """``n - 1`` integer rows, orthogonal to each other and to 1, with ``Σ f fᵀ/N = I - J/n``
+    exactly (scaled by ``n·lcm(N)`` to stay in integers), and few distinct norms: at most
+    ``2b - 1`` for ``b`` ones in ``n``'s binary expansion (Hadamard blocks, then between)."""
+    f = basis(n)
     assert f.dtype == np.int64
-    assert set(np.unique(f)) <= {-1, 0, 1}
-    np.testing.assert_array_equal(f.T @ f, n * np.eye(n, dtype=np.int64) - 1)
+    assert f.shape == (n - 1, n)
     np.testing.assert_array_equal(f.sum(axis=1), 0)
-    expected = n - 1 if n & (n - 1) == 0 else n * (n - 1) // 2
-    assert f.shape[0] == expected
+    np.testing.assert_array_equal(f @ f.T, np.diag(norms(n)))
+    big = f.astype(object)
+    lcm = math.lcm(*(int(x) for x in norms(n)))
+    weights = np.array([lcm // int(x) for x in norms(n)], dtype=object)
+    projection = n * (big.T * weights) @ big if n > 1 else np.zeros((1, 1), dtype=object)
+    expected = lcm * (n * np.eye(n, dtype=np.int64) - 1)
+    np.testing.assert_array_equal(projection.astype(object), expected.astype(object))
+    assert len(set(norms(n).tolist())) <= max(0, 2 * bin(n).count("1") - 1)
+    if n & (n - 1) == 0:  # a power of two: the Hadamard rows, all of norm n
+        assert set(np.unique(f)) <= {-1, 1}
+        assert set(norms(n).tolist()) <= {n}
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, 12, 50, 70])
+def test_the_fast_transforms_are_the_basis_and_its_scaled_transpose(n):
+    """``forward`` is ``F x`` exactly (int64 and Python ints beyond int64), ``backward`` is
+    ``Fᵀ diag(1/N) y`` (floats), along the last axis of a batch."""
+    rng = np.random.default_rng(n)
+    x = rng.integers(-1000, 1000, (4, n))
+    np.testing.assert_array_equal(forward(x), x @ basis(n).T)
+    big = x.astype(object) * (1 << 70)
+    assert (forward(big) == big @ basis(n).T.astype(object)).all()
+    y = rng.normal(size=(4, n - 1))
+    np.testing.assert_allclose(backward(y, n), (y / norms(n)) @ basis(n), atol=1e-12)
+
+
+def test_a_column_of_a_million_keys_is_measured_without_a_dense_basis():
+    """``n = 10**6`` (blocks 2^19 + ... + 2^6): the residual's ``n - 1`` values in ``O(n log
+    n)``; the estimate of a noise-free measurement is the centred marginal, to rounding."""
+    n = 10**6
+    counts = np.random.default_rng(1).integers(0, 5, n)
+    values = measure(counts, (0,), (n,))
+    assert values.shape == (n - 1,)
+    assert len(set(norms(n).tolist())) == 2 * bin(n).count("1") - 1
+    back = estimate(values, (0,), (n,))
+    np.testing.assert_allclose(back, counts - counts.mean(), atol=1e-6)
+
+
+def test_row_norms_that_would_wrap_int64_are_refused():
+    """``N`` of 2049 keys reaches 2048·2049: three such columns would wrap int64."""
+    assert int(row_norms((0, 1), (2049, 2049)).max()) == (2048 * 2049) ** 2
+    with pytest.raises(ValueError, match="too large"):
+        row_norms((0, 1, 2), (2049, 2049, 2049))
+
+
+def row_variances(part: ResidualPart) -> np.ndarray:
+    """The exact variance of the noise on each of ``part``'s values (its row's mechanism)."""
+    by_norm = {n: m.variance() for n, m in zip(part.norms, part.noises, strict=True)}
+    return np.array([by_norm[int(n)] for n in row_norms(part.clique, part.sizes)])
 
 
 def planned(order: int, protect_seeded):
@@ -66,8 +124,8 @@ def planned(order: int, protect_seeded):
 
 
 def lift_matrix(table, a):
-    """The dense linear map from residual ``a``'s frame values to table ``W``'s cells."""
-    size = math.prod(frame(SIZES[i]).shape[0] for i in a)
+    """The dense linear map from residual ``a``'s basis values to table ``W``'s cells."""
+    size = math.prod(SIZES[i] - 1 for i in a)
     out = np.zeros((cells(table, SIZES), size))
     for k in range(size):
         unit = np.zeros(size)
@@ -98,12 +156,17 @@ def test_analytic_variance_is_residual_planners_optimum(order, protect_seeded):
     total = 0.0
     for table in workload:
         cov = sum(
-            by_clique[a].mechanism.variance() * (m := lift_matrix(table, a)) @ m.T
-            for a in subsets(table)
+            (m := lift_matrix(table, a)) * row_variances(by_clique[a]) @ m.T for a in subsets(table)
         )
         cell = np.diag(cov)
         closed = paper_cell_variance(table, workload, RHO)
         np.testing.assert_allclose(cell, closed, rtol=0.02)  # every cell, within 2%
+        # The preview's per-cell variance (each part's largest variance per unit of norm)
+        # bounds every cell's and is within 0.1% of it (the σ² of different norms are rounded
+        # up differently).
+        preview = cell_variance(table, list(by_clique), [p.variance for p in parts], SIZES)
+        assert np.all(cell <= preview * (1 + 1e-12))
+        assert np.all(cell >= preview * 0.999)
         total += float(cell.sum())
     ratio = total / residual_planner_variance(workload, SIZES, RHO)
     old = optimal_strategy(workload, SIZES)
@@ -134,8 +197,7 @@ def test_empirical_variance_and_mean_match_the_analytic_ones(protect_seeded):
     out = {t: np.empty((runs, cells(t, SIZES))) for t in tables}
     for r in range(runs):
         noisy = {
-            p.clique: exact[p.clique] + p.mechanism.sample(exact[p.clique].size, source)
-            for p in parts
+            p.clique: exact[p.clique] + p.noise(lambda m, n: m.sample(n, source)) for p in parts
         }
         est = residuals(noisy, tables, SIZES)
         for t in tables:
@@ -144,9 +206,7 @@ def test_empirical_variance_and_mean_match_the_analytic_ones(protect_seeded):
     high = stats.chi2.ppf(1 - 1e-7, runs - 1) / (runs - 1)
     by_clique = {p.clique: p for p in parts}
     for t in tables:
-        cov = sum(
-            by_clique[a].mechanism.variance() * (m := lift_matrix(t, a)) @ m.T for a in subsets(t)
-        )
+        cov = sum((m := lift_matrix(t, a)) * row_variances(by_clique[a]) @ m.T for a in subsets(t))
         analytic = np.diag(cov)
         ratio = out[t].var(axis=0, ddof=1) / analytic
         assert np.all((low <= ratio) & (ratio <= high)), (t, ratio)
@@ -154,27 +214,86 @@ def test_empirical_variance_and_mean_match_the_analytic_ones(protect_seeded):
 
 
 def test_residual_noise_has_the_papers_covariance():
-    """Residual of a 3 × 5 table at v = 40: the frame noise is discrete Gaussian (χ² fit to the
-    exact pmf), and its estimate ``F_Aᵀ ξ / 15`` has covariance ``(v/15) P_A`` (``P_A`` the
-    projection on the residual space): every estimate lies in that space, and the sample
-    covariance's entries match within 6 standard errors (at most 1e-8 each to fail)."""
-    from pandas_dp.mechanisms.gaussian import DiscreteGaussian
-
+    """Residual of a 3 × 5 table at base variance v = 40: the value of a row of norm N gets
+    discrete Gaussian noise of σ² = 40 N / 15 (χ² fit to the exact pmf, each of the 4 norms),
+    and the estimate ``Σ f ξ / N`` has covariance ``(v/15) P_A`` (``P_A`` the projection on
+    the residual space): every estimate lies in that space, and the sample covariance's
+    entries match within 6 standard errors (at most 1e-8 each to fail)."""
     clique, sizes = (0, 1), (3, 5)
-    mechanism = DiscreteGaussian(Fraction(40))
-    rows, runs = 3 * 10, 20_000
-    xi = mechanism.sample(rows * runs, SeededRandomSource(5)).reshape(runs, rows)
-    support, pmf = reference_pmf(mechanism.sigma2)
-    keep = pmf * xi.size >= 5
-    observed = np.array([(xi == y).sum() for y in support[keep]])
-    expected = pmf[keep] * xi.size
-    chi = ((observed - expected) ** 2 / expected).sum()
-    assert chi <= stats.chi2.ppf(1 - 1e-7, keep.sum())
+    runs, values = 20_000, row_norms(clique, sizes)
+    assert sorted(set(values.tolist())) == [8, 24, 40, 120]
+    mechanisms = {n: DiscreteGaussian(Fraction(40 * n, 15)) for n in set(values.tolist())}
+    source = SeededRandomSource(5)
+    xi = np.empty((runs, values.size), dtype=np.int64)
+    for n, mechanism in mechanisms.items():
+        where = values == n
+        draws = mechanism.sample(runs * int(where.sum()), source)
+        xi[:, where] = draws.reshape(runs, -1)
+        support, pmf = reference_pmf(mechanism.sigma2)
+        keep = pmf * draws.size >= 5
+        observed = np.array([(draws == y).sum() for y in support[keep]])
+        expected = pmf[keep] * draws.size
+        chi = ((observed - expected) ** 2 / expected).sum()
+        assert chi <= stats.chi2.ppf(1 - 1e-7, keep.sum()), n
     est = np.array([estimate(row, clique, sizes).reshape(-1) for row in xi])
     np.testing.assert_allclose(est.reshape(runs, 3, 5).sum(axis=1), 0, atol=1e-9)
     np.testing.assert_allclose(est.reshape(runs, 3, 5).sum(axis=2), 0, atol=1e-9)
+    f = np.kron(basis(3), basis(5)).astype(float)
+    variances = np.array([mechanisms[int(n)].variance() for n in values])
+    theory = (f.T * (variances / values.astype(float) ** 2)) @ f
     projection = np.kron(np.eye(3) - 1 / 3, np.eye(5) - 1 / 5)
-    theory = mechanism.variance() / 15 * projection
+    np.testing.assert_allclose(theory, 40 / 15 * projection, rtol=1e-9, atol=1e-12)
     sample = np.cov(est, rowvar=False)
     se = np.sqrt((theory**2 + np.outer(np.diag(theory), np.diag(theory))) / (runs - 1))
     assert np.all(np.abs(sample - theory) <= 6 * se)
+
+
+def exact_costs(part: ResidualPart) -> tuple[list[Fraction], np.ndarray]:
+    """Each cell's exact ρ (one row added there) and the dense ``Fᵀ diag(1/(2σ²)) F``."""
+    f = np.ones((1, 1), dtype=np.int64)
+    for i in part.clique:
+        f = np.kron(f, basis(part.sizes[i]))
+    values = row_norms(part.clique, part.sizes)
+    costs = [Fraction(0)] * f.shape[1]
+    inverse = np.zeros(values.size)
+    for norm, mechanism in zip(part.norms, part.noises, strict=True):
+        where = values == norm
+        squares = (f[where] ** 2).sum(axis=0)
+        share = [Fraction(int(q)) / (2 * mechanism.sigma2) for q in squares]
+        costs = [c + q for c, q in zip(costs, share, strict=True)]
+        inverse[where] = 1 / (2 * float(mechanism.sigma2))
+    return costs, (f.T * inverse) @ f.astype(float)
+
+
+@pytest.mark.parametrize("unit", [1, 2])
+def test_the_ledger_records_each_residuals_exact_privacy_cost(unit, protect_seeded):
+    """Columns of 3, 20 and 30 keys (blocks 2+1, 16+4, 16+8+4+2: many norms), all 3-way:
+    for every residual, one row added in any cell costs exactly ``Σ_k (f_k·e_j)²/(2σ_k²)``,
+    at most the ledger line's ρ and within 0.1% of it (the rounding of each σ up); with two
+    rows per unit, every change of two rows (same or different cells, either sign) costs at
+    most the line's ρ (which has ``k² = 4``): ``|(P_A)_jl| <= (P_A)_jj``. The lines add up to
+    at most the release's ρ = ε²/2 = 1/2 (a ρ session), within 0.1%."""
+    rng = np.random.default_rng(6)
+    sizes = {"a": 3, "b": 20, "c": 30}
+    data = pd.DataFrame({c: rng.integers(0, n, 200) for c, n in sizes.items()})
+    keys = {c: list(range(n)) for c, n in sizes.items()}
+    options = {"privacy_unit": "pid", "max_rows_per_unit": 2} if unit == 2 else {}
+    priv = protect_seeded(data.assign(pid=np.arange(200) // 2), rho=1.0, **options)
+    release = plan_tables(priv, [["a", "b", "c"]], keys, epsilon=1.0)
+    parts = list(release.parts.values())
+    assert len(parts) == 8  # the total too
+    assert all(isinstance(p, ResidualPart) for p in parts)
+    total = sum(Fraction(p.measurement.rho) for p in parts)
+    assert Fraction(999, 2000) <= total <= Fraction(1, 2)
+    for part in parts:
+        record = part.measurement
+        assert record.sensitivity == unit
+        assert record.coordinates == math.prod(part.sizes[i] - 1 for i in part.clique)
+        costs, m = exact_costs(part)
+        one = Fraction(record.rho) / unit**2
+        assert max(costs) <= one, part.label
+        assert min(costs) >= one * Fraction(999, 1000), part.label
+        if unit == 2:
+            diag = np.diag(m)
+            pairs = diag[:, None] + diag[None, :] + 2 * np.abs(m)
+            assert pairs.max() <= float(record.rho) * (1 + 1e-9), part.label

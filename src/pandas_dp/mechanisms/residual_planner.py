@@ -19,19 +19,26 @@ Gaussian linear measurements does better (the paper's Theorem on optimality).
 **Exact discrete noise.** Correlated discrete Gaussian noise is not available exactly, and
 ``Sub·z`` with ``z`` i.i.d. discrete Gaussian is a projection of a lattice Gaussian: its
 privacy loss picks up a theta-function term the continuous analysis does not have. So each
-residual is measured through an integer *tight frame* instead: an integer matrix ``F_n``
-with entries in ``{-1, 0, 1}``, rows orthogonal to ``1`` and ``F_nᵀ F_n = n I - J``
-(:func:`frame`: the rows of a Sylvester Hadamard matrix but its first when ``n`` is a power
-of two, ``n - 1`` rows; else the ``n(n-1)/2`` pairwise differences ``e_a - e_b``). Residual
-``A`` is released as ``y_A = F_A m_A + ξ_A`` with ``F_A = ⊗_{i∈A} F_{n_i}`` and ``ξ_A``
-i.i.d. discrete Gaussian of variance parameter ``v_A``: integer query, integer noise, the
-exact multivariate discrete Gaussian mechanism (Canonne, Kamath & Steinke 2020). One row
-changes ``m_A`` by ``e_j``, hence ``y_A`` by ``F_A e_j``: ``Π (n_i - 1)`` coordinates by
-``±1`` each, so the measurement is exactly ``Π(n_i - 1) / (2 v_A)``-zCDP. The estimate
-``r_A = F_Aᵀ y_A / Π n_i`` is unbiased for ``P_A m_A`` with covariance
-``(v_A / Π n_i) P_A``: the paper's mechanism with ``σ_A² = v_A / Π n_i``, at the paper's cost
-``p_A / (2σ_A²) = Π(n_i - 1) / (2 v_A)``, exactly. Only the number of noise draws
-(``Π rows_i`` instead of ``d_A``) differs; :data:`MAX_DRAWS` bounds it.
+residual is measured through an integer *orthogonal basis* of its space instead, with
+independent noise scaled to each row's public norm. Per attribute,
+:mod:`~pandas_dp.mechanisms.residual_basis` gives ``n - 1`` mutually orthogonal integer rows
+``f_k ⊥ 1`` (Hadamard rows inside power-of-two blocks, Helmert-style rows between blocks),
+so ``Σ_k f_k f_kᵀ / N_k = I - J/n`` with ``N_k = ||f_k||²``, and applies them in
+``O(n log n)``. Residual ``A``'s rows are the Kronecker products of its attributes' rows
+(norms multiply), ``d_A`` of them.
+
+Residual ``A`` is released as ``y_k = f_k·m_A + ξ_k``, ``ξ_k`` independent discrete Gaussian
+of variance parameter ``σ_k² >= v_A N_k / Π n_i`` (``v_A`` the residual's *base variance*,
+the variance of a row of norm ``Π n_i``; rows of equal norm share one mechanism). A change
+``Δ`` of the marginal costs ``Σ_k (f_k·Δ)² / (2σ_k²) <= Π n_i ΔᵀP_AΔ / (2 v_A)`` (CKS20:
+integer shift ``c`` of a discrete Gaussian is exactly ``c²/(2σ²)``-zCDP, and independent
+coordinates add); one row (``Δ = e_j``) gives ``(P_A)_jj = p_A``, so the measurement is
+``d_A / (2 v_A)``-zCDP, and a unit of ``k`` rows at most ``k² d_A / (2 v_A)`` since
+``|(P_A)_jl| <= (P_A)_jj``. The estimate ``r_A = Σ_k f_k y_k / N_k`` is unbiased for
+``P_A m_A`` with covariance at most ``(v_A / Π n_i) P_A``: the paper's mechanism with
+``σ_A² = v_A / Π n_i`` at the paper's cost ``p_A / (2σ_A²)``, in the fewest noise draws,
+``d_A``. :data:`MAX_DRAWS` still bounds them. (Powers of two: every ``N_k = Π n_i``,
+``σ_k² = v_A``.)
 
 Everything here reads public parameters (workload, sizes, ρ) only, except :func:`measure`
 (exact integer arithmetic on the exact marginal, before noise) and :func:`estimate`
@@ -62,42 +69,37 @@ from pandas_dp.mechanisms.marginals import (
     table_variance,
     workload_variance,
 )
+from pandas_dp.mechanisms.residual_basis import backward, forward, largest_entry, norms
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
-#: The most noise draws one release may take (about 3 s of exact sampling); larger plans
-#: fall back to measuring whole marginals.
+#: The most noise draws one release may take (about 3 s of exact sampling in large batches;
+#: a residual draws once per distinct row norm, and small batches cost more: 242,128 values
+#: in 3,332 batches took 5 s); larger plans fall back to measuring whole marginals.
 MAX_DRAWS = 2_000_000
 
 
 @cache
-def frame(n: int) -> I64:
-    """``F_n``: an integer matrix with entries in {-1, 0, 1}, rows ⊥ 1, ``F_nᵀF_n = nI - J``.
-
-    A power of two: the rows of the Sylvester Hadamard matrix ``H_n`` but its first (all
-    ones), since ``H_nᵀH_n = nI``. Otherwise every pairwise difference ``e_a - e_b`` (a < b),
-    the incidence matrix of the complete graph, whose Laplacian is ``nI - J``. ``n = 1``
-    gives no rows (a one-key column has no residual).
-    """
-    if n < 1:
-        raise ValueError(f"a domain needs at least one key, got {n}")
-    if n & (n - 1) == 0:
-        hadamard = np.ones((1, 1), dtype=np.int64)
-        while hadamard.shape[0] < n:
-            hadamard = np.block([[hadamard, hadamard], [hadamard, -hadamard]])
-        out = hadamard[1:]
-    else:
-        a, b = np.triu_indices(n, k=1)
-        out = np.zeros((a.size, n), dtype=np.int64)
-        out[np.arange(a.size), a] = 1
-        out[np.arange(a.size), b] = -1
+def _row_norms(clique: Clique, sizes: tuple[int, ...]) -> I64:
+    # Each N_i <= n_i², so tables within the cell limit stay far inside int64; refuse the rest
+    # (public sizes) rather than let a product wrap and miscalibrate the noise.
+    if math.prod(int(norms(sizes[i]).max(initial=1)) for i in clique) >= 1 << 62:
+        raise ValueError(f"the residual over sizes {[sizes[i] for i in clique]} is too large")
+    out = np.ones(1, dtype=np.int64)
+    for i in clique:
+        out = np.multiply.outer(out, norms(sizes[i])).reshape(-1)
     out.setflags(write=False)
     return out
 
 
+def row_norms(clique: Clique, sizes: Sequence[int]) -> I64:
+    """The norm ``Π N_{k_i}`` of each released row of residual ``clique`` (flat, C order)."""
+    return _row_norms(tuple(clique), tuple(int(n) for n in sizes))
+
+
 def rows(clique: Clique, sizes: Sequence[int]) -> int:
-    """How many noisy values residual ``clique`` is released as (``Π`` frame rows)."""
-    return math.prod(frame(sizes[i]).shape[0] for i in clique)
+    """How many noisy values residual ``clique`` is released as: ``d_A = Π (n_i - 1)``."""
+    return residual_dimension(clique, sizes)
 
 
 def cost(clique: Clique, sizes: Sequence[int]) -> float:
@@ -109,9 +111,9 @@ def cost(clique: Clique, sizes: Sequence[int]) -> float:
 class ResidualPlan:
     """The residuals to measure and each one's share of the release's ρ (summing to 1).
 
-    Residual ``A`` at share ``s_A`` of ρ (``k`` rows per privacy unit) is released with
-    i.i.d. discrete Gaussian noise of variance parameter ``v_A = k² Π(n_i-1) / (2 ρ s_A)``
-    on each of its :func:`rows` frame values.
+    Residual ``A`` at share ``s_A`` of ρ (``k`` rows per privacy unit) has base variance
+    ``v_A = k² Π(n_i-1) / (2 ρ s_A)``: each of its :func:`rows` basis values of norm ``N``
+    gets independent discrete Gaussian noise of variance parameter ``v_A N / Π n_i``.
     """
 
     cliques: tuple[Clique, ...]
@@ -148,7 +150,7 @@ def cell_variance(
     ``Σ_{A ⊆ W} σ_A² p_A / n_{W∖A}²`` with ``σ_A² = v_A / Π n_i``: residual ``A``'s estimate
     has covariance ``σ_A² P_A``, whose diagonal is ``σ_A² p_A``, spread evenly over the
     ``n_{W∖A}`` cells below each of its own; residuals are independent. ``v_A`` is the
-    variance of the noise on each frame value.
+    base variance (that of a basis value of norm ``Π n_i``).
     """
     tau = {c: v / cells(c, sizes) for c, v in zip(measured, variances, strict=True)}
     full = {c: tau.get(c, 0.0) for c in subsets(table)}  # zero-dimensional ones: 0
@@ -202,38 +204,37 @@ def plan_residuals(
     )
 
 
-def _apply(tensor: Any, matrices: Sequence[Any]) -> Any:
-    """Multiply axis ``k`` of ``tensor`` by ``matrices[k]`` (``⊗ M_k`` on the flattened form).
-
-    Integer, float or object (Python int) arrays alike.
-    """
-    out = tensor
-    for axis, matrix in enumerate(matrices):
-        out = np.moveaxis(np.tensordot(matrix, out, axes=([1], [axis])), 0, axis)
-    return out
-
-
 def measure(
     marginal: npt.ArrayLike, clique: Clique, sizes: Sequence[int]
 ) -> npt.NDArray[np.generic]:
     """``F_A m_A``, flattened: the exact integers residual ``A`` is released as.
 
-    Entries of ``F_A`` are in {-1, 0, 1}, so each value is at most the marginal's total in
-    absolute value; the sums run in int64 when that cannot overflow, else in Python ints.
+    ``F_A = ⊗ F_{n_i}`` (:func:`~pandas_dp.mechanisms.residual_basis.forward` along each
+    axis). Each partial product is at most the marginal's total times the largest entries so
+    far in absolute value; the sums run in int64 when that cannot overflow, else in Python
+    ints.
     """
     table = np.asarray(marginal).reshape([sizes[i] for i in clique])
-    exact = table.dtype != object and (table.size == 0 or int(np.abs(table).sum()) < 1 << 62)
-    matrices = [frame(sizes[i]) if exact else frame(sizes[i]).astype(object) for i in clique]
-    if not exact:
-        table = table.astype(object)
-    return np.asarray(_apply(table, matrices)).reshape(-1)
+    largest = math.prod(largest_entry(sizes[i]) for i in clique)
+    exact = table.dtype != object and (
+        table.size == 0 or int(np.abs(table).sum()) * largest < 1 << 62
+    )
+    out: Any = table if exact else table.astype(object)
+    for axis in range(len(clique)):
+        out = np.moveaxis(forward(np.moveaxis(out, axis, -1)), -1, axis)
+    return np.asarray(out).reshape(-1)
 
 
 def estimate(noisy: npt.ArrayLike, clique: Clique, sizes: Sequence[int]) -> F64:
-    """``F_Aᵀ y_A / Π n_i``: the unbiased estimate of residual ``A`` from its noisy values."""
-    values = np.asarray(noisy, dtype=np.float64).reshape([frame(sizes[i]).shape[0] for i in clique])
-    transposed = [frame(sizes[i]).T.astype(np.float64) for i in clique]
-    return np.asarray(_apply(values, transposed), dtype=np.float64) / cells(clique, sizes)
+    """``Σ_k f_k y_k / N_k``: the unbiased estimate of residual ``A`` from its noisy values.
+
+    ``diag(1/N)`` is ``⊗ diag(1/N_i)`` too, so each axis is multiplied by ``F_iᵀ diag(1/N_i)``
+    (:func:`~pandas_dp.mechanisms.residual_basis.backward`).
+    """
+    values = np.asarray(noisy, dtype=np.float64).reshape([sizes[i] - 1 for i in clique])
+    for axis, i in enumerate(clique):
+        values = np.moveaxis(backward(np.moveaxis(values, axis, -1), sizes[i]), -1, axis)
+    return values
 
 
 def residuals(

@@ -88,11 +88,12 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         without δ, Gaussian for many). With Gaussian noise the subsets' *residuals* are
         measured instead of whole marginals when that takes at most 2·10⁶ noise values
         (ResidualPlanner, Xiao et al. 2023, at its optimal variance): residual ``A`` (the
-        marginal centred along each column) as ``F_A m_A``, ``F_A`` an integer frame moved by
-        one row in ``d_A = Π(n_i - 1)`` values by ±1, plus discrete Gaussian noise of
-        ``σ_A² = k² d_A/(2 ρ s_A)`` on each value (:mod:`pandas_dp.mechanisms.
-        residual_planner`). Budget cost: ``epsilon`` (and δ with Gaussian noise), one ledger
-        entry listing every measured marginal or residual with its noise.
+        marginal centred along each column) as ``F_A m_A``, ``F_A`` an integer orthogonal
+        basis of its ``d_A = Π(n_i - 1)`` dimensions, plus independent discrete Gaussian
+        noise of ``σ² = v_A N / Π n_i`` on the value of a row of squared norm ``N``, with
+        ``v_A = k² d_A/(2 ρ s_A)`` (:mod:`pandas_dp.mechanisms.residual_planner`).
+        Budget cost: ``epsilon`` (and δ with Gaussian noise), one ledger entry listing
+        every measured marginal or residual with its noise.
 
         *Post-processing* (free): generalized least squares through the marginals'
         residuals makes every table a marginal of one estimate (consistent); the nearest

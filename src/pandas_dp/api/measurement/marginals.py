@@ -20,7 +20,7 @@ Everything here depends on public parameters only.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, cast
@@ -35,9 +35,10 @@ from pandas_dp.engines.plan import Aggregate, Axis, JointCounts
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
 from pandas_dp.mechanisms.gaussian_calibration import calibrate_sigma_zcdp
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.marginals import Clique, Strategy, residual_dimension
+from pandas_dp.mechanisms.marginals import Clique, Strategy, cells, residual_dimension
+from pandas_dp.mechanisms.random import I64
 from pandas_dp.mechanisms.reconstruction import marginalize
-from pandas_dp.mechanisms.residual_planner import ResidualPlan, measure
+from pandas_dp.mechanisms.residual_planner import ResidualPlan, measure, row_norms
 
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
@@ -71,19 +72,49 @@ class MarginalPart(Part):
 
 @dataclass(frozen=True)
 class ResidualPart(MarginalPart):
-    """One noisy residual (ResidualPlanner): the frame values ``F_A m_A`` of ``clique``.
+    """One noisy residual (ResidualPlanner): the basis values ``F_A m_A`` of ``clique``.
 
     The exact marginal of ``clique`` is summed from its home's table, then multiplied by
-    the integer frame (:func:`~pandas_dp.mechanisms.residual_planner.measure`); every value
-    gets an independent discrete Gaussian variate.
+    the integer orthogonal basis (:func:`~pandas_dp.mechanisms.residual_planner.measure`).
+    Every value gets an independent discrete Gaussian variate from the mechanism of its
+    row's norm: ``noises[g]`` for the rows of norm ``norms[g]`` (public, from the sizes).
+    ``mechanism`` is the base one the ledger records (a row of norm ``Π n_i``).
     """
 
     sizes: tuple[int, ...] = ()
+    norms: tuple[int, ...] = ()
+    noises: tuple[DiscreteGaussian, ...] = ()
+
+    @property
+    def variance(self) -> float:
+        """The largest noise variance per unit of norm, times ``Π n_i`` (the base variance).
+
+        The estimate's covariance is at most this over ``Π n_i``, times ``P_A``.
+        """
+        width = cells(self.clique, self.sizes)
+        return max(m.variance() * width / n for m, n in zip(self.noises, self.norms, strict=True))
 
     def from_home(self, table: np.ndarray) -> Aggregate:
         """``F_A m_A`` in exact integers, flattened."""
         marginal = marginalize(table, self.home, self.clique)
         return cast(Aggregate, measure(marginal, self.clique, self.sizes))
+
+    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+        """One independent variate per value, of its row's mechanism."""
+        flat = np.asarray(exact).reshape(-1)
+        return add_noise(cast(Aggregate, flat), self.noise(session.draw))
+
+    def noise(self, draw: Callable[[DiscreteGaussian, int], I64]) -> I64:
+        """The noise of every value, drawn by ``draw(mechanism, n)`` one norm at a time.
+
+        Which values share a norm is public (the sizes alone), so are the draws' sizes.
+        """
+        values = row_norms(self.clique, self.sizes)
+        out = np.zeros(values.size, dtype=np.int64)
+        for norm, mechanism in zip(self.norms, self.noises, strict=True):
+            where = values == norm
+            out[where] = draw(mechanism, int(where.sum()))
+        return out
 
 
 def release_rho(epsilon: Fraction, delta: Fraction | None) -> float:
@@ -149,11 +180,12 @@ def residual_parts(
 ) -> dict[MeasurementKey, MarginalPart]:
     """The calibrated noisy residuals of ``plan`` (ResidualPlanner), keyed like marginals.
 
-    Residual ``A`` at share ``s_A`` of the release's ρ gets discrete Gaussian noise with
-    ``σ_A² = k² d_A / (2 ρ s_A)`` on each of its frame values (``d_A = Π (n_i - 1)``): one
-    row moves ``d_A`` of them by 1 each (a unit of ``k`` rows: by at most ``k`` each, L2 at
-    most ``k sqrt(d_A)``), so the measurement is ``d_A k² / (2σ_A²) <= s_A ρ``-zCDP; the
-    ledger line records ``coordinates = d_A``, ``sensitivity = k`` and the exact ``σ²``.
+    Residual ``A`` at share ``s_A`` of the release's ρ has base variance ``v_A = k² d_A /
+    (2 ρ s_A)`` (``d_A = Π (n_i - 1)``): each basis value of norm ``N`` gets discrete
+    Gaussian noise of ``σ² >= v_A N / Π n_i``, and one unit of ``k`` rows costs at most
+    ``k² d_A / (2 v)`` with ``v`` the smallest ``σ² Π n_i / N`` sampled
+    (:mod:`~pandas_dp.mechanisms.residual_planner`). The ledger line records that ``v`` as
+    ``sigma2``, ``coordinates = d_A`` and ``sensitivity = k``: exactly that ρ, ``<= s_A ρ``.
     """
     rho = release_rho(epsilon, delta)
     shares = exact_shares(plan.shares)
@@ -161,17 +193,34 @@ def residual_parts(
     for clique, share, home in zip(plan.cliques, shares, homes, strict=True):
         key = Residual(tuple(axes[i].column for i in clique))
         coordinates = residual_dimension(clique, plan.sizes)
-        # A hair above the exact σ, so float rounding can only add noise.
-        sigma = rows_per_unit * math.sqrt(coordinates / (2.0 * rho * float(share))) * (1 + 1e-12)
-        noise = DiscreteGaussian(exact_sigma2(sigma))
+        base = rows_per_unit**2 * coordinates / (2.0 * rho * float(share))
+        norms, noises, sigma2 = _row_noises(clique, plan.sizes, base)
+        noise = DiscreteGaussian(sigma2)
         record = GaussianMeasurement(
             key.label, noise.name, epsilon * share, rows_per_unit, noise.scale,
             delta=Fraction(0) if delta is None else delta * share, coordinates=coordinates,
-            sigma2=noise.sigma2,
+            sigma2=sigma2,
         )  # fmt: skip
         others = tuple(axis for i, axis in enumerate(axes) if i not in home)
         measured = JointCounts(tuple(axes[i] for i in home), within=others)
         parts[key] = ResidualPart(
-            key.label, measured, noise, record, clique=clique, home=home, sizes=plan.sizes
-        )
+            key.label, measured, noise, record, clique=clique, home=home, sizes=plan.sizes,
+            norms=norms, noises=noises,
+        )  # fmt: skip
     return parts
+
+
+def _row_noises(
+    clique: Clique, sizes: tuple[int, ...], base: float
+) -> tuple[tuple[int, ...], tuple[DiscreteGaussian, ...], Fraction]:
+    """The distinct row norms ``N`` and a mechanism of ``σ² >= base·N/Π n_i`` for each.
+
+    Also the exact base variance they guarantee: the smallest ``σ² Π n_i / N``.
+    """
+    width = cells(clique, sizes)
+    norms = tuple(int(n) for n in np.unique(row_norms(clique, sizes)))
+    # A hair above each exact σ, so float rounding can only add noise.
+    noises = tuple(
+        DiscreteGaussian(exact_sigma2(math.sqrt(base * n / width) * (1 + 1e-12))) for n in norms
+    )
+    return norms, noises, min(m.sigma2 * width / n for m, n in zip(noises, norms, strict=True))

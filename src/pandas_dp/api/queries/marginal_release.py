@@ -35,7 +35,7 @@ from pandas_dp.mechanisms.marginals import Clique, Strategy
 from pandas_dp.mechanisms.residual_planner import ResidualPlan
 
 F64 = np.ndarray
-#: Turns the noisy marginals (by clique, shaped; residuals: flat frame values) and their noise
+#: Turns the noisy marginals (by clique, shaped; residuals: flat basis values) and their noise
 #: variances into the result.
 Finish = Callable[[dict[Clique, F64], dict[Clique, float]], Any]
 
@@ -109,7 +109,7 @@ def plan_marginals(
             for key, part in parts.items():
                 assert isinstance(part, MarginalPart)
                 values = np.asarray(noisy[key], dtype=np.float64)
-                if not isinstance(part, ResidualPart):  # residuals stay flat frame values
+                if not isinstance(part, ResidualPart):  # residuals stay flat basis values
                     values = values.reshape(shaped(domains, part.clique))
                 tables[part.clique] = values
                 sigma2[part.clique] = part.variance

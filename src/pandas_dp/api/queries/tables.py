@@ -167,9 +167,11 @@ def _residual_notes(
         f"{len(plan.cliques)} residuals measured (ResidualPlanner, Xiao et al. 2023: every "
         "subset of the tables, centred along each of its columns, with the share of ρ that "
         "minimises the tables' total variance in closed form)",
-        f"residual A released as F_A m_A plus discrete Gaussian noise on each of its "
-        f"{plan.draws} frame values in all (F_A an integer tight frame with entries -1, 0, 1: "
-        f"one unit moves Π(n_i - 1) values by at most {k} each), {rho:.6g}-zCDP in all "
+        "residual A released as F_A m_A plus independent discrete Gaussian noise, "
+        f"{plan.draws} values in all (F_A an integer orthogonal basis of the residual space, "
+        "Π(n_i - 1) rows; each ledger line's sigma2 is the base variance v_A, and a row of "
+        "squared norm N gets variance at least v_A N / Π n_i, so that a privacy unit (at "
+        f"most {k} rows) costs at most ρ = {k * k}·Π(n_i - 1) / (2 v_A)), {rho:.6g}-zCDP in all "
         f"(Canonne, Kamath & Steinke 2020), which gives the release's ε {epsilon}",
         "a row counts only where every column's value is among its keys or bins",
         "post-processing (no budget): every table assembled from the residuals of its "
