@@ -16,7 +16,12 @@ import pytest
 
 import pandas_dp
 from pandas_dp.accounting.events import BoundedRangeMeasurement
-from pandas_dp.api.measurement.aim import AimChoicePart, aim_parts, candidates_of
+from pandas_dp.api.measurement.aim import (
+    AimChoicePart,
+    aim_parts,
+    candidate_tables,
+    candidates_of,
+)
 from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.api.queries.domains import parse_domains
 from pandas_dp.api.release import resolve
@@ -161,3 +166,27 @@ def test_one_column_has_no_rounds(options, protect_seeded, noise):
         synth = priv.dp.synthesize(["region"], **options, epsilon=1.0, method="aim", rows=100)
     assert list(synth.columns) == ["region"]
     assert [m.label for m in priv.dp.session.releases[0].measurements] == ["marginal(region)"]
+
+
+def test_candidates_are_summed_from_the_maximal_tables_counted_in_one_pass(
+    people, options, protect_seeded, reference
+):
+    """A workload of two triples: only they are counted from the rows (one table each, in
+    one measure), and every candidate's table, pairs included, equals plain pandas' count
+    over the rows inside every domain, exactly."""
+    priv = protect_seeded(people, epsilon=3.0, delta=1e-6)
+    domains = parse_domains(resolve(priv), COLUMNS, options["keys"], options["bins"])
+    workload = [(0, 1, 2), (1, 2, 3)]
+    parts, plan = aim_parts(domains.axes, workload, Fraction(1), Fraction(1, 10**6), 1, 3)
+    choice = next(p for p in parts.values() if isinstance(p, AimChoicePart))
+    assert plan.counted == ((0, 1, 2), (1, 2, 3))
+    assert [t.axes for t in choice.measure.tables] == [
+        tuple(domains.axes[i] for i in c) for c in plan.counted
+    ]
+    exact = aggregate_frame(people, (choice.measure,)).values[0]
+    tables = candidate_tables(exact, plan.candidates, plan.counted, plan.sizes)
+    assert len(plan.candidates) == 7
+    for clique, table in zip(plan.candidates, tables, strict=True):
+        expected = reference(people, [COLUMNS[i] for i in clique]).to_numpy()
+        assert table.dtype == np.int64
+        assert (table == expected.reshape(table.shape)).all()
