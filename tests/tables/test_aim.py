@@ -7,6 +7,7 @@ score, so each round measures the candidate the model misses most.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -33,6 +34,8 @@ from pandas_dp.mechanisms.graphical_model import Measured, fit
 
 from .test_synthesize import COLUMNS, dependent
 
+#: A 4-cycle whose triangulation, grown by its other chord, differs from the factors' own.
+CYCLE = [(1, 3), (0, 3), (1, 2), (0, 2)]
 LABELS = [
     "marginal(age)", "marginal(sex)", "marginal(region)", "marginal(tenure)",
     *(f"marginal(aim {what} {r})" for r in range(1, 13) for what in ("choice", "round")),
@@ -190,3 +193,32 @@ def test_candidates_are_summed_from_the_maximal_tables_counted_in_one_pass(
         expected = reference(people, [COLUMNS[i] for i in clique]).to_numpy()
         assert table.dtype == np.int64
         assert (table == expected.reshape(table.shape)).all()
+
+
+def test_a_choice_always_has_candidates_and_the_model_stays_within_its_limit(
+    options, protect_seeded
+):
+    """A round whose every candidate outgrows the limit chooses among those that grow the
+    model least (it used to offer none: the release failed after the charge); a candidate
+    the model holds is always allowed; and the model refitted with the chosen clique is the
+    tree the choice checked, not a larger triangulation of the factors alone."""
+    priv = protect_seeded(dependent(), epsilon=3.0, delta=1e-6)
+    domains = parse_domains(resolve(priv), COLUMNS, options["keys"], options["bins"])
+    parts, plan = aim_parts(domains.axes, [(0, 1), (1, 2), (2, 3), (0, 3)], Fraction(1), None, 1, 3)
+    choice = next(p for p in parts.values() if isinstance(p, AimChoicePart))
+    oneway = [Measured((i,), np.full(n, 10.0), 1.0) for i, n in enumerate(plan.sizes)]
+    model = fit(oneway, plan.sizes, 100.0, iterations=2)
+    tight = dataclasses.replace(choice, limit=0)
+    cells = [plan.sizes[a] * plan.sizes[b] for a, b in plan.candidates]
+    assert tight.allowed(model) == [k for k, n in enumerate(cells) if n == min(cells)]
+    grown = fit([*oneway, Measured((0, 1), np.ones((3, 2)), 1.0)], plan.sizes, 100.0,
+                start=model, iterations=2)  # fmt: skip
+    assert tight.allowed(grown) == [plan.candidates.index((0, 1))]
+    # A 4-cycle triangulated along 0-3... then its other chord 0-1: the grown tree is one
+    # clique of all four, which the factors alone would triangulate as two triples.
+    cycle = [Measured(c, np.ones([plan.sizes[a] for a in c]), 1.0) for c in CYCLE]
+    last = fit([*oneway, *cycle], plan.sizes, 100.0, iterations=2)
+    chord = Measured((0, 1), np.ones((3, 2)), 1.0)
+    again = fit([*oneway, *cycle, chord], plan.sizes, 100.0, start=last, iterations=2)
+    assert last.grown((0, 1)).cliques == ((0, 1, 2, 3),)
+    assert again.tree == last.grown((0, 1))

@@ -166,11 +166,13 @@ def fit(
 
     Each step moves ``θ`` against the gradient of ``½ Σ ‖(μ_m - y_m)/σ_m‖²`` with respect to
     the model's marginals ``μ``, with a step found by backtracking (Armijo); ``start``
-    warm-starts from an earlier model (its potentials, new cliques at 0). ``total`` is the
-    number of rows the model stands for.
+    warm-starts from an earlier model (its potentials, new cliques at 0) and its tree grows
+    ``start``'s: it is the tree AIM checked against its size limit (a tree triangulated from
+    the factors alone may be larger). ``total`` is the number of rows the model stands for.
     """
     factors = list(dict.fromkeys(m.clique for m in measured))
-    tree = junction_tree(factors, len(sizes))
+    grows = start.tree.cliques if start is not None else ()
+    tree = junction_tree([*grows, *factors], len(sizes))
     theta = {f: np.zeros(tuple(sizes[a] for a in f)) for f in factors}
     if start is not None:
         theta.update({f: t for f, t in start.potentials.items() if f in theta})

@@ -138,11 +138,7 @@ class AimChoicePart(SelectPart):
         plan = self.plan
         assert plan is not None
         tables = candidate_tables(exact, plan.candidates, plan.counted, plan.sizes)
-        allowed = [
-            k
-            for k, c in enumerate(plan.candidates)
-            if model.grown(c).size(plan.sizes) <= self.limit
-        ]
+        allowed = self.allowed(model)
         penalty = math.sqrt(2 / math.pi) * plan.sigma
         scores = np.zeros(len(allowed), dtype=np.int64)
         for n, k in enumerate(allowed):
@@ -151,6 +147,22 @@ class AimChoicePart(SelectPart):
             quality = plan.weights[k] * (error - penalty * cells(clique, plan.sizes))
             scores[n] = math.floor(quality * SCORE_STEPS)
         return allowed, scores
+
+    def allowed(self, model: Model) -> list[int]:
+        """The candidates inside the model or growing it to at most :attr:`limit` cells.
+
+        As the paper's: a candidate the model already holds costs no memory. Never none (the
+        exponential mechanism needs a candidate): if every candidate outgrows the limit,
+        those that grow it least. Public: the candidates, the model's cliques, the limit.
+        """
+        plan = self.plan
+        assert plan is not None
+        grown = [
+            0 if model.tree.home(c) >= 0 else model.grown(c).size(plan.sizes)
+            for c in plan.candidates
+        ]
+        allowed = [k for k, size in enumerate(grown) if size <= self.limit]
+        return allowed or [k for k, size in enumerate(grown) if size == min(grown)]
 
 
 @dataclass(frozen=True)
