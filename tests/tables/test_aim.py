@@ -34,7 +34,7 @@ from pandas_dp.mechanisms.graphical_model import Measured, fit
 
 from .test_synthesize import COLUMNS, dependent
 
-#: A 4-cycle whose triangulation, grown by its other chord, differs from the factors' own.
+#: A 4-cycle whose tree, grown by a chord, differs from the tree of its factors and the chord.
 CYCLE = [(1, 3), (0, 3), (1, 2), (0, 2)]
 LABELS = [
     "marginal(age)", "marginal(sex)", "marginal(region)", "marginal(tenure)",
@@ -214,11 +214,11 @@ def test_a_choice_always_has_candidates_and_the_model_stays_within_its_limit(
     grown = fit([*oneway, Measured((0, 1), np.ones((3, 2)), 1.0)], plan.sizes, 100.0,
                 start=model, iterations=2)  # fmt: skip
     assert tight.allowed(grown) == [plan.candidates.index((0, 1))]
-    # A 4-cycle triangulated along 0-3... then its other chord 0-1: the grown tree is one
-    # clique of all four, which the factors alone would triangulate as two triples.
+    # A 4-cycle and its chord 0-1: the cycle's own tree, grown by the chord, is one clique of
+    # all four; the refit's tree (of the factors) is two triples: the size to check.
     cycle = [Measured(c, np.ones([plan.sizes[a] for a in c]), 1.0) for c in CYCLE]
     last = fit([*oneway, *cycle], plan.sizes, 100.0, iterations=2)
     chord = Measured((0, 1), np.ones((3, 2)), 1.0)
     again = fit([*oneway, *cycle, chord], plan.sizes, 100.0, start=last, iterations=2)
-    assert last.grown((0, 1)).cliques == ((0, 1, 2, 3),)
+    assert last.grown((0, 1)).cliques == ((0, 1, 2), (0, 1, 3))
     assert again.tree == last.grown((0, 1))

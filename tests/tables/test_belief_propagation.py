@@ -87,8 +87,9 @@ def test_potentials_that_disagree_by_thousands_keep_exact_marginals(seed):
     "factors", [[(0, 1), (1, 2), (2, 3), (0, 3)], [(0, 1, 2), (2, 3, 4), (4, 5)]]
 )
 def test_a_clique_inside_the_model_leaves_its_tree(factors):
-    """AIM bounds a candidate's model by the tree of the model's cliques and the candidate;
-    for a candidate inside a clique that is the model's own tree, so it is not rebuilt."""
+    """A candidate inside one of the model's cliques leaves the model's tree as it is (AIM
+    allows it without a size check); the tree of its cliques and such a clique is the same
+    (a chordal graph: min-fill adds no edge)."""
     tree = junction_tree(factors, len(SIZES))
     model = Model({f: np.zeros([SIZES[a] for a in f]) for f in factors}, tree, SIZES, 1.0)
     for clique in tree.cliques:

@@ -65,14 +65,14 @@ class Model:
         return beliefs(self.potentials, self.tree, self.sizes, self.total)
 
     def grown(self, clique: Clique) -> JunctionTree:
-        """The junction tree of the model's cliques and ``clique``.
+        """The tree of a model grown by ``clique``: its own when one of its cliques holds it.
 
-        The model's own tree when one of its cliques holds ``clique``: its cliques' graph is
-        chordal, so min-fill elimination adds no edge and finds the same cliques again.
+        Otherwise the junction tree of its factors and ``clique``, the tree :func:`fit` gives
+        the model refitted with ``clique`` measured (AIM bounds its size).
         """
         if self.tree.home(clique) >= 0:
             return self.tree
-        return junction_tree([*self.tree.cliques, clique], len(self.sizes))
+        return junction_tree([*self.potentials, clique], len(self.sizes))
 
     def marginal(self, clique: Clique) -> F64:
         """The model's marginal on any clique (a larger tree when no clique holds it)."""
@@ -166,13 +166,11 @@ def fit(
 
     Each step moves ``θ`` against the gradient of ``½ Σ ‖(μ_m - y_m)/σ_m‖²`` with respect to
     the model's marginals ``μ``, with a step found by backtracking (Armijo); ``start``
-    warm-starts from an earlier model (its potentials, new cliques at 0) and its tree grows
-    ``start``'s: it is the tree AIM checked against its size limit (a tree triangulated from
-    the factors alone may be larger). ``total`` is the number of rows the model stands for.
+    warm-starts from an earlier model (its potentials, new cliques at 0). ``total`` is the
+    number of rows the model stands for.
     """
     factors = list(dict.fromkeys(m.clique for m in measured))
-    grows = start.tree.cliques if start is not None else ()
-    tree = junction_tree([*grows, *factors], len(sizes))
+    tree = junction_tree(factors, len(sizes))
     theta = {f: np.zeros(tuple(sizes[a] for a in f)) for f in factors}
     if start is not None:
         theta.update({f: t for f, t in start.potentials.items() if f in theta})

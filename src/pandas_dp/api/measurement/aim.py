@@ -151,9 +151,11 @@ class AimChoicePart(SelectPart):
     def allowed(self, model: Model) -> list[int]:
         """The candidates inside the model or growing it to at most :attr:`limit` cells.
 
-        As the paper's: a candidate the model already holds costs no memory. Never none (the
-        exponential mechanism needs a candidate): if every candidate outgrows the limit,
-        those that grow it least. Public: the candidates, the model's cliques, the limit.
+        As the paper's: a candidate the model already holds costs no memory, and another's
+        size is that of the tree of the model's factors and it, the tree the next fit uses.
+        Never none (the exponential mechanism needs a candidate): if every candidate outgrows
+        the limit, those that grow the model least. Public: the candidates, the model's
+        cliques, the limit.
         """
         plan = self.plan
         assert plan is not None
