@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from pandas_dp.mechanisms.belief_propagation import (
+    belief_at,
     beliefs,
     gather,
     junction_tree,
@@ -100,3 +101,17 @@ def test_a_clique_inside_the_model_leaves_its_tree(factors):
             assert rebuilt.size(SIZES) == tree.size(SIZES)
     outside = next(p for p in itertools.combinations(range(len(SIZES)), 2) if tree.home(p) < 0)
     assert model.grown(outside).home(outside) >= 0
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_one_cliques_belief_is_that_of_the_two_passes(seed):
+    """Messages sent towards one clique only give its marginal, whichever clique it is."""
+    rng = np.random.default_rng(seed)  # test-only data
+    factors = [(0, 1), (1, 2), (2, 3), (0, 3), (3, 4), (4, 5), (1, 5)]
+    potentials = {f: rng.normal(0, 2, [SIZES[a] for a in f]) for f in factors}
+    tree = junction_tree(factors, len(SIZES))
+    assert len(tree.cliques) > 2
+    every = beliefs(potentials, tree, SIZES, 250.0)
+    for home, table in enumerate(every):
+        alone = belief_at(potentials, tree, SIZES, 250.0, home)
+        np.testing.assert_allclose(alone, table, rtol=1e-9)

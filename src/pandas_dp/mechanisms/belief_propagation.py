@@ -57,21 +57,22 @@ def junction_tree(factors: Sequence[Clique], attributes: int) -> JunctionTree:
 
 @lru_cache(maxsize=4096)
 def _junction_tree(factors: tuple[Clique, ...], attributes: int) -> JunctionTree:
-    neighbours: dict[int, set[int]] = {i: set() for i in range(attributes)}
+    # Neighbours as bit masks: a vertex's fill counts in one pass over its neighbours.
+    masks = [0] * attributes
     for factor in factors:
         for a, b in itertools.combinations(factor, 2):
-            neighbours[a].add(b)
-            neighbours[b].add(a)
+            masks[a] |= 1 << b
+            masks[b] |= 1 << a
+    left = set(range(attributes))
     found: list[Clique] = []
-    while neighbours:  # eliminate the attribute adding fewest edges (ties: fewer, then first)
-        v = min(neighbours, key=lambda u: (_fill(neighbours, u), len(neighbours[u]), u))
-        around = neighbours.pop(v)
-        found.append(tuple(sorted(around | {v})))
-        for a, b in itertools.combinations(around, 2):
-            neighbours[a].add(b)
-            neighbours[b].add(a)
-        for u in around:
-            neighbours[u].discard(v)
+    while left:  # eliminate the attribute adding fewest edges (ties: fewer, then first)
+        v = min(left, key=lambda u: (_fill(masks, u), masks[u].bit_count(), u))
+        around = [a for a in range(attributes) if masks[v] >> a & 1]
+        found.append(tuple(sorted([*around, v])))
+        for a in around:
+            masks[a] = (masks[a] | masks[v]) & ~(1 << a) & ~(1 << v)
+        left.remove(v)
+        masks[v] = 0
     unique = list(dict.fromkeys(found))
     largest = [c for c in unique if not any(set(c) < set(d) for d in unique)]
     largest.sort(key=lambda c: (-len(c), c))
@@ -86,9 +87,13 @@ def _junction_tree(factors: tuple[Clique, ...], attributes: int) -> JunctionTree
     return JunctionTree(tuple(largest[i] for i in order), tuple(parents))
 
 
-def _fill(neighbours: Mapping[int, set[int]], v: int) -> int:
-    around = neighbours[v]
-    return sum(1 for a, b in itertools.combinations(around, 2) if b not in neighbours[a])
+def _fill(masks: Sequence[int], v: int) -> int:
+    """Edges that eliminating ``v`` adds: pairs of its neighbours not yet joined."""
+    around = masks[v]
+    missing = sum(
+        (around & ~masks[a] & ~(1 << a)).bit_count() for a in range(len(masks)) if around >> a & 1
+    )
+    return missing // 2
 
 
 def expand(table: F64, sub: Clique, clique: Clique, sizes: Sequence[int]) -> F64:
@@ -151,19 +156,29 @@ def sum_onto(
     return sums_onto(table, clique, [sub], sizes, reduce)[sub]
 
 
+@lru_cache(maxsize=8192)
+def _gather_plan(
+    clique: Clique, parts: tuple[Clique, ...], sizes: tuple[int, ...]
+) -> tuple[tuple[Clique, Clique, tuple[slice | None, ...]], ...]:
+    """:func:`_plan` backwards, each step with the index that adds its missing axis."""
+    steps = reversed(_plan(clique, parts, sizes))
+    return tuple((sub, above, (slice(None),) * axis + (None,)) for sub, above, axis in steps)
+
+
 def gather(parts: Mapping[Clique, F64], clique: Clique, sizes: Sequence[int]) -> F64:
     """``Σ parts`` broadcast over ``clique``: each added into the smallest partial sum above it.
 
     :func:`sums_onto`'s plan run backwards: parts on subsets meet in small tables first, and
-    only a few full-size additions remain.
+    only a few full-size additions remain. The result may be a read-only broadcast view.
     """
     pending = dict(parts)
-    for sub, above, axis in reversed(_plan(clique, tuple(parts), tuple(sizes))):
-        part = np.expand_dims(pending.pop(sub), axis)
+    for sub, above, index in _gather_plan(clique, tuple(parts), tuple(sizes)):
+        part = pending.pop(sub)[index]
         here = pending.get(above)
-        full = [sizes[a] for a in above]
-        pending[above] = part + here if here is not None else np.broadcast_to(part, full).copy()
-    return pending.get(clique, np.zeros([sizes[a] for a in clique]))
+        pending[above] = part if here is None else part + here
+    full = tuple(sizes[a] for a in clique)
+    table = pending.get(clique)
+    return np.zeros(full) if table is None else np.broadcast_to(table, full)
 
 
 def logs(potentials: Mapping[Clique, F64], tree: JunctionTree, sizes: Sequence[int]) -> list[F64]:
@@ -216,6 +231,35 @@ def propagate(log: Sequence[F64], tree: JunctionTree, sizes: Sequence[int]) -> l
             down = expand(onto - up[i], seps[i], cliques[i], sizes)
             belief[i] = _exp(gathered[i] + down)
     return belief
+
+
+def belief_at(
+    potentials: Mapping[Clique, F64], tree: JunctionTree, sizes: Sequence[int], total: float,
+    home: int,
+) -> F64:  # fmt: skip
+    """Clique ``home``'s marginal alone (counts summing to ``total``): messages toward it only.
+
+    Half of :func:`beliefs`' work: no downward pass, one table exponentiated per clique.
+    """
+    cliques, log = tree.cliques, logs(potentials, tree, sizes)
+    around: dict[int, list[int]] = {i: [] for i in range(len(cliques))}
+    for i in range(1, len(cliques)):
+        around[i].append(tree.parents[i])
+        around[tree.parents[i]].append(i)
+    order, towards = [home], {home: home}
+    for i in order:  # breadth first from home; each clique's message goes towards it
+        for j in around[i]:
+            if j not in towards:
+                towards[j] = i
+                order.append(j)
+    gathered = list(log)
+    for i in reversed(order[1:]):
+        t = towards[i]
+        sep = tuple(sorted(set(cliques[i]) & set(cliques[t])))
+        up = _log_sum_onto(gathered[i], cliques[i], sep, sizes)
+        gathered[t] = gathered[t] + expand(up, sep, cliques[t], sizes)
+    table = _exp(gathered[home])
+    return table * (total / max(float(table.sum()), 1e-300))
 
 
 def beliefs(

@@ -26,6 +26,7 @@ import numpy as np
 
 from pandas_dp.mechanisms.belief_propagation import (
     JunctionTree,
+    belief_at,
     beliefs,
     junction_tree,
     logs,
@@ -76,12 +77,13 @@ class Model:
 
     def marginal(self, clique: Clique) -> F64:
         """The model's marginal on any clique (a larger tree when no clique holds it)."""
-        tree, tables = self.tree, None
-        if tree.home(clique) < 0:
-            tree = self.grown(clique)
-            tables = beliefs(self.potentials, tree, self.sizes, self.total)
+        h = self.tree.home(clique)
+        if h >= 0:
+            return sum_onto(self.calibrated[h], self.tree.cliques[h], clique, self.sizes)
+        tree = self.grown(clique)
         h = tree.home(clique)
-        return sum_onto((tables or self.calibrated)[h], tree.cliques[h], clique, self.sizes)
+        table = belief_at(self.potentials, tree, self.sizes, self.total, h)
+        return sum_onto(table, tree.cliques[h], clique, self.sizes)
 
     def sample(self, rows: int, gen: np.random.Generator) -> np.ndarray:
         """``rows`` draws (one int column per attribute), clique by clique down the tree.
