@@ -195,22 +195,29 @@ def _exp(log: F64) -> F64:
     return np.exp(log - top) if np.isfinite(top) else np.zeros_like(log)
 
 
-def _log_sum_onto(log: F64, clique: Clique, sub: Clique, sizes: Sequence[int]) -> F64:
-    """``log Σ exp(log)`` down to ``sub``, each of its cells' largest term factored out."""
+def _log_sum_onto(
+    log: F64, clique: Clique, sub: Clique, sizes: Sequence[int]
+) -> tuple[F64, F64, F64]:
+    """``log Σ exp(log)`` down to ``sub``, each of its cells' largest term factored out.
+
+    Also the table exponentiated with those terms factored out (each ``sub`` value's largest
+    cell 1) and the terms, which the downward pass reuses.
+    """
     top = sum_onto(log, clique, sub, sizes, np.maximum)
-    sums = sum_onto(np.exp(log - expand(top, sub, clique, sizes)), clique, sub, sizes)
-    return np.log(sums) + top
+    table = np.exp(log - expand(top, sub, clique, sizes))
+    return np.log(sum_onto(table, clique, sub, sizes)) + top, table, top
 
 
 def propagate(log: Sequence[F64], tree: JunctionTree, sizes: Sequence[int]) -> list[F64]:
     """Each clique's marginal up to a factor of its own, by two-pass belief propagation.
 
-    Messages are logs; tables are exponentiated twice per clique, not once per message.
-    Upward, each message's cells keep their own largest term (as in log space, exact
-    whatever the potentials' range). Downward, the parent's belief is scaled to a largest
-    cell of 1, so a separator value whose belief is below ``1e-308`` of it gets none: both
-    cliques' marginals on the separator agree, so that mass is below ``1e-308`` of the
-    largest cell in the child too.
+    Messages are logs; each table is exponentiated once, not once per message. Upward, each
+    message's cells keep their own largest term (as in log space, exact whatever the
+    potentials' range). Downward, a child's belief is its upward table times a factor per
+    separator value, scaled to a largest factor of 1, and the parent's belief is scaled to a
+    largest cell of 1: a separator value whose belief is below ``1e-308`` of the largest gets
+    none, and both cliques' marginals on the separator agree, so that mass is below
+    ``1e-308`` of the largest cell in the child too.
     """
     cliques, n = tree.cliques, len(tree.cliques)
     seps = [()] + [
@@ -218,18 +225,19 @@ def propagate(log: Sequence[F64], tree: JunctionTree, sizes: Sequence[int]) -> l
     ]
     gathered = list(log)
     up: list[F64] = [np.zeros(())] * n
+    tables: list[F64] = [np.zeros(())] * n
+    tops: list[F64] = [np.zeros(())] * n
     for i in reversed(range(1, n)):  # children come after their parents
-        up[i] = _log_sum_onto(gathered[i], cliques[i], seps[i], sizes)
+        up[i], tables[i], tops[i] = _log_sum_onto(gathered[i], cliques[i], seps[i], sizes)
         p = tree.parents[i]
         gathered[p] = gathered[p] + expand(up[i], seps[i], cliques[p], sizes)
     belief = [_exp(gathered[0])] + [np.zeros(())] * (n - 1)
     with np.errstate(divide="ignore"):  # log 0 = -inf: a separator value of no mass
         for i in range(1, n):
-            onto = np.log(
-                sum_onto(belief[tree.parents[i]], cliques[tree.parents[i]], seps[i], sizes)
-            )
-            down = expand(onto - up[i], seps[i], cliques[i], sizes)
-            belief[i] = _exp(gathered[i] + down)
+            p = tree.parents[i]
+            onto = np.log(sum_onto(belief[p], cliques[p], seps[i], sizes))
+            factor = _exp(tops[i] + onto - up[i])  # log belief - log table, per separator value
+            belief[i] = tables[i] * expand(factor, seps[i], cliques[i], sizes)
     return belief
 
 
@@ -256,7 +264,7 @@ def belief_at(
     for i in reversed(order[1:]):
         t = towards[i]
         sep = tuple(sorted(set(cliques[i]) & set(cliques[t])))
-        up = _log_sum_onto(gathered[i], cliques[i], sep, sizes)
+        up = _log_sum_onto(gathered[i], cliques[i], sep, sizes)[0]
         gathered[t] = gathered[t] + expand(up, sep, cliques[t], sizes)
     table = _exp(gathered[home])
     return table * (total / max(float(table.sum()), 1e-300))
