@@ -35,7 +35,7 @@ from pandas_dp.mechanisms.belief_propagation import (
     sums_onto,
 )
 from pandas_dp.mechanisms.marginals import Clique, cells
-from pandas_dp.mechanisms.tree_model import randomized_draw
+from pandas_dp.mechanisms.tree_model import randomized_draws
 
 F64 = np.ndarray
 #: Mirror-descent steps of a fit from scratch; a warm start needs far fewer.
@@ -102,18 +102,15 @@ class Model:
             given = np.zeros(rows, dtype=np.int64)
             if sep:
                 given = np.ravel_multi_index(tuple(out[:, a] for a in sep), [sizes[a] for a in sep])
-            # A stable sort is one order whatever the dtype; numpy radix-sorts 16-bit keys.
+            # Rows by separator value, in random order within each (they get its draws in
+            # category order); numpy radix-sorts 16-bit keys, in linear time.
             narrow = given.astype(np.uint16) if table.shape[0] <= 1 << 16 else given
-            order = np.argsort(narrow, kind="stable")
+            shuffled = gen.permutation(rows)
+            order = shuffled[np.argsort(narrow[shuffled], kind="stable")]
             counts = np.bincount(given, minlength=table.shape[0])
-            starts = np.concatenate([[0], np.cumsum(counts)])
             drawn = np.zeros(rows, dtype=np.int64)
-            for value in np.flatnonzero(counts):
-                weights = np.maximum(table[value], 0.0)
-                if not weights.sum() > 0:
-                    weights = np.ones_like(weights)
-                where = order[starts[value] : starts[value + 1]]
-                drawn[where] = randomized_draw(gen, weights, where.size)
+            seen = np.flatnonzero(counts)  # one group of draws per separator value seen
+            drawn[order] = randomized_draws(gen, table[seen], counts[seen])
             unravelled = np.unravel_index(drawn, [sizes[a] for a in new])
             for a, values in zip(new, unravelled, strict=True):
                 out[:, a] = values
