@@ -149,11 +149,12 @@ class _Objective:
 
     def loss(self, mu: Mapping[Clique, F64]) -> tuple[float, dict[Clique, F64]]:
         """The loss at marginals ``mu`` and its gradient with respect to them."""
-        value, grad = 0.0, {f: np.zeros_like(mu[f]) for f in mu}
-        for m in self.measured:
+        value, grad = 0.0, dict[Clique, F64]()
+        for m in self.measured:  # a clique measured twice adds both gradients
             diff = (mu[m.clique] - m.values) / m.sigma
             value += 0.5 * float(np.vdot(diff, diff))
-            grad[m.clique] += diff / m.sigma
+            step = diff / m.sigma
+            grad[m.clique] = grad[m.clique] + step if m.clique in grad else step
         return value, grad
 
 
