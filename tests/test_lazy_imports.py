@@ -23,6 +23,8 @@ LAZY = [
     "pandera",
     "yaml",
     "pandas_dp.mechanisms.graphical_model",
+    "pandas_dp.mechanisms.belief_propagation",
+    "pandas_dp.mechanisms.compression",
     "pandas_dp.mechanisms.tree_model",
     "pandas_dp.mechanisms.marginals",
     "pandas_dp.mechanisms.reconstruction",

@@ -7,6 +7,7 @@ score, so each round measures the candidate the model misses most.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from fractions import Fraction
 
@@ -16,7 +17,12 @@ import pytest
 
 import pandas_dp
 from pandas_dp.accounting.events import BoundedRangeMeasurement
-from pandas_dp.api.measurement.aim import AimChoicePart, aim_parts, candidates_of
+from pandas_dp.api.measurement.aim import (
+    AimChoicePart,
+    aim_parts,
+    candidate_tables,
+    candidates_of,
+)
 from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.api.queries.domains import parse_domains
 from pandas_dp.api.release import resolve
@@ -28,6 +34,8 @@ from pandas_dp.mechanisms.graphical_model import Measured, fit
 
 from .test_synthesize import COLUMNS, dependent
 
+#: A 4-cycle whose tree, grown by a chord, differs from the tree of its factors and the chord.
+CYCLE = [(1, 3), (0, 3), (1, 2), (0, 2)]
 LABELS = [
     "marginal(age)", "marginal(sex)", "marginal(region)", "marginal(tenure)",
     *(f"marginal(aim {what} {r})" for r in range(1, 13) for what in ("choice", "round")),
@@ -161,3 +169,56 @@ def test_one_column_has_no_rounds(options, protect_seeded, noise):
         synth = priv.dp.synthesize(["region"], **options, epsilon=1.0, method="aim", rows=100)
     assert list(synth.columns) == ["region"]
     assert [m.label for m in priv.dp.session.releases[0].measurements] == ["marginal(region)"]
+
+
+def test_candidates_are_summed_from_the_maximal_tables_counted_in_one_pass(
+    people, options, protect_seeded, reference
+):
+    """A workload of two triples: only they are counted from the rows (one table each, in
+    one measure), and every candidate's table, pairs included, equals plain pandas' count
+    over the rows inside every domain, exactly."""
+    priv = protect_seeded(people, epsilon=3.0, delta=1e-6)
+    domains = parse_domains(resolve(priv), COLUMNS, options["keys"], options["bins"])
+    workload = [(0, 1, 2), (1, 2, 3)]
+    parts, plan = aim_parts(domains.axes, workload, Fraction(1), Fraction(1, 10**6), 1, 3)
+    choice = next(p for p in parts.values() if isinstance(p, AimChoicePart))
+    assert plan.counted == ((0, 1, 2), (1, 2, 3))
+    assert [t.axes for t in choice.measure.tables] == [
+        tuple(domains.axes[i] for i in c) for c in plan.counted
+    ]
+    exact = aggregate_frame(people, (choice.measure,)).values[0]
+    tables = candidate_tables(exact, plan.candidates, plan.counted, plan.sizes)
+    assert len(plan.candidates) == 7
+    for clique, table in zip(plan.candidates, tables, strict=True):
+        expected = reference(people, [COLUMNS[i] for i in clique]).to_numpy()
+        assert table.dtype == np.int64
+        assert (table == expected.reshape(table.shape)).all()
+
+
+def test_a_choice_always_has_candidates_and_the_model_stays_within_its_limit(
+    options, protect_seeded
+):
+    """A round whose every candidate outgrows the limit chooses among those that grow the
+    model least (it used to offer none: the release failed after the charge); a candidate
+    the model holds is always allowed; and the model refitted with the chosen clique is the
+    tree the choice checked, not a larger triangulation of the factors alone."""
+    priv = protect_seeded(dependent(), epsilon=3.0, delta=1e-6)
+    domains = parse_domains(resolve(priv), COLUMNS, options["keys"], options["bins"])
+    parts, plan = aim_parts(domains.axes, [(0, 1), (1, 2), (2, 3), (0, 3)], Fraction(1), None, 1, 3)
+    choice = next(p for p in parts.values() if isinstance(p, AimChoicePart))
+    oneway = [Measured((i,), np.full(n, 10.0), 1.0) for i, n in enumerate(plan.sizes)]
+    model = fit(oneway, plan.sizes, 100.0, iterations=2)
+    tight = dataclasses.replace(choice, limit=0)
+    cells = [plan.sizes[a] * plan.sizes[b] for a, b in plan.candidates]
+    assert tight.allowed(model) == [k for k, n in enumerate(cells) if n == min(cells)]
+    grown = fit([*oneway, Measured((0, 1), np.ones((3, 2)), 1.0)], plan.sizes, 100.0,
+                start=model, iterations=2)  # fmt: skip
+    assert tight.allowed(grown) == [plan.candidates.index((0, 1))]
+    # A 4-cycle and its chord 0-1: the cycle's own tree, grown by the chord, is one clique of
+    # all four; the refit's tree (of the factors) is two triples: the size to check.
+    cycle = [Measured(c, np.ones([plan.sizes[a] for a in c]), 1.0) for c in CYCLE]
+    last = fit([*oneway, *cycle], plan.sizes, 100.0, iterations=2)
+    chord = Measured((0, 1), np.ones((3, 2)), 1.0)
+    again = fit([*oneway, *cycle, chord], plan.sizes, 100.0, start=last, iterations=2)
+    assert last.grown((0, 1)).cliques == ((0, 1, 2), (0, 1, 3))
+    assert again.tree == last.grown((0, 1))

@@ -13,6 +13,7 @@ from pandas_dp.mechanisms.tree_model import (
     candidate_pairs,
     independence_scores,
     joining,
+    randomized_draws,
     sample_tree,
 )
 
@@ -63,3 +64,30 @@ def test_sampling_follows_a_tree_of_marginals():
     # Attributes in no pair are drawn from their own margin.
     alone = sample_tree(tables, [], (2, 2, 2), 1000, np.random.default_rng(1))
     assert set(itertools.chain.from_iterable(alone.tolist())) <= {0, 1}
+
+
+def test_many_groups_draw_their_expected_counts_rounded_and_shuffled():
+    """Each group's category counts are its expected counts rounded up or down, summing to
+    its draws; a group of no weight draws uniformly."""
+    rng = np.random.default_rng(9)  # test-only data and draws
+    weights = rng.random((40, 6)) * (rng.random((40, 6)) < 0.7)
+    weights[3] = 0.0
+    counts = rng.integers(0, 50, 40)
+    counts[5] = 0
+    drawn = randomized_draws(rng, weights, counts)
+    assert drawn.size == counts.sum()
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    for g in range(40):
+        got = np.bincount(drawn[starts[g] : starts[g + 1]], minlength=6)
+        w = weights[g] if weights[g].sum() > 0 else np.ones(6)
+        expected = w / w.sum() * counts[g]
+        assert (np.floor(expected) <= got).all()
+        assert (got <= np.ceil(expected)).all()
+
+
+def test_the_draws_left_over_go_in_proportion_to_the_fractions_cut_off():
+    """One draw per group from (1/2, 1/4, 1/4): each category about p of 30,000 groups
+    (binomial sd under 87; 6 sd = 520)."""
+    weights = np.tile([0.5, 0.25, 0.25], (30_000, 1))
+    drawn = randomized_draws(np.random.default_rng(2), weights, np.ones(30_000, dtype=np.int64))
+    assert np.abs(np.bincount(drawn, minlength=3) - [15_000, 7_500, 7_500]).max() < 520

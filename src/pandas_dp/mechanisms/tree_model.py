@@ -150,3 +150,31 @@ def randomized_draw(gen: np.random.Generator, probabilities: F64, rows: int) -> 
     values = np.repeat(np.arange(probabilities.size, dtype=np.int64), counts)
     gen.shuffle(values)
     return values
+
+
+def randomized_draws(gen: np.random.Generator, weights: F64, counts: np.ndarray) -> np.ndarray:
+    """:func:`randomized_draw` for many groups at once, their draws one after the other.
+
+    Row ``g`` of ``weights`` gives group ``g``'s probabilities (all ones where they sum to no
+    more than 0), ``counts[g]`` its draws. As there: each category gets its expected count
+    rounded down, and the draws left go to distinct categories drawn in proportion to the
+    fractions cut off (the largest keys of ``log(fraction) + Gumbel`` noise: successive
+    sampling, as ``Generator.choice`` without replacement). Each group's draws come in
+    category order: the caller gives them to its rows in random order.
+    """
+    weights = np.maximum(np.asarray(weights, dtype=np.float64), 0.0)
+    sums = weights.sum(axis=1, keepdims=True)
+    weights = np.where(sums > 0, weights, 1.0)
+    groups, size = weights.shape
+    expected = weights / weights.sum(axis=1, keepdims=True) * counts[:, None]
+    cells = np.floor(expected).astype(np.int64)
+    fractions = np.clip(expected - cells, 0.0, None)
+    short = counts - cells.sum(axis=1)
+    with np.errstate(divide="ignore"):
+        keys = np.log(fractions) + gen.gumbel(size=fractions.shape)
+    rank = np.empty_like(cells)
+    np.put_along_axis(rank, np.argsort(-keys, axis=1), np.arange(size)[None, :], axis=1)
+    cells += (rank < short[:, None]) & (fractions > 0)
+    top = np.argmax(expected, axis=1)
+    cells[np.arange(groups), top] += counts - cells.sum(axis=1)  # float rounding, if any
+    return np.repeat(np.tile(np.arange(size, dtype=np.int64), groups), cells.reshape(-1))

@@ -55,8 +55,9 @@ from pandas_dp.api.measurement.synthesis import (
 from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
-from pandas_dp.mechanisms.graphical_model import Measured, Model, fit, junction_tree
+from pandas_dp.mechanisms.graphical_model import Measured, Model, fit
 from pandas_dp.mechanisms.marginals import Clique, cells, downward_closure
+from pandas_dp.mechanisms.reconstruction import marginalize
 from pandas_dp.mechanisms.tree_model import SCORE_EXPONENT, SCORE_STEPS
 
 if TYPE_CHECKING:
@@ -74,15 +75,17 @@ CHOICE_SHARE = Fraction(1, 10)
 class AimPlan:
     """What every round shares: the candidates, the measurements in order, their noise.
 
-    ``measured`` lists each measurement's key and clique (None for a round's: its choice
-    says which); ``models`` remembers each round's fit (post-processing), to warm-start the
-    next one.
+    ``counted`` are the candidates no other one holds: the tables counted from the data, in
+    one pass, the others summed from them. ``measured`` lists each measurement's key and
+    clique (None for a round's: its choice says which); ``models`` remembers each round's
+    fit (post-processing), to warm-start the next one.
     """
 
     candidates: tuple[Clique, ...]
     weights: tuple[int, ...]
     sizes: tuple[int, ...]
     sigma: float
+    counted: tuple[Clique, ...]
     measured: tuple[tuple[MeasurementKey, Clique | None], ...]
     models: dict[int, Model] = field(default_factory=dict, compare=False)
 
@@ -134,12 +137,8 @@ class AimChoicePart(SelectPart):
         """
         plan = self.plan
         assert plan is not None
-        tables = clique_tables(exact, plan.candidates, plan.sizes)
-        attributes = len(plan.sizes)
-        allowed = [
-            k for k, c in enumerate(plan.candidates)
-            if junction_tree([*model.tree.cliques, c], attributes).size(plan.sizes) <= self.limit
-        ]  # fmt: skip
+        tables = candidate_tables(exact, plan.candidates, plan.counted, plan.sizes)
+        allowed = self.allowed(model)
         penalty = math.sqrt(2 / math.pi) * plan.sigma
         scores = np.zeros(len(allowed), dtype=np.int64)
         for n, k in enumerate(allowed):
@@ -149,6 +148,24 @@ class AimChoicePart(SelectPart):
             scores[n] = math.floor(quality * SCORE_STEPS)
         return allowed, scores
 
+    def allowed(self, model: Model) -> list[int]:
+        """The candidates inside the model or growing it to at most :attr:`limit` cells.
+
+        As the paper's: a candidate the model already holds costs no memory, and another's
+        size is that of the tree of the model's factors and it, the tree the next fit uses.
+        Never none (the exponential mechanism needs a candidate): if every candidate outgrows
+        the limit, those that grow the model least. Public: the candidates, the model's
+        cliques, the limit.
+        """
+        plan = self.plan
+        assert plan is not None
+        grown = [
+            0 if model.tree.home(c) >= 0 else model.grown(c).size(plan.sizes)
+            for c in plan.candidates
+        ]
+        allowed = [k for k, size in enumerate(grown) if size <= self.limit]
+        return allowed or [k for k, size in enumerate(grown) if size == min(grown)]
+
 
 @dataclass(frozen=True)
 class AimMeasurePart(Part):
@@ -156,6 +173,7 @@ class AimMeasurePart(Part):
 
     stage: int = 0
     candidates: tuple[Clique, ...] = ()
+    counted: tuple[Clique, ...] = ()
     sizes: tuple[int, ...] = ()
 
     def release_after(
@@ -163,7 +181,8 @@ class AimMeasurePart(Part):
     ) -> Aggregate:
         """The chosen clique's cells with noise."""
         position = int(np.asarray(noisy[_choice_key(self.stage)])[0])
-        table = clique_tables(exact, self.candidates, self.sizes)[position]
+        clique = self.candidates[position]
+        table = candidate_tables(exact, (clique,), self.counted, self.sizes)[0]
         flat = np.asarray(table).reshape(-1)
         return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
 
@@ -175,6 +194,29 @@ def _choice_key(r: int) -> MeasurementKey:
 def round_key(r: int) -> MeasurementKey:
     """The key of round ``r``'s measurement (rounds count from 1)."""
     return Marginal((f"aim round {r}",), level=r)
+
+
+def maximal(cliques: Sequence[Clique]) -> tuple[Clique, ...]:
+    """The cliques that no other one holds, in their order: the tables counted from the data."""
+    return tuple(c for c in cliques if not any(set(c) < set(d) for d in cliques))
+
+
+def candidate_tables(
+    exact: Aggregate, candidates: Sequence[Clique], counted: Sequence[Clique],
+    sizes: Sequence[int],
+) -> list[np.ndarray]:  # fmt: skip
+    """The exact tables of ``candidates``, each summed from the first ``counted`` holding it.
+
+    ``exact`` holds the tables of ``counted`` side by side, counted in one pass over the
+    rows. Every table counts the same rows (those inside every axis), so a candidate's cells
+    are exactly the sums of a larger table's (integers: no rounding).
+    """
+    tables = dict(zip(counted, clique_tables(exact, counted, sizes), strict=True))
+    out = []
+    for clique in candidates:
+        top = next(t for t in counted if set(clique) <= set(t))
+        out.append(marginalize(tables[top], top, clique))
+    return out
 
 
 def candidates_of(workload: Sequence[Clique], sizes: Sequence[int]) -> tuple[
@@ -219,8 +261,9 @@ def aim_parts(
         parts[key] = MarginalPart(key.label, measure, noise, record, clique=(i,), home=(i,))
         measured.append((key, (i,)))
     measured += [(round_key(r), None) for r in range(1, rounds + 1)]
-    plan = AimPlan(candidates, weights, sizes, sigma, tuple(measured))
-    within = ManyTables(tuple(clique_counts(axes, c) for c in candidates))
+    counted = maximal(candidates)
+    plan = AimPlan(candidates, weights, sizes, sigma, counted, tuple(measured))
+    within = ManyTables(tuple(clique_counts(axes, c) for c in counted))
     # A score's sensitivity in units of 1/SCORE_STEPS; each choice is ε_c-bounded range.
     steps = k * max(weights, default=1) * SCORE_STEPS + 1
     each = epsilon_for_rho(4 * rho * each_share) if rounds else Fraction(0)
@@ -240,6 +283,13 @@ def aim_parts(
             key.label, epsilon * share, delta * share, float(rho * share), k
         )
         parts[key] = AimMeasurePart(
-            key.label, within, noise, record, stage=r, candidates=candidates, sizes=sizes
+            key.label,
+            within,
+            noise,
+            record,
+            stage=r,
+            candidates=candidates,
+            counted=counted,
+            sizes=sizes,
         )
     return parts, plan

@@ -15,7 +15,11 @@ tree so far), and a third measures the chosen pairs (McKenna, Miklau & Sheldon 2
 A unit with ``k`` rows changes each marginal by ``k`` and each pair's score by ``k`` (plus
 the scores' rounding). The tree's and the pairs' measurements are *staged*: they read the
 noisy one-way marginals (and the tree) released before them, which adaptive composition
-allows. Everything here depends on public parameters only.
+allows. As the paper's code does, both work on *compressed* domains: each column's values
+whose noisy one-way count is below three noise standard deviations are merged into one
+(:mod:`pandas_dp.mechanisms.compression`; post-processing of those released counts), so the
+pairs have fewer cells, each with the same noise. Everything here depends on public
+parameters and released values only.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
 from pandas_dp.api.measurement.parts import Noise, Part, add_noise
 from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
+from pandas_dp.mechanisms.compression import Compressed, compress, compress_table
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -74,20 +79,54 @@ def clique_tables(exact: Aggregate, cliques: Sequence[Clique], sizes: Sequence[i
 
 
 @dataclass(frozen=True)
+class Compressing:
+    """Where MST's compressed domains come from: the one-way measurements and their noise.
+
+    Each column's values whose noisy count is below three noise standard deviations are
+    merged into one (:mod:`pandas_dp.mechanisms.compression`): post-processing of released
+    counts, which the tree's choice and its pairs read (staged).
+    """
+
+    oneway: tuple[MeasurementKey, ...]
+    deviations: tuple[float, ...]
+
+    def columns(self, noisy: dict[MeasurementKey, Any]) -> list[Compressed]:
+        """Each column's compressed domain, from its released noisy one-way counts."""
+        pairs = zip(self.oneway, self.deviations, strict=True)
+        return [compress(np.asarray(noisy[key], dtype=np.float64), sd) for key, sd in pairs]
+
+    def oneway_tables(self, noisy: dict[MeasurementKey, Any]) -> dict[int, np.ndarray]:
+        """The noisy one-way counts on the compressed domains (merged values summed)."""
+        columns = self.columns(noisy)
+        return {
+            i: columns[i].table(np.asarray(noisy[key], dtype=np.float64), 0)
+            for i, key in enumerate(self.oneway)
+        }
+
+
+@dataclass(frozen=True)
 class TreeChoicePart(SelectPart):
-    """The ``rounds`` pairs of a spanning tree, by the exponential mechanism (staged)."""
+    """The ``rounds`` pairs of a spanning tree, by the exponential mechanism (staged).
+
+    Scored on the compressed domains: a row moves one cell of a compressed exact table by
+    one, as of the full one, so the sensitivity is unchanged.
+    """
 
     pairs: tuple[Clique, ...] = ()
-    oneway: tuple[MeasurementKey, ...] = ()
+    compressing: Compressing = Compressing((), ())
     sizes: tuple[int, ...] = ()
 
     def release_after(
         self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """Positions (among :attr:`pairs`) of the chosen pairs, in the order chosen."""
-        oneway = {i: np.asarray(noisy[key], dtype=np.float64) for i, key in enumerate(self.oneway)}
-        tables = clique_tables(exact, self.pairs, self.sizes)
-        scores = independence_scores(self.pairs, tables, oneway)
+        columns = self.compressing.columns(noisy)
+        exact_tables = clique_tables(exact, self.pairs, self.sizes)
+        tables = [
+            compress_table(table, pair, columns)
+            for pair, table in zip(self.pairs, exact_tables, strict=True)
+        ]
+        scores = independence_scores(self.pairs, tables, self.compressing.oneway_tables(noisy))
         each = dataclasses.replace(self.mechanism, epsilon=self.mechanism.epsilon / self.rounds)
         chosen: list[int] = []
         for _ in range(self.rounds):
@@ -99,18 +138,23 @@ class TreeChoicePart(SelectPart):
 
 @dataclass(frozen=True)
 class ChosenPairPart(Part):
-    """The noisy marginal of the tree's ``position``-th pair (staged: it reads the tree)."""
+    """The noisy marginal of the tree's ``position``-th pair, on the compressed domains.
+
+    Staged: it reads the tree and the noisy one-way marginals.
+    """
 
     position: int = 0
     pairs: tuple[Clique, ...] = ()
     sizes: tuple[int, ...] = ()
+    compressing: Compressing = Compressing((), ())
 
     def release_after(
         self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """The chosen pair's cells with noise."""
-        pair = int(np.asarray(noisy[TREE])[self.position])
-        cells = np.asarray(clique_tables(exact, self.pairs, self.sizes)[pair]).reshape(-1)
+        pair = self.pairs[int(np.asarray(noisy[TREE])[self.position])]
+        table = clique_tables(exact, self.pairs, self.sizes)[self.pairs.index(pair)]
+        cells = compress_table(table, pair, self.compressing.columns(noisy)).reshape(-1)
         return add_noise(cast(Aggregate, cells), session.draw(self.mechanism, cells.size))
 
 
@@ -149,11 +193,12 @@ def mst_parts(
     chooser = ExponentialMechanism(tree, sensitivity)
     record = SelectionMeasurement("tree", chooser.name, tree, k, 2 * sensitivity * rounds / tree)
     within = _pair_tables(axes)  # counted once, read by the tree and its pairs
-    parts[TREE] = _tree_part(axes, within, chooser, record, tuple(parts))
+    compressing = _compressing(parts)
+    parts[TREE] = _tree_part(axes, within, chooser, record, compressing)
     for r in range(rounds):
         share = (epsilon - tree) / (2 * rounds)
         noise, record = marginal_noise(_pair_key(r).label, share, None, None, k)
-        parts[_pair_key(r)] = _pair_part(axes, within, r, noise, record)
+        parts[_pair_key(r)] = _pair_part(axes, within, r, noise, record, compressing)
     return parts
 
 
@@ -192,13 +237,14 @@ def _mst_zcdp(
         exponent=-SCORE_EXPONENT, delta=(delta or Fraction(0)) * third, coordinates=rounds,
     )  # fmt: skip
     within = _pair_tables(axes)  # counted once, read by the tree and its pairs
-    parts[TREE] = _tree_part(axes, within, chooser, record, tuple(parts))
+    compressing = _compressing(parts)
+    parts[TREE] = _tree_part(axes, within, chooser, record, compressing)
     for r in range(rounds):
         share = third / rounds
         noise, record = marginal_noise(
             _pair_key(r).label, epsilon * share, delta and delta * share, float(rho * share), k
         )
-        parts[_pair_key(r)] = _pair_part(axes, within, r, noise, record)
+        parts[_pair_key(r)] = _pair_part(axes, within, r, noise, record, compressing)
     return parts
 
 
@@ -226,24 +272,35 @@ def _pair_tables(axes: Sequence[Axis]) -> ManyTables:
     return ManyTables(tuple(clique_counts(axes, pair) for pair in _pairs(len(axes))))
 
 
+def _compressing(oneway: dict[MeasurementKey, Part | SelectPart]) -> Compressing:
+    """The one-way measurements, whose noisy counts and noise compress the domains."""
+    marginals = {key: part for key, part in oneway.items() if isinstance(part, MarginalPart)}
+    deviations = (math.sqrt(float(part.mechanism.variance())) for part in marginals.values())
+    return Compressing(tuple(marginals), tuple(deviations))
+
+
 def _tree_part(
     axes: Sequence[Axis], within: ManyTables, chooser: ExponentialMechanism,
-    record: Measurement, oneway: tuple[MeasurementKey, ...],
+    record: Measurement, compressing: Compressing,
 ) -> TreeChoicePart:  # fmt: skip
     pairs = _pairs(len(axes))
     return TreeChoicePart(
         "tree", within, chooser, record, no_score, same, rounds=len(axes) - 1, pairs=pairs,
-        oneway=oneway, sizes=tuple(axis.size for axis in axes),
+        compressing=compressing, sizes=tuple(axis.size for axis in axes),
     )  # fmt: skip
 
 
 def _pair_part(
-    axes: Sequence[Axis], within: ManyTables, r: int, noise: Noise, record: Measurement
-) -> ChosenPairPart:
+    axes: Sequence[Axis], within: ManyTables, r: int, noise: Noise, record: Measurement,
+    compressing: Compressing,
+) -> ChosenPairPart:  # fmt: skip
     pairs = _pairs(len(axes))
     sizes = tuple(axis.size for axis in axes)
     label = _pair_key(r).label
-    return ChosenPairPart(label, within, noise, record, position=r, pairs=pairs, sizes=sizes)
+    return ChosenPairPart(
+        label, within, noise, record, position=r, pairs=pairs, sizes=sizes,
+        compressing=compressing,
+    )  # fmt: skip
 
 
 def clique_counts(axes: Sequence[Axis], pair: Clique) -> JointCounts:

@@ -1,10 +1,11 @@
 """Synthetic data: ``priv.dp.synthesize(columns, keys=..., epsilon=..., method="mst")``.
 
 MST (McKenna, Miklau & Sheldon 2021): noisy one-way marginals, a spanning tree of pairs chosen
-privately, the chosen pairs' noisy marginals (:mod:`pandas_dp.api.measurement.synthesis`),
-then, free, consistent non-negative marginals (:mod:`pandas_dp.mechanisms.reconstruction`)
-and rows sampled from the tree model they define (:mod:`pandas_dp.mechanisms.tree_model`).
-One call is one release; the rows are post-processing and cost nothing more.
+privately, the chosen pairs' noisy marginals (:mod:`pandas_dp.api.measurement.synthesis`;
+the tree and its pairs on domains compressed by the noisy one-way counts), then, free,
+consistent non-negative marginals (:mod:`pandas_dp.mechanisms.reconstruction`) and rows
+sampled from the tree model they define (:mod:`pandas_dp.mechanisms.tree_model`). One call is
+one release; the rows are post-processing and cost nothing more.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pandas_dp.api.keys import parse_by
 from pandas_dp.api.measurement.aim import AimPlan, aim_parts
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.marginals import MarginalPart
-from pandas_dp.api.measurement.synthesis import TREE, mst_parts
+from pandas_dp.api.measurement.synthesis import TREE, TreeChoicePart, mst_parts
 from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
@@ -31,6 +32,7 @@ from pandas_dp.api.statistics.tables import Synthetic, Table
 from pandas_dp.budget import parse_epsilon
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.mechanisms.compression import Compressed
 from pandas_dp.mechanisms.marginals import Clique, residual_variances, table_variance
 from pandas_dp.mechanisms.reconstruction import consistent_tables
 from pandas_dp.mechanisms.tree_model import sample_tree
@@ -147,8 +149,14 @@ def _synthesize(
     parts: dict[MeasurementKey, Any], noisy: dict[MeasurementKey, Aggregate], domains: Domains,
     rows: int | None, gen: np.random.Generator, dtypes: dict[Hashable, Any], epsilon: Fraction,
 ) -> pd.DataFrame:  # fmt: skip
-    """Consistent marginals, the tree model, its rows and the report (post-processing)."""
-    sizes = domains.sizes
+    """Consistent marginals, the tree model, its rows and the report (post-processing).
+
+    On the compressed domains the tree's pairs were measured on (one column alone: its own);
+    a compressed one-way table's merged cell is the sum of the merged values' noisy counts,
+    weighted like the other cells. Rows' rare values become one of the values they merged.
+    """
+    columns = _columns(parts, noisy, domains)
+    sizes = tuple(column.size for column in columns)
     tables: dict[Clique, np.ndarray] = {}
     variance: dict[Clique, float] = {}
     edges: list[Clique] = []
@@ -157,17 +165,21 @@ def _synthesize(
             continue
         if isinstance(part, MarginalPart):
             clique = part.clique
+            values = columns[clique[0]].table(np.asarray(noisy[key], dtype=np.float64), 0)
         else:  # a chosen pair: which one, the tree says
             clique = part.pairs[int(np.asarray(noisy[TREE])[part.position])]
+            values = np.asarray(noisy[key], dtype=np.float64)
             edges.append(clique)
-        shape = [sizes[i] for i in clique]
-        tables[clique] = np.asarray(noisy[key], dtype=np.float64).reshape(shape)
+        tables[clique] = values.reshape([sizes[i] for i in clique])
         variance[clique] = float(part.mechanism.variance())
     wanted = [(i,) for i in range(len(sizes))] + edges
     estimates = consistent_tables(tables, variance, wanted, sizes)
     total = float(estimates[(0,)].sum())
     count = rows if rows is not None else int(min(round(max(total, 0.0)), MAX_ROWS))
-    frame = _frame(sample_tree(estimates, edges, sizes, count, gen), domains, dtypes, gen)
+    codes = sample_tree(estimates, edges, sizes, count, gen)
+    for i, column in enumerate(columns):
+        codes[:, i] = column.values(codes[:, i], gen)
+    frame = _frame(codes, domains, dtypes, gen)
     tau = residual_variances(list(tables), list(variance.values()), sizes)
     names = {clique: " × ".join(str(domains.columns[i]) for i in clique) for clique in wanted}
     frame.attrs["synthesis"] = {
@@ -176,11 +188,24 @@ def _synthesize(
         "rows": count,
         "total": total,
         "tree": [[str(domains.columns[i]) for i in edge] for edge in edges],
+        "merged": {str(domains.columns[i]): len(c.merged) for i, c in enumerate(columns)},
         "rmse": {names[c]: float(np.sqrt(table_variance(c, tau, sizes))) for c in wanted},
         "note": "post-processing of one release (no further charge); the rows keep the "
-        "measured one-way and tree pair marginals up to their noise, nothing else",
+        "measured one-way and tree pair marginals up to their noise, nothing else; values "
+        "whose noisy count fell below three noise deviations ('merged') were measured as one "
+        "in the tree's pairs, and rows drawn there take one of them uniformly",
     }
     return frame
+
+
+def _columns(
+    parts: dict[MeasurementKey, Any], noisy: dict[MeasurementKey, Aggregate], domains: Domains
+) -> list[Compressed]:
+    """Each column's compressed domain, as the tree and its pairs used it (none: all kept)."""
+    tree = parts.get(TREE)
+    if isinstance(tree, TreeChoicePart):
+        return tree.compressing.columns(noisy)
+    return [Compressed(tuple(range(n)), ()) for n in domains.sizes]
 
 
 def _synthesize_aim(
@@ -255,13 +280,16 @@ def _notes(domains: Domains, gaussian: bool, caps: str, method: str) -> tuple[st
             + f" to the one-way marginals and a third to the tree's pairs ({noise} noise), a "
             "third to choosing the tree (exponential mechanism"
             + (", accounted as bounded range)" if gaussian else ")"),
+            "the tree and its pairs on compressed domains: each column's values whose noisy "
+            "count is below three noise deviations merged into one (post-processing of the "
+            "released one-way counts)",
             "post-processing (no budget): consistent non-negative marginals, rows sampled from "
-            "the tree model",
+            "the tree model, a merged value's rows spread uniformly over the values it merged",
         ]
     notes = [
         how[0],
         "a row counts only where every column's value is among its keys or bins",
-        how[1],
+        *how[1:],
         *domains.sources,
     ]
     if caps:
