@@ -145,17 +145,30 @@ def axis_codes(frame: pd.DataFrame, axis: Axis) -> I64:
     return level_codes(frame[axis.column], keys)
 
 
-def joint_codes(frame: pd.DataFrame, measure: JointCounts, codes: Callable[[Axis], I64]) -> I64:
+def joint_codes(
+    measure: JointCounts,
+    codes: Callable[[Axis], I64],
+    inside: Callable[[tuple[Axis, ...]], npt.NDArray[np.bool_]],
+) -> I64:
     """Each row's cell of the contingency table (C order), or -1.
 
-    The cell number is below the table's size, which the caller keeps public and small.
+    ``inside(axes)`` says which rows have a key on every one of ``axes``: the table's own
+    and those it is counted ``within``. The caller computes it once per set of axes, since
+    the many tables of one release (all pairs of twelve columns, say) share it. The cell
+    number is below the table's size, which the caller keeps public and small.
     """
-    cell = np.zeros(len(frame), dtype=np.int64)
-    inside = np.ones(len(frame), dtype=bool)
+    keyed = inside(measure.axes + measure.within)
+    cell = np.zeros(len(keyed), dtype=np.int64)
     for axis in measure.axes:
-        position = codes(axis)
-        inside &= position >= 0
-        cell = cell * axis.size + position
-    for axis in measure.within:
-        inside &= codes(axis) >= 0
-    return np.where(inside, cell, -1)
+        cell = cell * axis.size + codes(axis)  # rows off a key are masked out below
+    return np.asarray(np.where(keyed, cell, -1), dtype=np.int64)
+
+
+def inside_every(
+    axes: tuple[Axis, ...], codes: Callable[[Axis], I64], rows: int
+) -> npt.NDArray[np.bool_]:
+    """Rows with a key (or bin) on each of ``axes``."""
+    mask = np.ones(rows, dtype=np.bool_)
+    for axis in axes:
+        mask &= codes(axis) >= 0
+    return mask

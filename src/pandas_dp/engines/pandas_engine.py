@@ -25,6 +25,7 @@ from pandas_dp.engines.cells import (
     cell_codes,
     cell_counts,
     edge_ranks,
+    inside_every,
     joint_codes,
 )
 from pandas_dp.engines.codes import (
@@ -175,11 +176,12 @@ def _measure(
     groups: int,
     codes: Callable[[Axis], I64],
     column: Callable[[Hashable], pd.Series],
+    inside: Callable[[tuple[Axis, ...]], npt.NDArray[np.bool_]],
 ) -> Aggregate:
     if isinstance(measure, JointCounts):
-        return cell_counts(bins, groups, joint_codes(frame, measure, codes), measure.cells)
+        return cell_counts(bins, groups, joint_codes(measure, codes, inside), measure.cells)
     if isinstance(measure, ManyTables):
-        counts = [_measure(frame, t, bins, groups, codes, column) for t in measure.tables]
+        counts = [_measure(frame, t, bins, groups, codes, column, inside) for t in measure.tables]
         together = np.concatenate(counts, axis=1) if counts else np.zeros((groups, 0))
         return np.asarray(together, dtype=np.int64)
     if isinstance(measure, ProductSums):
@@ -256,6 +258,7 @@ class _Measured:
         self.frame, self.bins, self.groups = frame, bins, groups
         self.cache: dict[Measure, Aggregate] = {}
         self.axes: dict[Axis, I64] = {}  # one hash pass per column of the contingency tables
+        self.masks: dict[frozenset[Axis], npt.NDArray[np.bool_]] = {}  # rows keyed on them all
         self.columns: dict[Hashable, pd.Series] = {}  # each column taken out of the frame once
 
     def column(self, name: Hashable) -> pd.Series:
@@ -268,13 +271,20 @@ class _Measured:
             self.axes[axis] = axis_codes(self.frame, axis)
         return self.axes[axis]
 
+    def inside(self, axes: tuple[Axis, ...]) -> npt.NDArray[np.bool_]:
+        key = frozenset(axes)
+        if key not in self.masks:
+            self.masks[key] = inside_every(axes, self.codes_of, len(self.frame))
+        return self.masks[key]
+
     def __call__(self, measure: Measure) -> Aggregate:
         if measure not in self.cache:
             shared = _shared(measure, self)
             if shared is None:
                 shared = _measure(
-                    self.frame, measure, self.bins, self.groups, self.codes_of, self.column
-                )
+                    self.frame, measure, self.bins, self.groups, self.codes_of, self.column,
+                    self.inside,
+                )  # fmt: skip
             self.cache[measure] = shared
         return self.cache[measure]
 
