@@ -25,7 +25,7 @@ from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouper import grouper_groupby, has_grouper
-from pandas_dp.api.release import PlannedRelease, Preview, preview, resolve
+from pandas_dp.api.release import PlannedRelease, Preview, ReleaseOptions, preview, resolve
 from pandas_dp.api.release.arguments import (
     CountArgs,
     EstimateT,
@@ -221,7 +221,7 @@ class FrameReleases(
         >>> abs(s - 1000) < 100  # noise scale 2
         True
         """
-        return self._scalar("sum", column, ci, options)
+        return self._scalar("sum", column, ReleaseOptions(ci=ci, **options))
 
     @overload
     def mean(
@@ -285,7 +285,7 @@ class FrameReleases(
         >>> 0 <= m <= 100 and abs(m - 40) < 5
         True
         """
-        return self._scalar("mean", column, ci, options)
+        return self._scalar("mean", column, ReleaseOptions(ci=ci, **options))
 
 
 class DataFrameDPAccessor(FrameProtection, FrameReleases[float, Estimate]):

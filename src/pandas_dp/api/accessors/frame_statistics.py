@@ -20,6 +20,7 @@ from pandas_dp.api.queries.ungrouped import (
     plan_many,
     plan_quantile,
 )
+from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.arguments import (
     Bounds,
     EstimateT,
@@ -69,12 +70,14 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         >>> list(row.columns), bool(abs(row.loc[0, "avg"] - 40) < 5)
         (['n', 'avg'], True)
         """
-        return self._execute(plan_many(
-            self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
-            delta=delta, mechanism=mechanism, ci=ci, fillna=fillna, rho=rho,
-            post=PostProcess.of(nonnegative), accuracy=accuracy, min_count=min_count,
-            relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,
-        ))  # fmt: skip
+        stats = parse_named(named)
+        options = ReleaseOptions(
+            epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, ci=ci,
+            fillna=fillna, rho=rho, post=PostProcess.of(nonnegative), accuracy=accuracy,
+            min_count=min_count, relative_error=relative_error, weights=weights,
+            weight_bounds=weight_bounds,
+        )  # fmt: skip
+        return self._execute(plan_many(self._obj, stats, options, query="agg"))
 
     @overload
     def var(
@@ -94,7 +97,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         **options: Unpack[RatioArgs],
     ) -> Any:  # fmt: skip
         """Release the noisy variance of ``column``; see ``Series.dp.var``."""
-        return self._spread(column, "var", ddof, ci, options)
+        return self._spread(column, "var", ddof, ReleaseOptions(ci=ci, **options))
 
     @overload
     def std(
@@ -114,7 +117,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         **options: Unpack[RatioArgs],
     ) -> Any:  # fmt: skip
         """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
-        return self._spread(column, "std", ddof, ci, options)
+        return self._spread(column, "std", ddof, ReleaseOptions(ci=ci, **options))
 
     def quantile(
         self, column: Hashable | list[Hashable], q: Any = 0.5, *, ci: float | None = None,
@@ -125,7 +128,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         For a list of columns, pandas' shapes: a Series indexed by the columns (named ``q``)
         for one level, a DataFrame indexed by the levels for several.
         """
-        return self._execute(plan_quantile(self._obj, column, q, ci=ci, **options))
+        return self._execute(plan_quantile(self._obj, column, q, ReleaseOptions(ci=ci, **options)))
 
     def nunique(
         self, *, dropna: bool = True, ci: float | None = None, **options: Unpack[NoiseArgs]
@@ -154,7 +157,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         if dropna is not True:
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
         columns = list(self._obj.columns)
-        return self._execute(plan_columns(self._obj, "nunique", columns, ci=ci, **options))
+        planned = plan_columns(self._obj, "nunique", columns, ReleaseOptions(ci=ci, **options))
+        return self._execute(planned)
 
     @overload
     def median(
@@ -171,9 +175,10 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
 
         See ``Series.dp.quantile`` for the mechanism and the cost.
         """
+        release = ReleaseOptions(ci=ci, **options)
         if isinstance(column, list):
-            return self._execute(plan_columns(self._obj, "median", column, ci=ci, **options))
-        return self._execute(plan_quantile(self._obj, column, 0.5, ci=ci, **options))
+            return self._execute(plan_columns(self._obj, "median", column, release))
+        return self._execute(plan_quantile(self._obj, column, 0.5, release))
 
     def mode(
         self, column: Hashable, *, candidates: Sequence[object] | None = None, epsilon: Real

@@ -10,6 +10,7 @@ import pandas as pd
 from pandas_dp.api.accessors.base import BaseDPAccessor
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.crosstab import plan_crosstab, plan_pivot_table
+from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.arguments import EstimateT, Keys, NumberT, RatioArgs
 from pandas_dp.api.statistics.postprocess import PostProcess
 
@@ -77,10 +78,10 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
         >>> bool((table.loc["All", ["n", "s"]] == table.loc[[0, 1], ["n", "s"]].sum()).all())
         True
         """
+        release = ReleaseOptions(ci=ci, post=PostProcess.of(nonnegative), **options)
         return self._execute(plan_crosstab(
-            self._obj, index, columns, keys=keys, values=values, aggfunc=aggfunc,
-            margins=margins, margins_name=margins_name, normalize=normalize, ci=ci,
-            post=PostProcess.of(nonnegative), **options,
+            self._obj, index, columns, release, keys=keys, values=values, aggfunc=aggfunc,
+            margins=margins, margins_name=margins_name, normalize=normalize,
         ))  # fmt: skip
 
     @shared_doc
@@ -123,6 +124,6 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
         margins.
         """
         return self._execute(plan_pivot_table(
-            self._obj, values, index, columns, aggfunc, keys=keys, margins=margins,
-            margins_name=margins_name, ci=ci, **options,
+            self._obj, ReleaseOptions(ci=ci, **options), values, index, columns, aggfunc,
+            keys=keys, margins=margins, margins_name=margins_name,
         ))  # fmt: skip

@@ -12,7 +12,7 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.counts import plan_histogram, plan_value_counts
-from pandas_dp.api.release import PlannedRelease, Preview, preview
+from pandas_dp.api.release import PlannedRelease, Preview, ReleaseOptions, preview
 from pandas_dp.api.release.arguments import (
     CountArgs,
     EstimateT,
@@ -172,7 +172,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
         True
         """
-        return self._scalar("sum", None, ci, options)
+        return self._scalar("sum", None, ReleaseOptions(ci=ci, **options))
 
     @overload
     def mean(self, *, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
@@ -191,7 +191,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
         True
         """
-        return self._scalar("mean", None, ci, options)
+        return self._scalar("mean", None, ReleaseOptions(ci=ci, **options))
 
 
 class SeriesDPAccessor(SeriesReleases[float, Estimate]):

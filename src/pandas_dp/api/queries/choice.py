@@ -67,9 +67,9 @@ def plan_top_k(
     if source:
         note += f"; candidates: {source}"
     request = Request(
-        (Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),), eps,
-        "mode" if mode else "top_k", grouping=Grouping((col,), keys), caps=caps,
-        notes=(note,),
+        stats=(Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),),
+        epsilon=eps, query="mode" if mode else "top_k", grouping=Grouping((col,), keys),
+        caps=caps, notes=(note,),
     )  # fmt: skip
 
     def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:

@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
-from pandas_dp.api.queries.grouped_counts import count_post
+from pandas_dp.api.queries.grouped_counts import count_options
 from pandas_dp.api.queries.time_bins import is_count, time_edges
 from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.arguments import CountArgs
@@ -44,8 +44,7 @@ def plan_value_counts(
     grouped = DPGroupBy(
         target, target.column, keys, dropna=dropna, selection=selection, called="value_counts"
     )
-    post = count_post(options, clamp=normalize)
-    planned = grouped.plan_counts("value_counts", ci=ci, post=post, **options)
+    planned = grouped.plan_counts("value_counts", count_options(options, ci, clamp=normalize))
     unnamed = series.name is None
 
     def shape(counts: Any) -> Any:
@@ -125,8 +124,7 @@ def plan_histogram(
         breaks, closed="right" if binning.right else "left", name=col
     )
     grouped = DPGroupBy(target, col, intervals, binning=binning)
-    post = count_post(options)
-    planned = grouped.plan_counts("histogram", ci=ci, post=post, **options)
+    planned = grouped.plan_counts("histogram", count_options(options, ci))
     if labels is not None:  # indexed like df.set_index(col).resample(freq).size()
         named = labels.rename(col)
 

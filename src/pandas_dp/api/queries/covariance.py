@@ -20,7 +20,7 @@ import pandas as pd
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
-from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.planner import may_hold_missing, noise_choice
 from pandas_dp.api.release.types import PlannedOutput, Request
 from pandas_dp.api.statistics.base import Inputs
@@ -66,11 +66,12 @@ def plan_matrix(
     order = int(_whole(ddof, "ddof")) if how == "cov" else 1
     fewest = 1.0 if min_periods is None else _whole(min_periods, "min_periods")
     placeholders = [PairCovariance((c, c), c) for c in names]
+    options = ReleaseOptions(
+        epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, ci=ci, rho=rho
+    )
     request = validate(
-        target, placeholders, epsilon=epsilon, query=how if grouping is None else f"groupby.{how}",
-        bounds=bounds, delta=delta,
-        mechanism=mechanism, ci=ci, caps=caps or caps_for(target, False), rho=rho,
-        grouping=grouping,
+        target, placeholders, options, query=how if grouping is None else f"groupby.{how}",
+        caps=caps or caps_for(target, False), grouping=grouping,
     )  # fmt: skip
     layout = ProductLayout.of(
         tuple(names), tuple(request.bounds[c] for c in names),

@@ -20,7 +20,8 @@ import pandas as pd
 from pandas_dp.api.keys import parse_by
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.queries.groupby import DPGroupBy
-from pandas_dp.api.release import PlannedRelease, Target, plan, resolve, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
+from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.finish import released
 from pandas_dp.api.release.types import PlannedOutput, Request
 from pandas_dp.api.statistics import Count, Statistic, statistic_class
@@ -46,8 +47,9 @@ class Layout:
 
 
 def plan_table(
-    target: Target, layout: Layout, stats: list[Statistic], keys: Any, query: str, **options: Any
-) -> PlannedRelease[pd.DataFrame]:
+    target: Target, layout: Layout, stats: list[Statistic], keys: Keys, query: str,
+    options: ReleaseOptions,
+) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """One group-by release over ``index + columns`` keys, shaped as a pandas pivot table."""
     by = [*layout.index, *layout.columns]
     if isinstance(keys, Mapping):  # one dict may serve several tables: take what this one needs
@@ -61,14 +63,14 @@ def plan_table(
                 "(a median of all rows is not a function of the cells' medians); release it "
                 "without margins, or release the margin as its own query"
             )
-        if options.get("ci") is not None:
+        if options.ci is not None:
             raise DPValueError(
                 "ci with margins=True: a margin's noise is the sum of its cells' noises, whose "
                 "interval is not computed yet; release the cells with ci and margins=False"
             )
     request = validate(
-        target, stats, grouping=grouped._grouping, caps=grouped._caps, query=query,
-        keys_from=grouped.keys_from, **options,
+        target, stats, options, grouping=grouped._grouping, caps=grouped._caps, query=query,
+        keys_from=grouped.keys_from,
     )  # fmt: skip
     return plan(target, request, lambda outputs, req: _finisher(outputs, req, layout))
 
@@ -234,9 +236,9 @@ def _column_index(names: list[Any]) -> pd.Index:
 
 
 def plan_crosstab(
-    obj: pd.DataFrame, index: Any, columns: Any, *, keys: Any = None, values: Any = None,
-    aggfunc: Any = None, margins: bool = False, margins_name: Hashable = "All",
-    normalize: Any = False, **options: Any,
+    obj: pd.DataFrame, index: Any, columns: Any, options: ReleaseOptions, *,
+    keys: Keys = None, values: Any = None, aggfunc: Any = None, margins: bool = False,
+    margins_name: Hashable = "All", normalize: Any = False,
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """Noisy ``pd.crosstab`` of the protected frame (see ``DataFrame.dp.crosstab``)."""
     stats: list[Statistic]
@@ -249,16 +251,16 @@ def plan_crosstab(
             raise DPValueError("values= needs an aggfunc, as in pd.crosstab, e.g. aggfunc='mean'")
         stats = [statistic_class(aggfunc, "aggfunc")(values, values)]
     how = _parse_normalize(normalize)
-    if how is not None and (values is not None or options.get("ci") is not None):
+    if how is not None and (values is not None or options.ci is not None):
         raise DPValueError("normalize= is for counts without values= or ci")
     layout = Layout(parse_by(index), parse_by(columns), _flag(margins), margins_name, how)
-    return plan_table(resolve(obj), layout, stats, keys, "crosstab", **options)
+    return plan_table(resolve(obj), layout, stats, keys, "crosstab", options)
 
 
 def plan_pivot_table(
-    obj: pd.DataFrame, values: Any = None, index: Any = None, columns: Any = None,
-    aggfunc: Any = "mean", *, keys: Any = None, margins: bool = False,
-    margins_name: Hashable = "All", **options: Any,
+    obj: pd.DataFrame, options: ReleaseOptions, values: Any = None, index: Any = None,
+    columns: Any = None, aggfunc: Any = "mean", *, keys: Keys = None, margins: bool = False,
+    margins_name: Hashable = "All",
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """Noisy ``pd.pivot_table`` of the protected frame (see ``DataFrame.dp.pivot_table``)."""
     if index is None:
@@ -270,7 +272,7 @@ def plan_pivot_table(
         values = [c for c in all_columns if c not in (*rows, *cols, target.unit)]
     stats, labels = _pivot_stats(values, aggfunc, bool(cols))
     layout = Layout(rows, cols, _flag(margins), margins_name, labels=labels)
-    return plan_table(target, layout, stats, keys, "pivot_table", **options)
+    return plan_table(target, layout, stats, keys, "pivot_table", options)
 
 
 def _pivot_stats(

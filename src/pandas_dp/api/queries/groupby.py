@@ -19,7 +19,7 @@ from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, pa
 from pandas_dp.api.queries.by_series import series_by
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
 from pandas_dp.api.queries.grouped_matrices import GroupedMatrices
-from pandas_dp.api.release import PlannedRelease, Target, run
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, run
 from pandas_dp.api.release.arguments import (
     Bound,
     Bounds,
@@ -122,7 +122,9 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         Gaussian noise). With ``weights="w", weight_bounds=(wl, W)``, ``Σ clip(w)·clip(x)``
         per group, sensitivity ``W·max(|lower|, |upper|)``.
         """
-        return self._per_column(Sum, column, "sum", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Sum(c, c), column, "sum", ReleaseOptions(ci=ci, **options)
+        )
 
     def mean(
         self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
@@ -141,7 +143,9 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         weighted mean ``c + noisy Σ w·(x - c) / max(noisy Σ w, 1)`` (``c`` the midpoint;
         sensitivities ``W·(upper - lower)/2`` and ``W``).
         """
-        return self._per_column(Mean, column, "mean", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Mean(c, c), column, "mean", ReleaseOptions(ci=ci, **options)
+        )
 
     @shared_doc
     def agg(
@@ -229,13 +233,15 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
                 column = self._selected[0] if self._selected else None
                 named = {k: (column, v) if isinstance(v, str) else v for k, v in named.items()}
             stats, series = parse_named(dict(named.items())), False
-        result: pd.DataFrame = self._release(
-            stats, "series" if series else "frame", "groupby.agg", epsilon=epsilon, delta=delta,
-            mechanism=mechanism, rho=rho,
-            ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
-            accuracy=accuracy, min_count=min_count,
-            relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,
+        options = ReleaseOptions(
+            epsilon=epsilon, delta=delta, mechanism=mechanism, rho=rho, ci=ci, bounds=bounds,
+            fillna=fillna, post=PostProcess.of(nonnegative), accuracy=accuracy,
+            min_count=min_count, relative_error=relative_error, weights=weights,
+            weight_bounds=weight_bounds,
         )  # fmt: skip
+        result: pd.DataFrame = self._release(
+            stats, "series" if series else "frame", "groupby.agg", options
+        )
         return result
 
 

@@ -24,7 +24,7 @@ from pandas_dp.api.queries.ungrouped import (
     row_major,
     rows_in_level_order,
 )
-from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import (
     GridArgs,
     KeywordChecked,
@@ -66,11 +66,11 @@ class GroupedStatistics(KeywordChecked):
     _renames: dict[Hashable, Hashable]
 
     def _plan(
-        self, stats: list[Statistic], shape: Shape, query: str, **kw: Any
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
     ) -> PlannedRelease[Any]:
         request = validate(
-            self._target, stats, grouping=self._grouping, caps=self._caps, query=query,
-            keys_from=self.keys_from, selection=self.selection, **kw,
+            self._target, stats, options, grouping=self._grouping, caps=self._caps, query=query,
+            keys_from=self.keys_from, selection=self.selection,
         )  # fmt: skip
         planned = plan(self._target, request, shape)
         if not self._renames:
@@ -78,8 +78,10 @@ class GroupedStatistics(KeywordChecked):
         renames = self._renames
         return planned.then(lambda result: renamed(result, renames))
 
-    def _release(self, stats: list[Statistic], shape: Shape, query: str, **kw: Any) -> Any:
-        return self._execute(self._plan(stats, shape, query, **kw))
+    def _release(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> Any:
+        return self._execute(self._plan(stats, shape, query, options))
 
     def _value_columns(self) -> tuple[Hashable, ...]:
         """Every column but the group-by columns (what pandas aggregates by default)."""
@@ -102,12 +104,13 @@ class GroupedStatistics(KeywordChecked):
         return (column,), True
 
     def _per_column(
-        self, kind: Callable[..., Statistic], column: Any, what: str, options: Any, **fields: Any
-    ) -> Any:
-        """One ``kind`` statistic per column: a Series for one column, else a DataFrame."""
+        self, kind: Callable[[Hashable], Statistic], column: Any, what: str,
+        options: ReleaseOptions,
+    ) -> Any:  # fmt: skip
+        """One statistic per column (``kind(column)``): a Series for one column, else a frame."""
         columns, series = self._columns(column, what)
-        stats = [kind(c, c, **fields) for c in columns]
-        return self._release(stats, "series" if series else "frame", f"groupby.{what}", **options)
+        stats = [kind(c) for c in columns]
+        return self._release(stats, "series" if series else "frame", f"groupby.{what}", options)
 
     @shared_doc
     def median(
@@ -136,7 +139,9 @@ class GroupedStatistics(KeywordChecked):
         ``Series.dp.quantile``): rank sensitivity 1/2 for the median; parallel composition
         across groups, ε split among the columns. Budget cost: ``epsilon``.
         """
-        return self._per_column(Median, column, "median", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Median(c, c), column, "median", ReleaseOptions(ci=ci, **options)
+        )
 
     @shared_doc
     def quantile(
@@ -167,12 +172,16 @@ class GroupedStatistics(KeywordChecked):
         """
         levels, scalar = parse_quantiles(q)
         if scalar:
-            return self._per_column(Quantile, column, "quantile", dict(options, ci=ci), q=levels[0])
+            level = levels[0]
+            return self._per_column(
+                lambda c: Quantile(c, c, q=level), column, "quantile",
+                ReleaseOptions(ci=ci, **options),
+            )  # fmt: skip
         columns, series = self._columns(column, "quantile")
         stats: list[Statistic] = [
             Quantile((c, i), c, level) for c in columns for i, level in enumerate(levels)
         ]
-        planned = self._plan(stats, "frame", "groupby.quantile", ci=ci, **options)
+        planned = self._plan(stats, "frame", "groupby.quantile", ReleaseOptions(ci=ci, **options))
         return self._execute(planned.then(lambda table: _stacked(table, columns, levels, series)))
 
     def var(
@@ -180,20 +189,28 @@ class GroupedStatistics(KeywordChecked):
         **options: Unpack[RatioArgs],
     ) -> Any:  # fmt: skip
         """Release the noisy variance per group; see ``Series.dp.var`` (same cost rules)."""
-        return self._per_column(Var, column, "var", dict(options, ci=ci), ddof=_ddof(ddof))
+        order = _ddof(ddof)
+        return self._per_column(
+            lambda c: Var(c, c, ddof=order), column, "var", ReleaseOptions(ci=ci, **options)
+        )
 
     def std(
         self, column: Any = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
     ) -> Any:  # fmt: skip
         """Release the noisy standard deviation per group; see ``Series.dp.std``."""
-        return self._per_column(Std, column, "std", dict(options, ci=ci), ddof=_ddof(ddof))
+        order = _ddof(ddof)
+        return self._per_column(
+            lambda c: Std(c, c, ddof=order), column, "std", ReleaseOptions(ci=ci, **options)
+        )
 
     def sem(
         self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
     ) -> Any:
         """Release the noisy standard error of the mean per group (``GroupBy.sem``, ddof 1)."""
-        return self._per_column(Sem, column, "sem", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Sem(c, c), column, "sem", ReleaseOptions(ci=ci, **options)
+        )
 
     def nunique(
         self, column: Any = None, *, dropna: bool = True, ci: float | None = None,
@@ -227,7 +244,9 @@ class GroupedStatistics(KeywordChecked):
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
         if column is None and self._selected is None:
             column = list(self._value_columns())
-        return self._per_column(NUnique, column, "nunique", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: NUnique(c, c), column, "nunique", ReleaseOptions(ci=ci, **options)
+        )
 
     def describe(
         self, column: Any = None, *, epsilon: Real | None = None, bounds: Any = None,
@@ -257,10 +276,10 @@ class GroupedStatistics(KeywordChecked):
         for c in columns:
             stats += [Count((c, "count"), c), Mean((c, "mean"), c), Std((c, "std"), c)]
             stats += [Quantile((c, lab), c, p) for lab, p in zip(labels[3:], levels, strict=True)]
-        planned = self._plan(
-            stats, "frame", "groupby.describe", epsilon=epsilon, bounds=bounds, cells=cells,
-            post=COUNT_ROW, rho=rho,
-        )  # fmt: skip
+        options = ReleaseOptions(
+            epsilon=epsilon, bounds=bounds, cells=cells, post=COUNT_ROW, rho=rho
+        )
+        planned = self._plan(stats, "frame", "groupby.describe", options)
 
         def table(result: pd.DataFrame) -> pd.DataFrame:
             for c in columns:

@@ -15,7 +15,7 @@ import pandas as pd
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
 from pandas_dp.api.queries.grouped import GroupedStatistics
-from pandas_dp.api.release import PlannedRelease
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions
 from pandas_dp.api.release.arguments import CountArgs, NoiseArgs, Real
 from pandas_dp.api.release.selection import asked_selection
 from pandas_dp.api.statistics import Count, Size
@@ -23,13 +23,13 @@ from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 
-__all__ = ["GroupedCounts", "count_post"]
+__all__ = ["GroupedCounts", "count_options"]
 
 
-def count_post(options: CountArgs, clamp: bool = False) -> PostProcess:
-    """The counts' post-processing, taken out of ``options`` (the rest goes to the plan)."""
-    nonnegative = options.pop("nonnegative", False)
-    return PostProcess.of(nonnegative or clamp, options.pop("total", None))
+def count_options(options: CountArgs, ci: float | None, clamp: bool = False) -> ReleaseOptions:
+    """The options of a release of counts: ``nonnegative`` and ``total`` post-process them."""
+    post = PostProcess.of(options.get("nonnegative", False) or clamp, options.get("total"))
+    return ReleaseOptions.of_noise(options, ci=ci, post=post)
 
 
 class GroupedCounts(GroupedStatistics):
@@ -82,10 +82,10 @@ class GroupedCounts(GroupedStatistics):
         >>> list(counts.index), bool(abs(counts["north"] - 600) < 50)  # scale 1
         (['north', 'south', 'east'], True)
         """
-        post = PostProcess.of(nonnegative, total)
+        release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
         if self._selected is not None:
-            return self._per_column(Count, None, "count", dict(options, ci=ci, post=post))
-        return self._execute(self.plan_counts("groupby.count", ci=ci, post=post, **options))
+            return self._per_column(lambda c: Count(c, c), None, "count", release)
+        return self._execute(self.plan_counts("groupby.count", release))
 
     def size(
         self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
@@ -96,13 +96,13 @@ class GroupedCounts(GroupedStatistics):
         An unnamed Series (a DataFrame named ``size``, ``size_lower``, ``size_upper`` with
         ``ci``); see :meth:`count` for the noise and the cost (``epsilon``).
         """
-        post = PostProcess.of(nonnegative, total)
-        planned = self._plan([Size("size")], "series", "groupby.size", ci=ci, post=post, **options)
+        release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
+        planned = self._plan([Size("size")], "series", "groupby.size", release)
         return self._execute(planned if ci is not None else planned.then(lambda s: s.rename(None)))
 
-    def plan_counts(self, query: str, **kw: Any) -> PlannedRelease[Any]:
+    def plan_counts(self, query: str, options: ReleaseOptions) -> PlannedRelease[Any]:
         """The planned release of the groups' row counts (for value counts and histograms)."""
-        return self._plan([Count("count")], "series", query, **kw)
+        return self._plan([Count("count")], "series", query, options)
 
     @shared_doc
     def value_counts(
@@ -170,8 +170,8 @@ class GroupedCounts(GroupedStatistics):
             )
         pairs.keys = None if inner is None or self.keys is None else _product(self.keys, inner)
         pairs._grouping = Grouping(pairs.by, pairs.keys)
-        post = count_post(options, clamp=normalize)
-        planned = pairs.plan_counts("groupby.value_counts", ci=ci, post=post, **options)
+        release = count_options(options, ci, clamp=normalize)
+        planned = pairs.plan_counts("groupby.value_counts", release)
         outer = list(range(len(self.by)))
         return self._execute(planned.then(lambda c: _within(c, outer, normalize, sort, ascending)))
 

@@ -196,8 +196,9 @@ class DPHierarchy(KeywordChecked):
             for depth, name in enumerate(names)
         )
         request = Request(
-            stats, epsilon, "hierarchy.count", grouping=Grouping(self.by, hierarchy.leaves),
-            caps=caps, confidence=confidence, shares=shares,
+            stats=stats, epsilon=epsilon, query="hierarchy.count",
+            grouping=Grouping(self.by, hierarchy.leaves), caps=caps, confidence=confidence,
+            shares=shares,
             notes=_notes(hierarchy, epsilon, shares, caps, self.keys_from),
         )  # fmt: skip
 

@@ -23,7 +23,7 @@ from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.measurement.design import FormulaDesign, check_transforms, design_of
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
-from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.planner import noise_choice
 from pandas_dp.api.release.types import PlannedOutput, Request
 from pandas_dp.api.statistics.products import PairCovariance
@@ -72,10 +72,11 @@ def plan_ols(
                 f"{name!r} holds categories: give its public levels with keys={{{name!r}: "
                 "[...]}} (or a schema's isin); pandas-dp never reads them off the data"
             )
-    request = validate(
-        target, [PairCovariance((c, c), c) for c in numeric], epsilon=epsilon, query="ols",
-        bounds=bounds, delta=delta, mechanism=mechanism, caps=caps_for(target, False), rho=rho,
-    )  # fmt: skip
+    options = ReleaseOptions(
+        epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
+    )
+    placeholders = [PairCovariance((c, c), c) for c in numeric]
+    request = validate(target, placeholders, options, query="ols", caps=caps_for(target, False))
     design = design_of(text, {c: request.bounds[c] for c in numeric}, categorical)
     size = len(design.labels)
     layout = ProductLayout.of(

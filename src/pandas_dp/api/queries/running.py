@@ -84,7 +84,7 @@ def plan_running_totals(
     )  # fmt: skip
     stat = RunningTotal("size", None, keys=(key,))
     request = Request(
-        (stat,), eps, "resample.size(cumulative)", caps=caps, delta=share,
+        stats=(stat,), epsilon=eps, query="resample.size(cumulative)", caps=caps, delta=share,
         gaussian=gaussian, confidence=confidence, shares=(Fraction(1),),
         notes=(_note(counting, bins, k),),
     )  # fmt: skip

@@ -81,7 +81,8 @@ def plan_synthesize(
         for i, label in enumerate(labels)
     ]
     request = Request(
-        (*stats, Synthetic("synthetic rows", None, everything)), eps, "synthesize", caps=caps,
+        stats=(*stats, Synthetic("synthetic rows", None, everything)), epsilon=eps,
+        query="synthesize", caps=caps,
         delta=d if gaussian else None, gaussian=gaussian and d is not None,
         shares=tuple(p.measurement.epsilon / eps for p in parts.values()),
         notes=_notes(domains, gaussian, caps.describe() if caps.bounding else "", method),

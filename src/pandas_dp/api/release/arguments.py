@@ -41,8 +41,9 @@ from pandas_dp.errors import DPTypeError
 Real: TypeAlias = int | float | Fraction | Decimal | np.integer | np.floating
 #: ``(lower, upper)``, public clipping bounds of one column.
 Bound: TypeAlias = tuple[Real, Real]
-#: One column's bounds, or ``{column: (lower, upper)}`` for several columns.
-Bounds: TypeAlias = Bound | Mapping[Hashable, Bound] | None
+#: One column's bounds, or ``{column: (lower, upper)}`` for several columns (a column's
+#: None: its schema's bounds).
+Bounds: TypeAlias = Bound | Mapping[Hashable, Bound | None] | None
 #: A public fill value for missing entries, or ``{column: value}``.
 Fill: TypeAlias = Real | Mapping[Hashable, Real] | None
 #: The noise: discrete Laplace (pure ε-DP) or discrete Gaussian (needs δ > 0).

@@ -111,8 +111,9 @@ def plan(
     release = _release(request, parts, outputs, selection_note, shares)
     finish = shape(outputs, request) if callable(shape) else finisher(outputs, shape, request)
     return PlannedRelease(
-        target, parts, outputs, release, finish, request.grouping, request.caps.bounding,
-        selection, derive, request.confidence, post=request.post,
+        target=target, parts=parts, outputs=outputs, release=release, finish=finish,
+        grouping=request.grouping, bounding=request.caps.bounding, selection=selection,
+        derive=derive, confidence=request.confidence, post=request.post,
     )  # fmt: skip
 
 

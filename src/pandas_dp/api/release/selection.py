@@ -19,7 +19,7 @@ from pandas_dp.api.measurement.choices import AnyPart, KeyChoicePart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import KeyChoice, RowCount
 from pandas_dp.api.measurement.parts import Part
-from pandas_dp.api.release.options import parse_selection
+from pandas_dp.api.release.option_values import parse_selection
 from pandas_dp.api.release.types import Request, Selection, Target
 from pandas_dp.budget import AnyBudget, Budget
 from pandas_dp.engines.plan import Binning

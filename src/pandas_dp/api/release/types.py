@@ -8,7 +8,7 @@ describes what it wants as a :class:`Request`; the planner turns it into the one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
@@ -20,6 +20,7 @@ from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.weighted import Weights
+from pandas_dp.api.release.arguments import Bound, Bounds, Fill, Mechanism, NoiseArgs, Real
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines import Engine, Grouping
@@ -63,7 +64,49 @@ class Target:
         return self._dtypes[column]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class ReleaseOptions:
+    """A release's options as the user typed them, built once where a query is called.
+
+    The accessors take them as typed keywords (:mod:`~pandas_dp.api.release.arguments`);
+    the query families pass this one value down instead of ``**kwargs``, and
+    :func:`~pandas_dp.api.release.options.validate` checks every field at run time (the
+    annotations say what is accepted, not what has been checked).
+    """
+
+    epsilon: Real | None = None
+    rho: Real | None = None
+    delta: Real | None = None
+    mechanism: Mechanism = "laplace"
+    #: The confidence level of intervals (None: no intervals).
+    ci: float | None = None
+    bounds: Bounds = None
+    fillna: Fill = None
+    #: The noisy count below which a ratio (a mean, a spread, a quantile) is NaN.
+    min_count: Real | None = None
+    #: The quantile grid's number of cells (None: the default).
+    cells: int | None = None
+    #: ``{statistic name: weight}`` in the split of ε.
+    accuracy: Mapping[str, float] | None = None
+    relative_error: bool = False
+    weights: Hashable | None = None
+    weight_bounds: Bound | None = None
+    #: Free post-processing of counts (``nonnegative``, ``total``), parsed by the caller.
+    post: PostProcess | None = None
+
+    @classmethod
+    def of_noise(
+        cls, options: NoiseArgs, *, ci: float | None, post: PostProcess | None = None
+    ) -> ReleaseOptions:
+        """The options of a release that takes only :class:`NoiseArgs` (counts)."""
+        return cls(
+            epsilon=options.get("epsilon"), rho=options.get("rho"), delta=options.get("delta"),
+            mechanism=options.get("mechanism", "laplace"), weights=options.get("weights"),
+            weight_bounds=options.get("weight_bounds"), ci=ci, post=post,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
 class Request:
     """A release's statistics and its validated public options.
 
@@ -165,7 +208,7 @@ class PlannedOutput:
 Finish = Callable[[pd.Index | None, dict[MeasurementKey, Aggregate]], Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlannedRelease(Generic[T]):
     """A validated release, ready to run or to preview; built only by the planner.
 
