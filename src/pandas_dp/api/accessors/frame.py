@@ -138,7 +138,7 @@ class FrameReleases(
                 "groupby(pd.Grouper(key='t', freq='MS'), range=(start, end)); without a "
                 "pd.Grouper, leave it out"
             )
-        return DPGroupBy(
+        return DPGroupBy.of(
             resolve(self._obj), by, keys,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
             selection=selection, execute=self._execute, dropna=dropna,

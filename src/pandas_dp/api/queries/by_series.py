@@ -68,7 +68,7 @@ def _same_session(series: pd.Series, target: Target) -> None:
         )
 
 
-def renamed(result: Any, renames: dict[Hashable, Hashable]) -> Any:
+def renamed(result: Any, renames: Mapping[Hashable, Hashable]) -> Any:
     """``result`` with the private group-by names in its index replaced by the Series' names."""
     if not renames or not isinstance(result, pd.Series | pd.DataFrame):
         return result

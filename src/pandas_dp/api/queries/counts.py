@@ -41,7 +41,7 @@ def plan_value_counts(
     if normalize and ci is not None:
         raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
-    grouped = DPGroupBy(
+    grouped = DPGroupBy.of(
         target, target.column, keys, dropna=dropna, selection=selection, called="value_counts"
     )
     planned = grouped.plan_counts("value_counts", count_options(options, ci, clamp=normalize))
@@ -123,7 +123,7 @@ def plan_histogram(
     intervals = pd.IntervalIndex.from_breaks(
         breaks, closed="right" if binning.right else "left", name=col
     )
-    grouped = DPGroupBy(target, col, intervals, binning=binning)
+    grouped = DPGroupBy.of(target, col, intervals, binning=binning)
     planned = grouped.plan_counts("histogram", count_options(options, ci))
     if labels is not None:  # indexed like df.set_index(col).resample(freq).size()
         named = labels.rename(col)

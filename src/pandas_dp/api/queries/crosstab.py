@@ -54,7 +54,7 @@ def plan_table(
     by = [*layout.index, *layout.columns]
     if isinstance(keys, Mapping):  # one dict may serve several tables: take what this one needs
         keys = {column: keys[column] for column in by if column in keys}
-    grouped = DPGroupBy(target, by, keys, called=query, may_select=False)
+    grouped = DPGroupBy.of(target, by, keys, called=query, may_select=False)
     if layout.margins:
         refused = [s.how for s in stats if s.margin == "none"]
         if refused:

@@ -7,9 +7,9 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Hashable, Mapping
-from typing import Any, Literal, Unpack
+from dataclasses import replace
+from typing import Any, Literal, Self, Unpack
 
 import pandas as pd
 
@@ -42,14 +42,16 @@ from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 class DPGroupBy(GroupedCounts, GroupedMatrices):
     """A grouping of a protected frame over public (or privately selected) keys.
 
-    Created by :meth:`DataFrameDPAccessor.groupby`; it holds only public parameters.
-    Every method releases one table and charges its ε once (parallel composition).
-    Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series named ``x``,
-    ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the column instead.
+    Created by :meth:`DataFrameDPAccessor.groupby` (through :meth:`of`); a frozen value of
+    public parameters. Every method releases one table and charges its ε once (parallel
+    composition). Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series
+    named ``x``, ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the
+    column instead.
     """
 
-    def __init__(
-        self,
+    @classmethod
+    def of(
+        cls,
         target: Target,
         by: Hashable | list[Hashable],
         keys: Keys = None,
@@ -62,28 +64,30 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         dropna: bool = True,
         called: str = "groupby",
         may_select: bool = True,
-    ) -> None:
-        target, by, keys, self._renames = series_by(target, by, keys)
-        self._target = target
-        self._execute = execute
-        self.by = parse_by(by)
-        columns = self._target.engine.columns(self._target.data)
-        dtypes = dict(self._target.engine.dtypes(self._target.data).items())
-        for label in self.by:
+    ) -> Self:
+        """Check the public parameters of a group-by (nothing is read, nothing charged)."""
+        target, by, keys, renames = series_by(target, by, keys)
+        labels = parse_by(by)
+        columns = target.engine.columns(target.data)
+        dtypes = dict(target.engine.dtypes(target.data).items())
+        for label in labels:
             if label not in columns:
                 hint = did_you_mean(label, target.session.columns)
                 raise DPKeyError(f"group-by column {label!r} not found in this frame{hint}")
-        self.keys_from = ""
+        keys_from = ""
         if keys is None and binning is None:
-            keys, self.keys_from = schema_keys(target, self.by)
-        keys, declared = categories_as_keys(keys, self.by, dtypes)
-        self.keys_from = declared or self.keys_from
-        self.keys = parse_keys(self.by, keys)
-        self.selection = asked_selection(self.keys, binning, selection, self.by, called, may_select)
-        if self.keys is not None and binning is None:
-            check_key_types(self.keys, [dtypes[label] for label in self.by])
-        self._grouping = Grouping(self.by, self.keys, binning, missing=_missing_group(self, dropna))
-        self._caps = caps_for(self._target, True, max_groups_per_unit, max_rows_per_group)
+            keys, keys_from = schema_keys(target, labels)
+        keys, declared = categories_as_keys(keys, labels, dtypes)
+        parsed = parse_keys(labels, keys)
+        chosen = asked_selection(parsed, binning, selection, labels, called, may_select)
+        if parsed is not None and binning is None:
+            check_key_types(parsed, [dtypes[label] for label in labels])
+        missing = _missing_group(parsed, labels, dropna)
+        return cls(
+            target, labels, parsed, declared or keys_from, chosen,
+            Grouping(labels, parsed, binning, missing=missing),
+            caps_for(target, True, max_groups_per_unit, max_rows_per_group), renames, execute,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         keys = "private (DP selection)" if self.keys is None else f"{len(self.keys)} public keys"
@@ -100,9 +104,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
                 self._target.engine, self._target.data, label, numeric=False,
                 known=self._target.session.columns,
             )  # fmt: skip
-        selected = copy.copy(self)
-        selected._selected, selected._series = tuple(labels), not isinstance(key, list)
-        return selected
+        return replace(self, _selected=tuple(labels), _series=not isinstance(key, list))
 
     def sum(
         self, column: Any = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
@@ -245,13 +247,13 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         return result
 
 
-def _missing_group(grouped: DPGroupBy, dropna: Any) -> bool:
+def _missing_group(keys: pd.Index | None, by: tuple[Hashable, ...], dropna: object) -> bool:
     """``dropna=False``: rows with a missing key form a group of their own (key NaN)."""
     if not isinstance(dropna, bool):
         raise DPTypeError(f"dropna must be True or False, got {type(dropna).__name__}")
     if dropna:
         return False
-    if grouped.keys is None or len(grouped.by) != 1:
+    if keys is None or len(by) != 1:
         raise DPValueError(
             "dropna=False needs public keys and one group-by column (the missing values form "
             "one more group, NaN, after the keys)"

@@ -8,7 +8,8 @@ composition across groups, the planner's split of ε across columns).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Unpack
 
 import numpy as np
@@ -24,7 +25,7 @@ from pandas_dp.api.queries.ungrouped import (
     row_major,
     rows_in_level_order,
 )
-from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, run, validate
 from pandas_dp.api.release.arguments import (
     GridArgs,
     KeywordChecked,
@@ -48,22 +49,30 @@ from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class GroupedStatistics(KeywordChecked):
-    """Column selection and per-column statistics of a group-by (see :class:`DPGroupBy`)."""
+    """Column selection and per-column statistics of a group-by (see :class:`DPGroupBy`).
 
+    A frozen value of public parameters only: a selection (``g["x"]``) or the pairs of
+    ``value_counts`` are new values (:func:`dataclasses.replace`), never mutated copies. The
+    budget stays with the frame's session, which :attr:`_target` resolves.
+    """
+
+    _target: Target
     by: tuple[Hashable, ...]
+    #: The public keys (None: chosen by DP partition selection), and where they came from.
+    keys: pd.Index | None
     keys_from: str
     selection: str
-    _target: Target
     _grouping: Grouping
     _caps: Caps
-    _execute: Callable[[PlannedRelease[Any]], Any]
+    #: Private column names of grouping Series, and the Series' names (for the results).
+    _renames: Mapping[Hashable, Hashable]
+    _execute: Callable[[PlannedRelease[Any]], Any] = run
     #: The selected columns (``g["x"]``, ``g[["x", "y"]]``), or None.
     _selected: tuple[Hashable, ...] | None = None
     #: Whether one column was selected by its label (results are Series, as in pandas).
     _series: bool = False
-    #: Private column names of grouping Series, and the Series' names (for the results).
-    _renames: dict[Hashable, Hashable]
 
     def _plan(
         self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions

@@ -6,7 +6,7 @@ contribution bound under a unit), so each call charges its ε once.
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 from typing import Any, Literal, Unpack
 
 import numpy as np
@@ -34,8 +34,6 @@ def count_options(options: CountArgs, ci: float | None, clamp: bool = False) -> 
 
 class GroupedCounts(GroupedStatistics):
     """``count``, ``size`` and ``value_counts`` of :class:`~.groupby.DPGroupBy`."""
-
-    keys: pd.Index | None
 
     @shared_doc
     def count(
@@ -155,21 +153,22 @@ class GroupedCounts(GroupedStatistics):
         inner = parse_keys((column,), keys)
         if inner is not None:
             check_key_types(inner, [dtypes[column]])
-        pairs = copy.copy(self)
-        pairs.by, pairs._selected, pairs._series = (*self.by, column), None, False
-        pairs.keys_from = "; ".join(note for note in (self.keys_from, declared) if note)
+        chosen = self.selection
         if self.keys is not None:  # public group keys: the values' keys decide
-            pairs.selection = asked_selection(
-                inner, None, selection, (column,), "value_counts", True
-            )
+            chosen = asked_selection(inner, None, selection, (column,), "value_counts", True)
         elif selection is not None:
             raise DPValueError(
                 "this group-by already chooses its keys from the data (selection="
                 f"{self.selection!r}), and the (group, value) pairs with them: leave selection "
                 "out of value_counts"
             )
-        pairs.keys = None if inner is None or self.keys is None else _product(self.keys, inner)
-        pairs._grouping = Grouping(pairs.by, pairs.keys)
+        by = (*self.by, column)
+        keys = None if inner is None or self.keys is None else _product(self.keys, inner)
+        pairs = replace(
+            self, by=by, keys=keys, _selected=None, _series=False, selection=chosen,
+            keys_from="; ".join(note for note in (self.keys_from, declared) if note),
+            _grouping=Grouping(by, keys),
+        )  # fmt: skip
         release = count_options(options, ci, clamp=normalize)
         planned = pairs.plan_counts("groupby.value_counts", release)
         outer = list(range(len(self.by)))

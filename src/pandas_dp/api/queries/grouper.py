@@ -19,6 +19,7 @@ and dtypes only, before anything is charged.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -104,12 +105,11 @@ def grouper_groupby(
     def labelled(planned: PlannedRelease[Any]) -> Any:
         return execute(planned.then(reorder).then(relabel))
 
-    grouped = DPGroupBy(
+    grouped = DPGroupBy.of(
         target, [on, *others], full, binning=Binning(edges, right=False), execute=labelled,
         max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
     )  # fmt: skip
-    grouped.keys_from = keys_from
-    return grouped
+    return replace(grouped, keys_from=keys_from)
 
 
 def _the_grouper(labels: list[Any]) -> int:

@@ -14,6 +14,7 @@ disjoint bins, and indexed as pandas indexes it: by the bins' labels, a ``Dateti
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import pandas as pd
@@ -27,14 +28,16 @@ from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class DPResampler(DPGroupBy):
     """A group-by over the bins of a frequency (see :meth:`DataFrameDPAccessor.resample`)."""
 
     def __repr__(self) -> str:
         return f"<DPResampler on={self.by[0]!r}, freq={self.freq}, {len(self.labels)} bins>"
 
-    freq: str
-    labels: pd.Index
+    #: The pandas frequency of the bins, and the bins' labels (public).
+    freq: str = ""
+    labels: pd.Index = field(default_factory=lambda: pd.Index([]))
 
     def size(
         self,
@@ -115,13 +118,12 @@ def resample(
     def labelled(planned: PlannedRelease[Any]) -> Any:
         return execute(planned.then(relabel))
 
-    grouped = DPResampler(
+    grouped = DPResampler.of(
         target, on, intervals, binning=Binning(edges, right=False),
         max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
         execute=labelled, called="resample",
     )  # fmt: skip
-    grouped.freq, grouped.labels = str(freq), named
-    return grouped
+    return replace(grouped, freq=str(freq), labels=named)
 
 
 def time_kind(target: Target, on: Hashable, fix: str, what: str) -> ValueKind:
