@@ -260,3 +260,7 @@ class PlannedRelease(Generic[T]):
     def only_preview(self, reason: str) -> PlannedRelease[T]:
         """The same plan, which :func:`run` refuses (before anything is read) with ``reason``."""
         return replace(self, preview_only=reason)
+
+
+#: A query family's own shaping: given the planned outputs and the request, the finish.
+Finisher = Callable[[tuple[PlannedOutput, ...], Request], Finish]
