@@ -7,9 +7,9 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import replace
-from typing import Any, Literal, Self, Unpack
+from typing import Literal, Self, Unpack
 
 import pandas as pd
 
@@ -19,10 +19,11 @@ from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, pa
 from pandas_dp.api.queries.by_series import series_by
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
 from pandas_dp.api.queries.grouped_matrices import GroupedMatrices
-from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, run
+from pandas_dp.api.release import ReleaseOptions, Target, run
 from pandas_dp.api.release.arguments import (
     Bound,
     Bounds,
+    Columns,
     Fill,
     Keys,
     Mechanism,
@@ -31,6 +32,7 @@ from pandas_dp.api.release.arguments import (
     ValueArgs,
 )
 from pandas_dp.api.release.selection import asked_selection
+from pandas_dp.api.release.types import Execute, Table
 from pandas_dp.api.statistics import Mean, Sum, parse_func, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column, did_you_mean
@@ -60,7 +62,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         binning: Binning | None = None,
-        execute: Callable[[PlannedRelease[Any]], Any] = run,
+        execute: Execute = run,
         dropna: bool = True,
         called: str = "groupby",
         may_select: bool = True,
@@ -107,8 +109,8 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         return replace(self, _selected=tuple(labels), _series=not isinstance(key, list))
 
     def sum(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
-    ) -> pd.Series | pd.DataFrame:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
+    ) -> Table:
         """Release the noisy sum of a column (or columns), clipped to public bounds, per group.
 
         A Series named after one column (``g.sum("x")``, ``g["x"].sum()``), a DataFrame for
@@ -129,8 +131,8 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         )
 
     def mean(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
-    ) -> pd.Series | pd.DataFrame:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> Table:
         """Release the noisy mean of a column (or columns), clipped to public bounds, per group.
 
         Shaped like :meth:`sum`.
@@ -151,13 +153,13 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
 
     @shared_doc
     def agg(
-        self, func: Any = None, /, *, epsilon: Real | None = None, bounds: Bounds = None,
+        self, func: object = None, /, *, epsilon: Real | None = None, bounds: Bounds = None,
         delta: Real | None = None, rho: Real | None = None, mechanism: Mechanism = "laplace",
         ci: float | None = None,
         fillna: Fill = None, nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
         min_count: Real | None = None, relative_error: bool = False,
-        weights: Hashable | None = None, weight_bounds: Bound | None = None, **named: Any,
-    ) -> pd.DataFrame:  # fmt: skip
+        weights: Hashable | None = None, weight_bounds: Bound | None = None, **named: object,
+    ) -> Table:  # fmt: skip
         """Release several statistics per group in one call, in every form pandas' agg takes.
 
         Parameters
@@ -241,10 +243,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             min_count=min_count, relative_error=relative_error, weights=weights,
             weight_bounds=weight_bounds,
         )  # fmt: skip
-        result: pd.DataFrame = self._release(
-            stats, "series" if series else "frame", "groupby.agg", options
-        )
-        return result
+        return self._release(stats, "series" if series else "frame", "groupby.agg", options)
 
 
 def _missing_group(keys: pd.Index | None, by: tuple[Hashable, ...], dropna: object) -> bool:
@@ -261,7 +260,9 @@ def _missing_group(keys: pd.Index | None, by: tuple[Hashable, ...], dropna: obje
     return True
 
 
-def schema_keys(target: Target, by: tuple[Hashable, ...], suffix: str = "") -> tuple[Any, str]:
+def schema_keys(
+    target: Target, by: tuple[Hashable, ...], suffix: str = ""
+) -> tuple[dict[Hashable, list[object]] | None, str]:
     """Public keys from the session's schema (``isin``) for every ``by`` column, if any.
 
     For several columns, every combination of their values; ``suffix`` ends the ledger note.

@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Unpack
+from fractions import Fraction
+from typing import Any, Literal, Unpack, overload
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.docstrings import shared_doc
@@ -27,6 +29,8 @@ from pandas_dp.api.queries.ungrouped import (
 )
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, run, validate
 from pandas_dp.api.release.arguments import (
+    Bounds,
+    Columns,
     GridArgs,
     KeywordChecked,
     NoiseArgs,
@@ -34,6 +38,7 @@ from pandas_dp.api.release.arguments import (
     Real,
 )
 from pandas_dp.api.release.finish import Shape, suffixed
+from pandas_dp.api.release.types import Execute, Table
 from pandas_dp.api.statistics import (
     Count,
     Mean,
@@ -68,15 +73,24 @@ class GroupedStatistics(KeywordChecked):
     _caps: Caps
     #: Private column names of grouping Series, and the Series' names (for the results).
     _renames: Mapping[Hashable, Hashable]
-    _execute: Callable[[PlannedRelease[Any]], Any] = run
+    _execute: Execute = run
     #: The selected columns (``g["x"]``, ``g[["x", "y"]]``), or None.
     _selected: tuple[Hashable, ...] | None = None
     #: Whether one column was selected by its label (results are Series, as in pandas).
     _series: bool = False
 
+    @overload
+    def _plan(
+        self, stats: list[Statistic], shape: Literal["frame"], query: str, options: ReleaseOptions
+    ) -> PlannedRelease[pd.DataFrame]: ...
+    @overload
     def _plan(
         self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
-    ) -> PlannedRelease[Any]:
+    ) -> PlannedRelease[Table]: ...
+    def _plan(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> PlannedRelease[Table] | PlannedRelease[pd.DataFrame]:
+        """The planned release of ``stats`` per group, shaped as ``shape``."""
         request = validate(
             self._target, stats, options, grouping=self._grouping, caps=self._caps, query=query,
             keys_from=self.keys_from, selection=self.selection,
@@ -89,7 +103,7 @@ class GroupedStatistics(KeywordChecked):
 
     def _release(
         self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
-    ) -> Any:
+    ) -> Table:
         return self._execute(self._plan(stats, shape, query, options))
 
     def _value_columns(self) -> tuple[Hashable, ...]:
@@ -97,7 +111,7 @@ class GroupedStatistics(KeywordChecked):
         columns = self._target.engine.columns(self._target.data)
         return tuple(c for c in columns if c not in self.by and c != self._target.unit)
 
-    def _columns(self, column: Any, what: str) -> tuple[tuple[Hashable, ...], bool]:
+    def _columns(self, column: Columns, what: str) -> tuple[tuple[Hashable, ...], bool]:
         """The columns a method reads, and whether the result is one Series."""
         if column is None:
             if self._selected is None:
@@ -113,9 +127,9 @@ class GroupedStatistics(KeywordChecked):
         return (column,), True
 
     def _per_column(
-        self, kind: Callable[[Hashable], Statistic], column: Any, what: str,
+        self, kind: Callable[[Hashable], Statistic], column: Columns, what: str,
         options: ReleaseOptions,
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """One statistic per column (``kind(column)``): a Series for one column, else a frame."""
         columns, series = self._columns(column, what)
         stats = [kind(c) for c in columns]
@@ -123,8 +137,8 @@ class GroupedStatistics(KeywordChecked):
 
     @shared_doc
     def median(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[GridArgs]
-    ) -> Any:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[GridArgs]
+    ) -> Table:
         """Release the noisy median of a column (or the selected columns) in each group.
 
         Parameters
@@ -154,9 +168,9 @@ class GroupedStatistics(KeywordChecked):
 
     @shared_doc
     def quantile(
-        self, q: Any = 0.5, column: Any = None, *, ci: float | None = None,
+        self, q: float | Sequence[float] = 0.5, column: Columns = None, *, ci: float | None = None,
         **options: Unpack[GridArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release noisy quantiles of a column (or the selected columns) in each group.
 
         Parameters
@@ -194,9 +208,9 @@ class GroupedStatistics(KeywordChecked):
         return self._execute(planned.then(lambda table: _stacked(table, columns, levels, series)))
 
     def var(
-        self, column: Any = None, *, ddof: int = 1, ci: float | None = None,
+        self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release the noisy variance per group; see ``Series.dp.var`` (same cost rules)."""
         order = _ddof(ddof)
         return self._per_column(
@@ -204,9 +218,9 @@ class GroupedStatistics(KeywordChecked):
         )
 
     def std(
-        self, column: Any = None, *, ddof: int = 1, ci: float | None = None,
+        self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release the noisy standard deviation per group; see ``Series.dp.std``."""
         order = _ddof(ddof)
         return self._per_column(
@@ -214,17 +228,17 @@ class GroupedStatistics(KeywordChecked):
         )
 
     def sem(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
-    ) -> Any:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> Table:
         """Release the noisy standard error of the mean per group (``GroupBy.sem``, ddof 1)."""
         return self._per_column(
             lambda c: Sem(c, c), column, "sem", ReleaseOptions(ci=ci, **options)
         )
 
     def nunique(
-        self, column: Any = None, *, dropna: bool = True, ci: float | None = None,
+        self, column: Columns = None, *, dropna: bool = True, ci: float | None = None,
         **options: Unpack[NoiseArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release the noisy number of distinct values of a column in each group.
 
         Parameters
@@ -258,7 +272,7 @@ class GroupedStatistics(KeywordChecked):
         )
 
     def describe(
-        self, column: Any = None, *, epsilon: Real | None = None, bounds: Any = None,
+        self, column: Columns = None, *, epsilon: Real | None = None, bounds: Bounds = None,
         percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
         rho: Real | None = None,
     ) -> pd.DataFrame:  # fmt: skip
@@ -292,6 +306,7 @@ class GroupedStatistics(KeywordChecked):
 
         def table(result: pd.DataFrame) -> pd.DataFrame:
             for c in columns:
+                # pandas-stubs type column keys of __setitem__ as ints; these are tuples
                 names: Any = [(c, label) for label in labels[3:]]
                 result[names] = rows_in_level_order(levels, result[names])
             if series:
@@ -301,15 +316,15 @@ class GroupedStatistics(KeywordChecked):
         return self._execute(planned.then(table))
 
 
-def _ddof(ddof: Any) -> int:
+def _ddof(ddof: object) -> int:
     if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer) or ddof < 0:
         raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
     return int(ddof)
 
 
 def _stacked(
-    table: pd.DataFrame, columns: tuple[Hashable, ...], levels: list[Any], series: bool
-) -> Any:
+    table: pd.DataFrame, columns: tuple[Hashable, ...], levels: list[Fraction], series: bool
+) -> Table:
     """Quantiles released as ``(column, i)`` columns, with the levels as an inner index."""
     keys = table.index
     count = len(levels)
@@ -319,7 +334,7 @@ def _stacked(
         [*arrays, np.tile([float(level) for level in levels], len(keys))],
         names=[*keys.names, None],
     )
-    out: dict[Hashable, Any] = {}
+    out: dict[Hashable, ExtensionArray] = {}
     with_intervals = suffixed((columns[0], 0), "_lower") in table.columns
     for c in columns:
         values = table[[(c, i) for i in range(count)]]

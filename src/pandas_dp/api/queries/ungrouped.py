@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 from pandas.api.types import is_integer_dtype
 
 from pandas_dp.api.caps import caps_for
@@ -192,7 +193,7 @@ def rows_in_level_order(levels: Sequence[Fraction], block: pd.DataFrame) -> pd.D
     return pd.DataFrame(values, index=block.index).set_axis(block.columns, axis=1)
 
 
-def row_major(block: pd.DataFrame) -> Any:
+def row_major(block: pd.DataFrame) -> ExtensionArray:
     """The block's values row after row, in the columns' dtype (``to_numpy().ravel()``)."""
     rows, width = block.shape
     stacked = pd.concat([block.iloc[:, j] for j in range(width)], ignore_index=True).array

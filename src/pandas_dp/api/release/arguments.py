@@ -48,6 +48,8 @@ Bounds: TypeAlias = Bound | Mapping[Hashable, Bound | None] | None
 Fill: TypeAlias = Real | Mapping[Hashable, Real] | None
 #: The noise: discrete Laplace (pure ε-DP) or discrete Gaussian (needs δ > 0).
 Mechanism: TypeAlias = Literal["laplace", "gaussian"]
+#: The column(s) a method reads: one label, a list of labels, or None (the selected ones).
+Columns: TypeAlias = Hashable | list[Hashable] | None
 #: Public keys: a list of values, ``{column: values}``, a list of tuples or a MultiIndex.
 Keys: TypeAlias = Sequence[object] | Mapping[Hashable, Sequence[object]] | object
 
