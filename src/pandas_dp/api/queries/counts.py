@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Hashable
 from typing import Any, Literal, Unpack
 
@@ -18,7 +19,8 @@ from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouped_counts import count_options
 from pandas_dp.api.queries.time_bins import is_count, time_edges
 from pandas_dp.api.release import PlannedRelease, resolve
-from pandas_dp.api.release.arguments import CountArgs
+from pandas_dp.api.release.arguments import CountArgs, Keys
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column, parse_bounds
 from pandas_dp.engines.plan import Binning
@@ -27,7 +29,7 @@ from pandas_dp.errors import DPTypeError, DPValueError
 
 def plan_value_counts(
     series: pd.Series,
-    keys: Any = None,
+    keys: Keys = None,
     *,
     normalize: bool = False,
     sort: bool = True,
@@ -69,11 +71,11 @@ def _proportions(counts: pd.Series) -> pd.Series:
 
 def plan_histogram(
     obj: pd.Series | pd.DataFrame,
-    bins: Any,
+    bins: object,
     *,
     column: Hashable | None = None,
-    range: Any = None,
-    freq: Any = None,
+    range: object = None,
+    freq: str | None = None,
     right: bool | None = None,
     include_lowest: bool = False,
     clip: bool = False,
@@ -128,14 +130,14 @@ def plan_histogram(
     if labels is not None:  # indexed like df.set_index(col).resample(freq).size()
         named = labels.rename(col)
 
-        def labelled(counts: Any) -> Any:
+        def labelled(counts: Table) -> Table:
             counts.index = named
             return counts
 
         planned = planned.then(labelled)
     if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
 
-        def unnamed(counts: Any) -> Any:
+        def unnamed(counts: Table) -> Table:
             counts.index.name = None
             return counts
 
@@ -143,7 +145,7 @@ def plan_histogram(
     return planned
 
 
-def _equal_edges(bins: Any, span: Any) -> tuple[float, ...]:
+def _equal_edges(bins: numbers.Integral, span: object) -> tuple[float, ...]:
     """``bins`` equal bins over the public ``span``, as ``numpy.histogram`` cuts them."""
     if bins < 1:
         raise DPValueError(f"bins must be at least 1, got {bins}")
@@ -156,7 +158,7 @@ def _equal_edges(bins: Any, span: Any) -> tuple[float, ...]:
     return tuple(float(edge) for edge in np.linspace(lower, upper, int(bins) + 1))
 
 
-def _parse_edges(bins: Any) -> tuple[float, ...]:
+def _parse_edges(bins: object) -> tuple[float, ...]:
     if isinstance(bins, str | bytes) or not hasattr(bins, "__iter__"):
         raise DPTypeError("bins must be a list of public bin edges, e.g. [0, 18, 65, 120]")
     edges = []

@@ -7,7 +7,7 @@ contribution bound under a unit), so each call charges its ε once.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any, Literal, Unpack
+from typing import Literal, Unpack, cast
 
 import numpy as np
 import pandas as pd
@@ -16,8 +16,9 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
 from pandas_dp.api.queries.grouped import GroupedStatistics
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions
-from pandas_dp.api.release.arguments import CountArgs, NoiseArgs, Real
+from pandas_dp.api.release.arguments import CountArgs, Keys, NoiseArgs, Real
 from pandas_dp.api.release.selection import asked_selection
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import Count, Size
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines import Grouping
@@ -98,13 +99,13 @@ class GroupedCounts(GroupedStatistics):
         planned = self._plan([Size("size")], "series", "groupby.size", release)
         return self._execute(planned if ci is not None else planned.then(lambda s: s.rename(None)))
 
-    def plan_counts(self, query: str, options: ReleaseOptions) -> PlannedRelease[Any]:
+    def plan_counts(self, query: str, options: ReleaseOptions) -> PlannedRelease[Table]:
         """The planned release of the groups' row counts (for value counts and histograms)."""
         return self._plan([Count("count")], "series", query, options)
 
     @shared_doc
     def value_counts(
-        self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
+        self, keys: Keys = None, *, normalize: bool = False, sort: bool = True,
         ascending: bool = False, ci: float | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         **options: Unpack[CountArgs],
@@ -190,7 +191,7 @@ def _within(
     ascending: bool,
 ) -> pd.Series | pd.DataFrame:  # fmt: skip
     """Proportions and order within each group (free post-processing)."""
-    index: Any = counts.index
+    index = cast(pd.MultiIndex, counts.index)  # (group keys..., value), as built above
     groups = pd.factorize(index.droplevel(-1))[0]
     values = (counts["count"] if isinstance(counts, pd.DataFrame) else counts).to_numpy(float)
     if normalize:
