@@ -91,7 +91,9 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
         """
         return self._scalar("count", None, ReleaseOptions(ci=ci, **options))
 
-    def _scalar(self, how: str, column: Hashable | None, options: ReleaseOptions) -> Any:
+    def _scalar(
+        self, how: str, column: Hashable | list[Hashable] | None, options: ReleaseOptions
+    ) -> Any:  # NumberT or EstimateT (or a Series for a list), as the caller's overloads say
         """Release one scalar statistic ``how`` of ``column`` (the Series itself when None)."""
         return self._execute(plan_one(self._obj, how, column, options))
 

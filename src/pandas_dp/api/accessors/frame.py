@@ -68,7 +68,7 @@ class FrameReleases(
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         dropna: bool = True,
-        range: tuple[Any, Any] | None = None,
+        range: tuple[object, object] | None = None,
     ) -> DPGroupBy:
         """Group the protected frame by public keys, for grouped releases.
 
@@ -145,7 +145,7 @@ class FrameReleases(
         )  # fmt: skip
 
     def histogram(
-        self, column: Hashable, bins: Any = None, *, range: Any = None,
+        self, column: Hashable, bins: object = None, *, range: object = None,
         freq: str | None = None, right: bool | None = None, include_lowest: bool = False,
         clip: bool = False, ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
@@ -174,7 +174,13 @@ class FrameReleases(
     @overload
     def sum(self, column: Hashable, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
     @shared_doc
-    def sum(self, column: Any, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
+    def sum(
+        self,
+        column: Hashable | list[Hashable],
+        *,
+        ci: float | None = None,
+        **options: Unpack[ValueArgs],
+    ) -> object:
         """Release the noisy sum of a column clipped to public bounds.
 
         Parameters
@@ -234,7 +240,13 @@ class FrameReleases(
     @overload
     def mean(self, column: Hashable, *, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
     @shared_doc
-    def mean(self, column: Any, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def mean(
+        self,
+        column: Hashable | list[Hashable],
+        *,
+        ci: float | None = None,
+        **options: Unpack[RatioArgs],
+    ) -> object:
         """Release the noisy mean of a column clipped to public bounds.
 
         Parameters

@@ -46,7 +46,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         rho: Real | None = None,
         nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
         min_count: Real | None = None, relative_error: bool = False, weights: Hashable = None,
-        weight_bounds: tuple[Real, Real] | None = None, **named: Any,
+        weight_bounds: tuple[Real, Real] | None = None, **named: object,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics of the whole frame in one call (one row).
 
@@ -93,9 +93,9 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         **options: Unpack[RatioArgs],
     ) -> Any: ...  # fmt: skip
     def var(
-        self, column: Any, *, ddof: int = 1, ci: float | None = None,
+        self, column: Hashable | list[Hashable], *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> object:  # fmt: skip
         """Release the noisy variance of ``column``; see ``Series.dp.var``."""
         return self._spread(column, "var", ddof, ReleaseOptions(ci=ci, **options))
 
@@ -113,14 +113,15 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         **options: Unpack[RatioArgs],
     ) -> Any: ...  # fmt: skip
     def std(
-        self, column: Any, *, ddof: int = 1, ci: float | None = None,
+        self, column: Hashable | list[Hashable], *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> object:  # fmt: skip
         """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
         return self._spread(column, "std", ddof, ReleaseOptions(ci=ci, **options))
 
     def quantile(
-        self, column: Hashable | list[Hashable], q: Any = 0.5, *, ci: float | None = None,
+        self, column: Hashable | list[Hashable], q: float | Sequence[float] = 0.5, *,
+        ci: float | None = None,
         **options: Unpack[GridArgs],
     ) -> Any:  # fmt: skip
         """Release noisy quantiles of ``column``; see ``Series.dp.quantile``.
@@ -170,7 +171,13 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def median(
         self, column: list[Hashable], *, ci: float | None = None, **options: Unpack[GridArgs]
     ) -> Any: ...
-    def median(self, column: Any, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
+    def median(
+        self,
+        column: Hashable | list[Hashable],
+        *,
+        ci: float | None = None,
+        **options: Unpack[GridArgs],
+    ) -> object:
         """Release the noisy median of ``column`` (a Series for a list, as ``df[cols].median()``).
 
         See ``Series.dp.quantile`` for the mechanism and the cost.
@@ -198,7 +205,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
 
     def describe(
         self, *, epsilon: Real | None = None, bounds: Bounds = None,
-        percentiles: Any = DESCRIBE_PERCENTILES, cells: int | None = None, rho: Real | None = None,
+        percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
+        rho: Real | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Release a table like ``DataFrame.describe`` for the columns with public bounds.
 

@@ -172,7 +172,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         y: Hashable | None = None,
         x: Sequence[Hashable] | None = None,
         bounds: ColumnBounds = None,
-        keys: Mapping[Hashable, Sequence[Any]] | None = None,
+        keys: Mapping[Hashable, Sequence[object]] | None = None,
         epsilon: Real | None = None,
         delta: Real | None = None,
         rho: Real | None = None,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Unpack
+from typing import Any, Literal, Unpack
 
 import pandas as pd
 
@@ -24,7 +24,8 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
     def crosstab(
         self, index: Hashable | list[Hashable], columns: Hashable | list[Hashable], *,
         keys: Keys = None, values: Hashable | None = None, aggfunc: str | None = None,
-        margins: bool = False, margins_name: Hashable = "All", normalize: Any = False,
+        margins: bool = False, margins_name: Hashable = "All",
+        normalize: bool | Literal["all", "index", "columns"] = False,
         nonnegative: bool = False, ci: float | None = None, **options: Unpack[RatioArgs],
     ) -> pd.DataFrame:  # fmt: skip
         """Release a noisy cross tabulation, shaped like :func:`pandas.crosstab`.

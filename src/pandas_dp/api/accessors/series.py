@@ -16,6 +16,7 @@ from pandas_dp.api.release import PlannedRelease, Preview, ReleaseOptions, previ
 from pandas_dp.api.release.arguments import (
     CountArgs,
     EstimateT,
+    Keys,
     NumberT,
     ProtectArgs,
     RatioArgs,
@@ -32,7 +33,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
 
     @shared_doc
     def value_counts(
-        self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
+        self, keys: Keys = None, *, normalize: bool = False, sort: bool = True,
         ascending: bool = False, dropna: bool = True, ci: float | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         **options: Unpack[CountArgs],
@@ -90,7 +91,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
 
     @shared_doc
     def histogram(
-        self, bins: Any = None, *, range: Any = None, freq: str | None = None,
+        self, bins: object = None, *, range: object = None, freq: str | None = None,
         right: bool | None = None, include_lowest: bool = False, clip: bool = False,
         ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
@@ -159,7 +160,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
     def sum(self, *, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
     @overload
     def sum(self, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
-    def sum(self, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
+    def sum(self, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> object:
         """Release the noisy sum of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.sum`` on this column; see its Notes for clipping, lattice,
@@ -178,7 +179,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
     def mean(self, *, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
     def mean(self, *, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
-    def mean(self, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def mean(self, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> object:
         """Release the noisy mean of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,

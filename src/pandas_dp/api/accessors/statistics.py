@@ -34,7 +34,9 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def var(self, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
     def var(self, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
-    def var(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def var(
+        self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> object:
         """Release the noisy variance of the values clipped to public bounds.
 
         Parameters
@@ -78,13 +80,19 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def std(self, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
     def std(self, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
-    def std(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def std(
+        self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> object:
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
         return self._spread(None, "std", ddof, ReleaseOptions(ci=ci, **options))
 
     @shared_doc
     def quantile(
-        self, q: Any = 0.5, *, ci: float | None = None, **options: Unpack[GridArgs]
+        self,
+        q: float | Sequence[float] = 0.5,
+        *,
+        ci: float | None = None,
+        **options: Unpack[GridArgs],
     ) -> Any:
         """Release noisy quantiles by the exponential mechanism (Smith 2011).
 
@@ -143,7 +151,7 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def median(self, *, ci: None = None, **options: Unpack[GridArgs]) -> NumberT: ...
     @overload
     def median(self, *, ci: float, **options: Unpack[GridArgs]) -> EstimateT: ...
-    def median(self, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
+    def median(self, *, ci: float | None = None, **options: Unpack[GridArgs]) -> object:
         """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
         return self._execute(plan_quantile(self._obj, None, 0.5, ReleaseOptions(ci=ci, **options)))
 
@@ -206,7 +214,7 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         return self._execute(plan_top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon))
 
     def randomized_response(
-        self, *, epsilon: Real, categories: Any = None, rng: Any = None
+        self, *, epsilon: Real, categories: Sequence[object] | None = None, rng: int | None = None
     ) -> pd.Series:
         """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
         return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)

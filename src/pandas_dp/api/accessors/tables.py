@@ -21,7 +21,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
     def tables(
         self,
         workload: Sequence[Hashable | Sequence[Hashable]],
-        keys: Mapping[Hashable, Sequence[Any]] | None = None,
+        keys: Mapping[Hashable, Sequence[object]] | None = None,
         *,
         bins: Mapping[Hashable, Sequence[float]] | None = None,
         epsilon: Real,
@@ -127,7 +127,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
     def synthesize(
         self,
         columns: Sequence[Hashable],
-        keys: Mapping[Hashable, Sequence[Any]] | None = None,
+        keys: Mapping[Hashable, Sequence[object]] | None = None,
         *,
         bins: Mapping[Hashable, Sequence[float]] | None = None,
         epsilon: Real,
