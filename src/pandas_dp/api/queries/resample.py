@@ -22,6 +22,7 @@ import pandas as pd
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.time_bins import time_edges
 from pandas_dp.api.release import PlannedRelease, Target
+from pandas_dp.api.release.types import Execute
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column
 from pandas_dp.engines.plan import Binning
@@ -43,7 +44,7 @@ class DPResampler(DPGroupBy):
         self,
         *,
         cumulative: bool = False,
-        epsilon: Any = None,
+        epsilon: Any = None,  # passed on as given: None is refused by the release, not here
         delta: Any = None,
         mechanism: Literal["laplace", "gaussian"] = "laplace",
         ci: float | None = None,
@@ -87,10 +88,10 @@ class DPResampler(DPGroupBy):
 
 def resample(
     target: Target,
-    freq: Any,
+    freq: object,
     on: Hashable | None,
-    span: Any,
-    execute: Callable[[PlannedRelease[Any]], Any],
+    span: object,
+    execute: Execute,
     max_groups_per_unit: int | None = None,
     max_rows_per_group: int | None = None,
 ) -> DPResampler:
@@ -136,7 +137,7 @@ def time_kind(target: Target, on: Hashable, fix: str, what: str) -> ValueKind:
 
 
 def time_bins(
-    freq: Any, span: Any, kind: ValueKind, on: Hashable
+    freq: object, span: object, kind: ValueKind, on: Hashable
 ) -> tuple[tuple[float, ...], pd.IntervalIndex, pd.Index]:
     """The edges of ``freq``'s bins over ``span`` (nanoseconds), their intervals and labels.
 
