@@ -124,7 +124,7 @@ def open_ledger(
     return store, store.total, store.accounting, entries
 
 
-def _total(epsilon: Any, delta: Any, rho: Any, accounting: Any) -> AnyBudget:
+def _total(epsilon: object, delta: object, rho: object, accounting: object) -> AnyBudget:
     """Validate the budget and the accountant that goes with it."""
     if accounting not in ACCOUNTANTS:
         raise DPValueError(f"accounting must be one of {ACCOUNTANTS}, got {accounting!r}")
