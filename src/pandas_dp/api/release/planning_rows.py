@@ -30,7 +30,7 @@ NAME = "expected_rows"
 EXPECTED_ROWS: ContextVar[float | None] = ContextVar("expected_rows", default=None)
 
 
-def planning_rows(given: Any, old: Any, public: str) -> float:
+def planning_rows(given: object, old: object, public: str) -> float:
     """``expected_rows`` (or its old name ``n``) checked: a finite number >= 1."""
     if old is not None:
         if given is not None:
@@ -56,7 +56,7 @@ def planning_rows(given: Any, old: Any, public: str) -> float:
     return rows
 
 
-def previewing(obj: Any) -> bool:
+def previewing(obj: object) -> bool:
     """Whether ``obj`` (an accessor, a group-by, ...) describes releases instead of running them.
 
     A preview accessor says so itself; a group-by or hierarchy made from one releases

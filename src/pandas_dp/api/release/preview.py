@@ -55,7 +55,11 @@ class Preview:
     release: Release | None = field(default=None, repr=False)
 
     def mean_error(
-        self, expected_rows: float | None = None, mean: float | None = None, *, n: Any = None
+        self,
+        expected_rows: float | None = None,
+        mean: float | None = None,
+        *,
+        n: float | None = None,
     ) -> pd.Series:
         """Half-width of each mean's released interval if its count were ``expected_rows``.
 

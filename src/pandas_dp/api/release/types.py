@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import pandas as pd
+from pandas._typing import DtypeObj
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.caps import Caps
@@ -24,6 +25,7 @@ from pandas_dp.api.release.arguments import Bound, Bounds, Fill, Mechanism, Nois
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines import Engine, Grouping
+from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
 
@@ -47,11 +49,11 @@ class Target:
     column: Hashable | None = None  # the Series' own column, for Series targets
     unit: Hashable | None = None  # the column of ``data`` holding the privacy unit's ids
 
-    _dtypes: dict[Hashable, Any] = field(
+    _dtypes: dict[Hashable, DtypeObj] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
-    def dtype(self, column: Hashable) -> Any:
+    def dtype(self, column: Hashable) -> DtypeObj:
         """The dtype of a (checked, unique) column: public metadata, read once per target.
 
         A target lives for one call, during which its frame does not change. An in-memory
@@ -242,7 +244,7 @@ class PlannedRelease(Generic[T]):
     release: Release
     finish: Finish
     grouping: Grouping | None = None
-    bounding: Any = None
+    bounding: Bounding | None = None
     selection: Selection | None = None
     derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None
     confidence: float | None = None
