@@ -16,14 +16,15 @@ import pandas as pd
 
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.release import Target
+from pandas_dp.api.release.arguments import Keys
 from pandas_dp.errors import DPTypeError, DPValueError, NotProtectedError
 
 _PREFIX = "__pandas_dp_by_"
 
 
 def series_by(
-    target: Target, by: Any, keys: Any
-) -> tuple[Target, Any, Any, dict[Hashable, Hashable]]:
+    target: Target, by: object, keys: Keys
+) -> tuple[Target, object, Keys, dict[Hashable, Hashable]]:
     """``(target, by, keys, renames)`` with every Series in ``by`` made a private column.
 
     ``renames`` maps the private names back to the Series' names, for the result's index.
@@ -50,7 +51,7 @@ def series_by(
     if isinstance(keys, Mapping):  # keys named after the Series
         back = {original: private for private, original in renames.items()}
         keys = {back.get(column, column): values for column, values in keys.items()}
-    new_by: Any = names if isinstance(by, list) else names[0]
+    new_by: object = names if isinstance(by, list) else names[0]
     return dataclasses.replace(target, data=data), new_by, keys, renames
 
 

@@ -23,7 +23,7 @@ from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.finish import released
-from pandas_dp.api.release.types import PlannedOutput, Request
+from pandas_dp.api.release.types import Finish, PlannedOutput, Request
 from pandas_dp.api.statistics import Count, Statistic, statistic_class
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines.plan import Aggregate
@@ -75,7 +75,7 @@ def plan_table(
     return plan(target, request, lambda outputs, req: _finisher(outputs, req, layout))
 
 
-def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layout) -> Any:
+def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layout) -> Finish:
     post = request.post or PostProcess()
     alpha = None if request.confidence is None else 1.0 - request.confidence
 
@@ -229,16 +229,16 @@ def _frame(
     return frame.astype({c: blocks[i // len(cols)].dtype for i, c in enumerate(columns)})
 
 
-def _column_index(names: list[Any]) -> pd.Index:
+def _column_index(names: list[Any]) -> pd.Index:  # labels, or (value, statistic) tuples
     if names and isinstance(names[0], tuple):
         return pd.MultiIndex.from_tuples(names)
     return pd.Index(names, tupleize_cols=False)
 
 
 def plan_crosstab(
-    obj: pd.DataFrame, index: Any, columns: Any, options: ReleaseOptions, *,
-    keys: Keys = None, values: Any = None, aggfunc: Any = None, margins: bool = False,
-    margins_name: Hashable = "All", normalize: Any = False,
+    obj: pd.DataFrame, index: object, columns: object, options: ReleaseOptions, *,
+    keys: Keys = None, values: Hashable | None = None, aggfunc: str | None = None,
+    margins: bool = False, margins_name: Hashable = "All", normalize: object = False,
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """Noisy ``pd.crosstab`` of the protected frame (see ``DataFrame.dp.crosstab``)."""
     stats: list[Statistic]
@@ -258,8 +258,8 @@ def plan_crosstab(
 
 
 def plan_pivot_table(
-    obj: pd.DataFrame, options: ReleaseOptions, values: Any = None, index: Any = None,
-    columns: Any = None, aggfunc: Any = "mean", *, keys: Keys = None, margins: bool = False,
+    obj: pd.DataFrame, options: ReleaseOptions, values: object = None, index: object = None,
+    columns: object = None, aggfunc: object = "mean", *, keys: Keys = None, margins: bool = False,
     margins_name: Hashable = "All",
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """Noisy ``pd.pivot_table`` of the protected frame (see ``DataFrame.dp.pivot_table``)."""
@@ -276,11 +276,11 @@ def plan_pivot_table(
 
 
 def _pivot_stats(
-    values: Any, aggfunc: Any, with_columns: bool
+    values: object, aggfunc: object, with_columns: bool
 ) -> tuple[list[Statistic], tuple[tuple[Hashable, ...], ...]]:
     """One statistic per (value, aggfunc) pair and its column label, as pandas lays them out."""
     several = isinstance(values, list)
-    names: list[Hashable] = list(values) if several else [values]
+    names: list[Hashable] = list(values) if isinstance(values, list) else [values]
     if not names:
         raise DPValueError("pivot_table: values is empty")
     labels: list[tuple[Hashable, ...]]
@@ -300,11 +300,11 @@ def _pivot_stats(
     return stats, tuple(labels)
 
 
-def _as_list(how: Any) -> list[Any]:
+def _as_list(how: object) -> list[object]:
     return list(how) if isinstance(how, list) else [how]
 
 
-def _parse_normalize(normalize: Any) -> str | None:
+def _parse_normalize(normalize: object) -> str | None:
     if normalize is False or normalize is None:
         return None
     if isinstance(normalize, bool | str) and normalize in _NORMALIZE:
@@ -314,7 +314,7 @@ def _parse_normalize(normalize: Any) -> str | None:
     )
 
 
-def _flag(margins: Any) -> bool:
+def _flag(margins: object) -> bool:
     if not isinstance(margins, bool):
         raise DPTypeError(f"margins must be True or False, got {type(margins).__name__}")
     return margins
