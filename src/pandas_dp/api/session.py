@@ -8,7 +8,6 @@ import uuid
 from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -291,7 +290,7 @@ def html_table(head: list[str], rows: list[list[object]], wrap: tuple[str, ...] 
     )
 
 
-def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:
+def _ledger_row(entry: LedgerEntry) -> dict[str, object]:
     release = entry.release
     cost = release.cost
     return {

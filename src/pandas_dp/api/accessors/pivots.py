@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Literal, Unpack
+from typing import Literal, Unpack
 
 import pandas as pd
 
@@ -87,7 +87,8 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
 
     @shared_doc
     def pivot_table(
-        self, values: Any = None, index: Any = None, columns: Any = None, aggfunc: Any = "mean",
+        self, values: object = None, index: object = None, columns: object = None,
+        aggfunc: object = "mean",
         *, keys: Keys = None, margins: bool = False, margins_name: Hashable = "All",
         ci: float | None = None, **options: Unpack[RatioArgs],
     ) -> pd.DataFrame:  # fmt: skip

@@ -164,7 +164,7 @@ def _expand(codes: Any, order: Any, bounds: Any, how: str) -> tuple[Any, Any]:
     return rows, positions
 
 
-def _keys(on: Any, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashable]:
+def _keys(on: object, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashable]:
     if not isinstance(public, pd.DataFrame):
         raise DPTypeError(f"merge joins a public pandas DataFrame, got {type(public).__name__}")
     try:

@@ -133,7 +133,7 @@ def plan_columns(
     return planned.then(shaped)
 
 
-def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
+def parse_quantiles(q: object) -> tuple[list[Fraction], bool]:
     """Quantile levels in ``[0, 1]`` as exact fractions, and whether ``q`` was a scalar.
 
     Each level is the closest fraction to ``q`` with a denominator of at most 10**9
