@@ -10,7 +10,7 @@ import numbers
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,7 @@ from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, plan, resolve, validate
 from pandas_dp.api.release.arguments import Bounds, Real
 from pandas_dp.api.release.finish import Shape, scalar, suffixed
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
@@ -31,6 +32,16 @@ from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
 
 
+@overload
+def plan_many(
+    obj: pd.DataFrame | pd.Series, stats: Sequence[Statistic], options: ReleaseOptions, *,
+    query: str, shape: Literal["frame"] = "frame", per_column: bool = True,
+) -> PlannedRelease[pd.DataFrame]: ...  # fmt: skip
+@overload
+def plan_many(
+    obj: pd.DataFrame | pd.Series, stats: Sequence[Statistic], options: ReleaseOptions, *,
+    query: str, shape: Shape, per_column: bool = True,
+) -> PlannedRelease[object]: ...  # fmt: skip
 def plan_many(
     obj: pd.DataFrame | pd.Series,
     stats: Sequence[Statistic],
@@ -39,7 +50,7 @@ def plan_many(
     query: str,
     shape: Shape = "frame",
     per_column: bool = True,
-) -> PlannedRelease[Any]:
+) -> PlannedRelease[pd.DataFrame] | PlannedRelease[object]:
     """Several ungrouped statistics at once (by default a one-row DataFrame).
 
     A statistic whose column is None reads the Series' own values (for Series targets).
@@ -57,7 +68,7 @@ def plan_one(
     how: str,
     column: Hashable | list[Hashable] | None,
     options: ReleaseOptions,
-) -> PlannedRelease[Any]:
+) -> PlannedRelease[object]:
     """One ungrouped statistic ``how`` of ``column`` (rows when None), as a scalar.
 
     A list of columns gives a Series indexed by them, as ``df[columns].mean()`` does.
@@ -74,7 +85,7 @@ def plan_one(
 def plan_columns(
     obj: pd.DataFrame | pd.Series, how: str, columns: list[Hashable], options: ReleaseOptions,
     *, q: object = None, ddof: int = 1,
-) -> PlannedRelease[Any]:  # fmt: skip
+) -> PlannedRelease[Table]:  # fmt: skip
     """``how`` of every column in one release, shaped as pandas' ``df[columns].<how>()``.
 
     A Series indexed by the columns (named ``q`` for one quantile level); a DataFrame indexed
@@ -105,8 +116,8 @@ def plan_columns(
     index = pd.Index(columns)
     name = float(levels[0]) if how == "quantile" else None
 
-    def shaped(table: pd.DataFrame) -> Any:
-        row: Any = table.iloc[0]
+    def shaped(table: pd.DataFrame) -> Table:
+        row: Any = table.iloc[0]  # pandas-stubs index a Series by str or int labels only
         if ci is not None:
             parts = {
                 f"{how}{suffix}": [scalar(row[suffixed(c, suffix)]) for c in columns]
@@ -205,7 +216,7 @@ def plan_quantile(
     column: Hashable | list[Hashable] | None,
     q: object,
     options: ReleaseOptions,
-) -> PlannedRelease[Any]:
+) -> PlannedRelease[object]:
     """Quantiles by the exponential mechanism; ε split equally among the levels.
 
     With ``ci``, each level's interval ends are measured too (see ``Quantile.interval``).
@@ -250,7 +261,7 @@ def plan_spread(
     options: ReleaseOptions,
     *,
     ddof: object = 1,
-) -> PlannedRelease[Any]:
+) -> PlannedRelease[object]:
     """Variance or standard deviation (``how``) of one column, clipped to public bounds."""
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
         raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")

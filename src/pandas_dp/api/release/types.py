@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess
     from pandas_dp.api.temporal import ValueKind
 
-T = TypeVar("T")
+T = TypeVar("T", covariant=True)  # a plan of a DataFrame is a plan of an object
 U = TypeVar("U")
 V = TypeVar("V")
 
