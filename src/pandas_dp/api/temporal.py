@@ -13,11 +13,13 @@ from __future__ import annotations
 import datetime
 from collections.abc import Hashable
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-from pandas._typing import DtypeObj
+from pandas._typing import ArrayLike, DtypeObj
+from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.engines.temporal import NANOSECONDS, is_temporal, unit_of
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -51,7 +53,7 @@ class ValueKind:
 
     kind: Literal["number", "datetime", "timedelta"] = "number"
     unit: str = "ns"
-    tz: Any = None
+    tz: tzinfo | None = None
     dtype: str = ""
 
     @classmethod
@@ -129,7 +131,7 @@ class ValueKind:
                 "or localize the column (.dt.tz_localize)"
             )
 
-    def present(self, values: Any, on_time: OnTime) -> Any:
+    def present(self, values: ArrayLike, on_time: OnTime) -> ExtensionArray:
         """Released nanoseconds in the column's dtype (total: NaN or unrepresentable → NaT).
 
         Points of a datetime column become datetimes in its unit and zone; everything else

@@ -7,7 +7,7 @@ the wrapped object and forwards every call to a plain function.
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Generic, Unpack, overload
+from typing import Any, Generic, TypeVar, Unpack, overload
 
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.docstrings import shared_doc
@@ -23,6 +23,8 @@ from pandas_dp.api.release.arguments import (
 )
 from pandas_dp.api.session import Session
 
+T = TypeVar("T")
+
 
 class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
     """What ``df.dp`` and ``s.dp`` share: the session, counts, previews and planning.
@@ -35,7 +37,7 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
     def __init__(self, obj: Any) -> None:
         self._obj = obj
 
-    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+    def _execute(self, planned: PlannedRelease[T]) -> T:
         """Release a planned release (a preview accessor describes it instead)."""
         return run(planned)
 

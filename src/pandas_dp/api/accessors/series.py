@@ -222,6 +222,6 @@ class SeriesPreview(SeriesReleases[Preview, Preview]):
     #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
     PREVIEW = True
 
-    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+    def _execute(self, planned: PlannedRelease[object]) -> Any:  # a Preview, typed as the result
         """Describe the planned release: cost, noise and error, without running it."""
         return preview(planned)
