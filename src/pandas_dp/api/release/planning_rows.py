@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from numbers import Real
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -28,6 +28,9 @@ NAME = "expected_rows"
 
 #: The planning row count of the preview call under way (None: none was given).
 EXPECTED_ROWS: ContextVar[float | None] = ContextVar("expected_rows", default=None)
+
+
+R = TypeVar("R")
 
 
 def planning_rows(given: object, old: object, public: str) -> float:
@@ -69,8 +72,8 @@ def previewing(obj: object) -> bool:
 
 
 def with_planning_rows(
-    function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+    function: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]
+) -> R:
     """Call ``function``, taking ``expected_rows`` out of ``kwargs`` for a preview's error."""
     if NAME not in kwargs:
         return function(*args, **kwargs)

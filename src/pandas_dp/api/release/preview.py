@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -122,7 +121,7 @@ def mean_error_bound(
     return out.stat.planned_error(out.inputs(), alpha, n, mean)
 
 
-def preview(planned: PlannedRelease[Any], confidence: float | None = None) -> Preview:
+def preview(planned: PlannedRelease[object], confidence: float | None = None) -> Preview:
     """What ``planned`` would cost and how accurate it would be, from public parameters only.
 
     With a planning row count (``expected_rows=`` on a preview call), the error column

@@ -255,7 +255,7 @@ class PlannedRelease(Generic[T]):
         """The same release, its result passed through ``step`` (free post-processing)."""
         first = self.finish
 
-        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> U:
             return step(first(keys, noisy))
 
         return replace(self, finish=finish)  # type: ignore[return-value]
