@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TypeVar
 
 import pandas as pd
 
@@ -20,6 +20,9 @@ from pandas_dp.api.release.arguments import Keys
 from pandas_dp.errors import DPTypeError, DPValueError, NotProtectedError
 
 _PREFIX = "__pandas_dp_by_"
+
+
+T = TypeVar("T")
 
 
 def series_by(
@@ -69,7 +72,7 @@ def _same_session(series: pd.Series, target: Target) -> None:
         )
 
 
-def renamed(result: Any, renames: Mapping[Hashable, Hashable]) -> Any:
+def renamed(result: T, renames: Mapping[Hashable, Hashable]) -> T:
     """``result`` with the private group-by names in its index replaced by the Series' names."""
     if not renames or not isinstance(result, pd.Series | pd.DataFrame):
         return result

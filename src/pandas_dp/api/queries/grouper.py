@@ -216,7 +216,9 @@ def _with_bins(intervals: pd.IntervalIndex, inner: pd.Index) -> pd.MultiIndex:
     )
 
 
-def _reorderer(position: int, intervals: pd.IntervalIndex, inner: pd.Index) -> Callable[[Any], Any]:
+def _reorderer(
+    position: int, intervals: pd.IntervalIndex, inner: pd.Index
+) -> Callable[[object], object]:
     """Put the time level back at ``position`` in ``by`` (free post-processing).
 
     Rows come bins outermost (the engine's order); with the Grouper after other columns,
@@ -229,7 +231,7 @@ def _reorderer(position: int, intervals: pd.IntervalIndex, inner: pd.Index) -> C
     key_of = {key: j for j, key in enumerate(inner)}
     width = inner.nlevels
 
-    def reorder(result: Any) -> Any:
+    def reorder(result: object) -> object:
         if not isinstance(result, pd.Series | pd.DataFrame):
             return result
         index = result.index
@@ -238,9 +240,10 @@ def _reorderer(position: int, intervals: pd.IntervalIndex, inner: pd.Index) -> C
         bins = np.fromiter((bin_of[row[0]] for row in rows), np.int64, len(rows))
         other = (row[1] if width == 1 else tuple(row[1 : 1 + width]) for row in rows)
         keys = np.fromiter((key_of[key] for key in other), np.int64, len(rows))
-        result = result.iloc[np.lexsort((np.arange(len(rows)), bins, keys))]
+        positions = np.lexsort((np.arange(len(rows)), bins, keys))
+        ordered = result.iloc[positions]
         order = [*range(1, position + 1), 0, *range(position + 1, index.nlevels)]
-        result.index = result.index.reorder_levels(order)
-        return result
+        ordered.index = index.take(positions).reorder_levels(order)
+        return ordered
 
     return reorder

@@ -153,7 +153,7 @@ def time_bins(
 
 def relabeller(
     intervals: pd.IntervalIndex, labels: pd.Index, level: int = 0
-) -> Callable[[Any], Any]:
+) -> Callable[[object], object]:
     """Index a released table by the bins' labels instead of their intervals.
 
     A MultiIndex (a group-by of the bins with other columns, or ``value_counts`` pairs)
@@ -162,7 +162,7 @@ def relabeller(
     mapping = dict(zip(intervals, labels, strict=True))
     position = {interval: i for i, interval in enumerate(intervals)}
 
-    def relabel(result: Any) -> Any:
+    def relabel(result: object) -> object:
         if not isinstance(result, pd.Series | pd.DataFrame):
             return result
         index = result.index
