@@ -121,7 +121,7 @@ def _is_list_like(value: object) -> bool:
     return bool(ptypes.is_list_like(value)) and not isinstance(value, Mapping)
 
 
-def _from_mapping(by: tuple[Hashable, ...], keys: Mapping[Any, Any]) -> pd.Index:
+def _from_mapping(by: tuple[Hashable, ...], keys: Mapping[object, object]) -> pd.Index:
     if set(keys) != set(by):
         raise DPValueError(
             f"keys has entries for {sorted(map(str, keys))} but by is {list(map(str, by))}; "
