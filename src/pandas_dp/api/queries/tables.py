@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,7 +32,8 @@ from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan, res
 #: The most marginals a release may measure (the strategy's optimisation is quadratic in it).
 MAX_MARGINALS = 4096
 
-Tables = dict[tuple[Hashable, ...], Any]
+#: The released tables by their columns: a Series for one column, else like ``pd.crosstab``.
+Tables = dict[tuple[Hashable, ...], pd.Series | pd.DataFrame]
 
 
 def release_budget(
