@@ -29,6 +29,7 @@ import pytest
 
 from pandas_dp.api.measurement.parts import add_noise
 from pandas_dp.api.queries.ungrouped import plan_one
+from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.finish import columns_of
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -61,7 +62,7 @@ def _neighbours() -> tuple[pd.DataFrame, pd.DataFrame]:
 
 
 def _planned(priv: pd.DataFrame) -> Any:
-    return plan_one(priv, "mean", "t", bounds=YEAR, epsilon=EPSILON)
+    return plan_one(priv, "mean", "t", ReleaseOptions(bounds=YEAR, epsilon=EPSILON))
 
 
 def _exact(planned: Any) -> list[int]:

@@ -55,7 +55,10 @@ class Caps:
 
 
 def caps_for(
-    target: UnitTarget, grouped: bool, max_groups: Any = None, max_rows_per_group: Any = None
+    target: UnitTarget,
+    grouped: bool,
+    max_groups: int | None = None,
+    max_rows_per_group: int | None = None,
 ) -> Caps:
     """Contribution caps from the session's privacy unit and the query's own bounds.
 

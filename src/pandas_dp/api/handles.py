@@ -10,6 +10,7 @@ without importing the functions that look sessions up.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 _PREFIX = "pandas-dp session "
@@ -37,10 +38,10 @@ class SessionHandle(str):
     def __copy__(self) -> SessionHandle:
         return self
 
-    def __deepcopy__(self, memo: dict[int, Any]) -> SessionHandle:
+    def __deepcopy__(self, memo: dict[int, object]) -> SessionHandle:
         return self
 
-    def __reduce__(self) -> tuple[Any, tuple[str]]:
+    def __reduce__(self) -> tuple[Callable[[str], str], tuple[str]]:
         return (_restore, (str(self),))
 
 

@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas._typing import DtypeObj
 from pandas.api import types as ptypes
 
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
-def parse_by(by: Any) -> tuple[Hashable, ...]:
+def parse_by(by: object) -> tuple[Hashable, ...]:
     """Normalise ``by`` (a label or a list of labels) to a non-empty tuple of labels."""
     labels = list(by) if isinstance(by, list | tuple) else [by]
     if not labels:
@@ -34,8 +35,8 @@ def parse_by(by: Any) -> tuple[Hashable, ...]:
 
 
 def categories_as_keys(
-    keys: Any, by: Sequence[Hashable], dtypes: Mapping[Hashable, Any]
-) -> tuple[Any, str]:
+    keys: object, by: Sequence[Hashable], dtypes: Mapping[Hashable, DtypeObj]
+) -> tuple[object, str]:
     """``keys="categories"``: the categorical columns' categories, declared public by the user.
 
     Categories usually come from the data (``astype("category")`` lists the values present),
@@ -43,18 +44,20 @@ def categories_as_keys(
     """
     if not (isinstance(keys, str) and keys == "categories"):
         return keys, ""
+    categories: dict[Hashable, list[object]] = {}
     for column in by:
-        if not isinstance(dtypes[column], pd.CategoricalDtype):
+        dtype = dtypes[column]
+        if not isinstance(dtype, pd.CategoricalDtype):
             raise DPTypeError(
                 f'keys="categories" reads the categories of a categorical column, but '
-                f"{column!r} has dtype {dtypes[column]}; pass its public values as keys"
+                f"{column!r} has dtype {dtype}; pass its public values as keys"
             )
-    categories = {column: list(dtypes[column].categories) for column in by}
+        categories[column] = list(dtype.categories)
     names = ", ".join(map(str, by))
     return categories, f"keys of {names}: the categorical dtype's categories (keys='categories')"
 
 
-def parse_keys(by: tuple[Hashable, ...], keys: Any) -> pd.Index | None:
+def parse_keys(by: tuple[Hashable, ...], keys: object) -> pd.Index | None:
     """Turn the user's ``keys`` into an Index (one level per ``by`` column), or None.
 
     Accepted forms: for one column, any list-like of values (or ``{column: values}``); for
@@ -114,11 +117,11 @@ def _values(keys: Any, what: Hashable) -> Sequence[Any]:
     return values
 
 
-def _is_list_like(value: Any) -> bool:
+def _is_list_like(value: object) -> bool:
     return bool(ptypes.is_list_like(value)) and not isinstance(value, Mapping)
 
 
-def _from_mapping(by: tuple[Hashable, ...], keys: Mapping[Any, Any]) -> pd.Index:
+def _from_mapping(by: tuple[Hashable, ...], keys: Mapping[object, object]) -> pd.Index:
     if set(keys) != set(by):
         raise DPValueError(
             f"keys has entries for {sorted(map(str, keys))} but by is {list(map(str, by))}; "
@@ -163,7 +166,7 @@ def _all(values: pd.Index, kinds: set[str], test: type | tuple[type, ...]) -> bo
     return all(isinstance(v, test) for v in values)
 
 
-def check_key_types(index: pd.Index, dtypes: Sequence[Any]) -> None:
+def check_key_types(index: pd.Index, dtypes: Sequence[DtypeObj]) -> None:
     """Refuse keys whose type can never match their column's dtype (public information only).
 
     Numeric or bool columns need number keys; string columns need non-number keys.

@@ -25,8 +25,8 @@ True
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,7 +47,7 @@ LOCAL_KEY = "pandas_dp_local"
 __all__ = ["LOCAL_KEY", "estimate_proportion", "randomized_response"]
 
 
-def _categories(series: pd.Series, categories: Any) -> pd.Index:
+def _categories(series: pd.Series, categories: object) -> pd.Index:
     if categories is None:
         if not pd.api.types.is_bool_dtype(series.dtype):
             raise DPValueError(
@@ -68,7 +68,11 @@ def _is_boolean(keys: pd.Index) -> bool:
 
 
 def randomized_response(
-    series: pd.Series, *, epsilon: Real, categories: Any = None, rng: Any = None
+    series: pd.Series,
+    *,
+    epsilon: Real,
+    categories: Sequence[object] | None = None,
+    rng: int | None = None,
 ) -> pd.Series:
     """Randomize every value independently: ε-local differential privacy per row.
 
@@ -147,7 +151,11 @@ def randomized_response(
 
 
 def estimate_proportion(
-    noisy: pd.Series, epsilon: Real | None = None, *, categories: Any = None, beta: float = 0.05
+    noisy: pd.Series,
+    epsilon: Real | None = None,
+    *,
+    categories: Sequence[object] | None = None,
+    beta: float = 0.05,
 ) -> Estimate | pd.DataFrame:
     """Unbiased proportions from randomized answers, with ``1 - beta`` confidence intervals.
 

@@ -14,6 +14,9 @@ from typing import Any, NamedTuple
 import numpy as np
 import pandas as pd
 
+#: A JSON value of a released result (NaN as None, keys as text).
+Plain = bool | int | float | str | list["Plain"] | None
+
 
 class Estimate(NamedTuple):
     """A released value with its confidence interval (for ungrouped releases with ``ci=``).
@@ -28,7 +31,7 @@ class Estimate(NamedTuple):
     confidence: float
 
 
-def _plain(value: Any) -> Any:
+def _plain(value: object) -> Plain:
     """A JSON-able Python scalar (floats stay floats, NaN becomes None, keys become text)."""
     if value is None or isinstance(value, bool | str):
         return value
@@ -46,7 +49,7 @@ def _plain(value: Any) -> Any:
     return str(value)  # intervals, timestamps, categories: their text
 
 
-def output_to_json(result: Any) -> dict[str, Any]:
+def output_to_json(result: object) -> dict[str, object]:
     """``{"type": "scalar" | "estimate" | "series" | "frame" | "list" | "tables", ...}``.
 
     ``"tables"`` is a dict of Series and frames (``dp.tables``): a list of ``[key, table]``

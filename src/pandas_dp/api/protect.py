@@ -29,17 +29,17 @@ PandasObj = TypeVar("PandasObj", pd.DataFrame, pd.Series)
 def protect(
     obj: PandasObj,
     epsilon: Real | None = None,
-    delta: Any = 0,
+    delta: Real = 0,
     *,
-    rho: Any = None,
+    rho: Real | None = None,
     accounting: str = "basic",
-    rng: Any = None,
+    rng: int | None = None,
     replace: bool = False,
     privacy_unit: Hashable | None = None,
-    max_rows_per_unit: Any = None,
-    schema: Any = None,
+    max_rows_per_unit: int | None = None,
+    schema: object = None,
     validate: bool = True,
-    ledger: Any = None,
+    ledger: str | os.PathLike[str] | None = None,
 ) -> PandasObj:
     """Return a protected copy of ``obj`` that carries a new session with the given budget.
 
@@ -111,7 +111,7 @@ def _labels(engine: Engine, obj: Any) -> tuple[Hashable, ...]:
 
 
 def open_ledger(
-    path: Any, total: AnyBudget | None, accounting: str
+    path: object, total: AnyBudget | None, accounting: str
 ) -> tuple[LedgerFile, AnyBudget, str, tuple[LedgerEntry, ...]]:
     """Create or resume a ledger file; returns it with its budget, rule and entries."""
     if not isinstance(path, str | os.PathLike):
@@ -124,7 +124,7 @@ def open_ledger(
     return store, store.total, store.accounting, entries
 
 
-def _total(epsilon: Any, delta: Any, rho: Any, accounting: Any) -> AnyBudget:
+def _total(epsilon: object, delta: object, rho: object, accounting: object) -> AnyBudget:
     """Validate the budget and the accountant that goes with it."""
     if accounting not in ACCOUNTANTS:
         raise DPValueError(f"accounting must be one of {ACCOUNTANTS}, got {accounting!r}")

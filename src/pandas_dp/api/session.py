@@ -8,7 +8,6 @@ import uuid
 from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -53,7 +52,7 @@ def tagged(tag: str) -> Iterator[None]:
         RELEASE_TAG.reset(token)
 
 
-def random_source(rng: Any) -> RandomSource:
+def random_source(rng: object) -> RandomSource:
     """The OS CSPRNG, or (for tests only, with a warning) a seeded generator."""
     if rng is None:
         return SystemRandomSource()
@@ -133,7 +132,7 @@ class Session:
         """The composition rule: ``basic``, ``advanced``, ``zcdp`` or ``pld``."""
         return self.accountant.composition.name
 
-    def charge(self, release: Release, result: Any = None) -> None:
+    def charge(self, release: Release, result: object = None) -> None:
         """Charge ``release``; a ledger file also records ``result``, the released values.
 
         Inside :func:`tagged` the release carries that tag.
@@ -267,11 +266,11 @@ def number_text(value: float | Fraction) -> str:
     return f"{number:.6g}"
 
 
-def html_table(head: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = ()) -> str:
+def html_table(head: list[str], rows: list[list[object]], wrap: tuple[str, ...] = ()) -> str:
     """A small HTML table for the notebook views (every cell escaped); ``wrap`` cells wrap."""
     wrapped = {i for i, name in enumerate(head) if name in wrap}
 
-    def cell(i: int, value: Any) -> str:
+    def cell(i: int, value: object) -> str:
         style = f' style="{WRAP_STYLE}"' if i in wrapped else ""
         return f"<td{style}>{html.escape(str(value))}</td>"
 
@@ -291,7 +290,7 @@ def html_table(head: list[str], rows: list[list[Any]], wrap: tuple[str, ...] = (
     )
 
 
-def _ledger_row(entry: LedgerEntry) -> dict[str, Any]:
+def _ledger_row(entry: LedgerEntry) -> dict[str, object]:
     release = entry.release
     cost = release.cost
     return {

@@ -11,11 +11,15 @@ from validation to finishing; nothing else in the release path dispatches on tim
 from __future__ import annotations
 
 import datetime
+from collections.abc import Hashable
 from dataclasses import dataclass
+from datetime import tzinfo
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
+from pandas._typing import ArrayLike, DtypeObj
+from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.engines.temporal import NANOSECONDS, is_temporal, unit_of
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -33,7 +37,7 @@ _EXAMPLES = {
 }
 
 
-def is_time_value(value: Any) -> bool:
+def is_time_value(value: object) -> bool:
     """Whether ``value`` is a datetime or timedelta scalar (of any library)."""
     return isinstance(value, _POINTS + _SPANS)
 
@@ -49,11 +53,11 @@ class ValueKind:
 
     kind: Literal["number", "datetime", "timedelta"] = "number"
     unit: str = "ns"
-    tz: Any = None
+    tz: tzinfo | None = None
     dtype: str = ""
 
     @classmethod
-    def of(cls, dtype: Any) -> ValueKind:
+    def of(cls, dtype: DtypeObj) -> ValueKind:
         """The kind of a column of ``dtype`` (read from the dtype alone)."""
         if not is_temporal(dtype):
             return NUMBER
@@ -73,13 +77,13 @@ class ValueKind:
         """``datetimes (datetime64[ns, UTC])``, for messages."""
         return f"{self.kind}s ({self.dtype})"
 
-    def note(self, column: Any) -> str:
+    def note(self, column: Hashable) -> str:
         """The ledger's line for a time column: its values' units."""
         if self.kind == "datetime":
             return f"{column}: datetimes as nanoseconds since 1970-01-01 UTC (bounds and lattice)"
         return f"{column}: timedeltas as nanoseconds (bounds and lattice)"
 
-    def number(self, value: Any, what: str, column: Any) -> float:
+    def number(self, value: object, what: str, column: Hashable) -> float:
         """A public bound (or fill value) of this column in nanoseconds.
 
         Raises
@@ -113,7 +117,7 @@ class ValueKind:
         native = ticks.to_datetime64() if self.kind == "datetime" else ticks.to_timedelta64()
         return float(native.astype(np.int64)) * NANOSECONDS[self.unit]
 
-    def _check_zone(self, stamp: pd.Timestamp, what: str, column: Any) -> None:
+    def _check_zone(self, stamp: pd.Timestamp, what: str, column: Hashable) -> None:
         if self.tz is not None and stamp.tz is None:
             raise DPTypeError(
                 f"{what} {stamp} has no time zone but column {column!r} holds "
@@ -127,7 +131,7 @@ class ValueKind:
                 "or localize the column (.dt.tz_localize)"
             )
 
-    def present(self, values: Any, on_time: OnTime) -> Any:
+    def present(self, values: ArrayLike, on_time: OnTime) -> ExtensionArray:
         """Released nanoseconds in the column's dtype (total: NaN or unrepresentable → NaT).
 
         Points of a datetime column become datetimes in its unit and zone; everything else
@@ -150,7 +154,7 @@ class ValueKind:
 NUMBER = ValueKind()
 
 
-def temporal_statistic(kind: ValueKind, how: str, on_time: OnTime, column: Any) -> None:
+def temporal_statistic(kind: ValueKind, how: str, on_time: OnTime, column: Hashable) -> None:
     """Refuse statistics pandas does not define for a time column (public: from the dtype)."""
     if not kind.temporal:
         return

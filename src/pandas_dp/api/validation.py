@@ -10,10 +10,10 @@ import difflib
 import math
 import numbers
 from collections.abc import Callable, Hashable, Sequence
-from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas._typing import DtypeObj
 from pandas.api import types as ptypes
 
 from pandas_dp.api.temporal import NUMBER, ValueKind, is_time_value
@@ -31,7 +31,7 @@ _BOUNDS_FIX = (
 )
 
 
-def _real(value: Any, what: str) -> float:
+def _real(value: object, what: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise DPTypeError(f"{what} must be a real number, got {type(value).__name__}")
     number = float(value)
@@ -40,7 +40,7 @@ def _real(value: Any, what: str) -> float:
     return number
 
 
-def parse_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
+def parse_bounds(bounds: object, name: str = "bounds") -> tuple[float, float]:
     """Validate ``(lower, upper)`` clipping bounds given as public input.
 
     Raises
@@ -76,35 +76,35 @@ def parse_bounds(bounds: Any, name: str = "bounds") -> tuple[float, float]:
 
 
 def parse_column_bounds(
-    bounds: Any, name: str, kind: ValueKind, column: Hashable
+    bounds: object, name: str, kind: ValueKind, column: Hashable
 ) -> tuple[float, float]:
     """:func:`parse_bounds` for a column of ``kind``: time bounds become nanoseconds.
 
     Bounds of the wrong family (numbers for a datetime column, timestamps for a number
     column) get a hint naming the right one.
     """
-    pair = isinstance(bounds, tuple | list) and len(bounds) == 2
+    pair = bounds if isinstance(bounds, tuple | list) and len(bounds) == 2 else None
     if not kind.temporal:
-        if pair and any(is_time_value(bound) for bound in bounds):
+        if pair is not None and any(is_time_value(bound) for bound in pair):
             raise DPTypeError(
                 f"{name} are datetimes or timedeltas but column {column!r} holds numbers; "
                 "give numeric bounds, or convert the column first (pd.to_datetime on a copy)"
             )
         return parse_bounds(bounds, name)
-    if bounds is None or not pair:
+    if pair is None:
         return parse_bounds(bounds, name)  # its message for a missing or malformed pair
-    lower = kind.number(bounds[0], f"{name}[0] (lower)", column)
-    upper = kind.number(bounds[1], f"{name}[1] (upper)", column)
+    lower = kind.number(pair[0], f"{name}[0] (lower)", column)
+    upper = kind.number(pair[1], f"{name}[1] (upper)", column)
     if not lower < upper:
         raise DPValueError(
-            f"{name} must satisfy lower < upper, got ({bounds[0]}, {bounds[1]}); pandas-dp "
+            f"{name} must satisfy lower < upper, got ({pair[0]}, {pair[1]}); pandas-dp "
             "refuses reversed or equal bounds"
         )
     return parse_bounds((lower, upper), name)
 
 
 def parse_fill(
-    fillna: Any, lower: float, upper: float, kind: ValueKind = NUMBER, column: Hashable = None
+    fillna: object, lower: float, upper: float, kind: ValueKind = NUMBER, column: Hashable = None
 ) -> float | None:
     """Validate a public imputation value for missing entries (``None``: skip them)."""
     if fillna is None:
@@ -114,9 +114,9 @@ def parse_fill(
 
 
 def check_column(
-    engine: Engine, data: object, column: Any, numeric: bool = True,
+    engine: Engine, data: object, column: object, numeric: bool = True,
     known: Sequence[Hashable] = (), temporal: bool = False,
-    dtype_of: Callable[[Hashable], Any] | None = None,
+    dtype_of: Callable[[Hashable], DtypeObj] | None = None,
 ) -> Hashable:  # fmt: skip
     """Check that ``column`` exists once in ``data`` and (if ``numeric``) holds numbers or bools.
 
@@ -155,8 +155,8 @@ def check_column(
 
 
 def _dtype(
-    engine: Engine, data: object, column: Hashable, dtype_of: Callable[[Hashable], Any] | None
-) -> Any:
+    engine: Engine, data: object, column: Hashable, dtype_of: Callable[[Hashable], DtypeObj] | None
+) -> DtypeObj:
     """The dtype of the one column labelled ``column`` (public metadata, no values read).
 
     ``dtype_of`` answers directly (one column, no Series of every dtype); a label it cannot
@@ -178,7 +178,7 @@ def did_you_mean(name: Hashable, known: Sequence[Hashable]) -> str:
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
-def _fix_for(dtype: Any, temporal: bool) -> str:
+def _fix_for(dtype: DtypeObj, temporal: bool) -> str:
     """What to do about a column whose dtype a release cannot read (from the dtype alone)."""
     if is_temporal(dtype):
         return (
@@ -198,14 +198,14 @@ def _fix_for(dtype: Any, temporal: bool) -> str:
     )
 
 
-def _same_label(label: Any, column: Any) -> bool:
+def _same_label(label: object, column: object) -> bool:
     try:
         return bool(label == column)
     except (TypeError, ValueError):
         return False
 
 
-def is_summable(dtype: Any) -> bool:
+def is_summable(dtype: DtypeObj) -> bool:
     """Whether a column of ``dtype`` can be clipped and summed (ints, floats, bools)."""
     if isinstance(dtype, pd.CategoricalDtype):
         return False

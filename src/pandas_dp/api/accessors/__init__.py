@@ -9,8 +9,8 @@ methods (inherited, not mirrored), so a preview accepts exactly what a release a
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from types import ModuleType
-from typing import Any
 
 import pandas as pd
 
@@ -44,7 +44,7 @@ def register_dask(dd: ModuleType) -> None:
     """Register the same ``.dp`` accessors on Dask DataFrame and Series (idempotent)."""
     from dask.dataframe import extensions
 
-    accessors: list[tuple[Any, Any, type]] = [
+    accessors: list[tuple[Callable[[str], Callable[[type], type]], type, type]] = [
         (extensions.register_dataframe_accessor, dd.DataFrame, DataFrameDPAccessor),
         (extensions.register_series_accessor, dd.Series, SeriesDPAccessor),
     ]

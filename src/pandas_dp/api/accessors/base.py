@@ -6,14 +6,14 @@ the wrapped object and forwards every call to a plain function.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
-from typing import Any, Generic, Unpack, overload
+from collections.abc import Hashable
+from typing import Any, Generic, TypeVar, Unpack, overload
 
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.epsilon_for import epsilon_for
 from pandas_dp.api.queries.ungrouped import plan_one, plan_spread
-from pandas_dp.api.release import PlannedRelease, run
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, run
 from pandas_dp.api.release.arguments import (
     EstimateT,
     KeywordChecked,
@@ -22,6 +22,8 @@ from pandas_dp.api.release.arguments import (
     PlanningArgs,
 )
 from pandas_dp.api.session import Session
+
+T = TypeVar("T")
 
 
 class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
@@ -35,7 +37,7 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
     def __init__(self, obj: Any) -> None:
         self._obj = obj
 
-    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+    def _execute(self, planned: PlannedRelease[T]) -> T:
         """Release a planned release (a preview accessor describes it instead)."""
         return run(planned)
 
@@ -89,20 +91,20 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
         >>> isinstance(n, int), abs(n - 1000) < 100  # noise scale 2: |noise| < 100 w.p. 1 - 1e-21
         (True, True)
         """
-        return self._scalar("count", None, ci, options)
+        return self._scalar("count", None, ReleaseOptions(ci=ci, **options))
 
     def _scalar(
-        self, how: str, column: Hashable | None, ci: float | None, options: Mapping[str, object]
-    ) -> Any:
+        self, how: str, column: Hashable | list[Hashable] | None, options: ReleaseOptions
+    ) -> Any:  # NumberT or EstimateT (or a Series for a list), as the caller's overloads say
         """Release one scalar statistic ``how`` of ``column`` (the Series itself when None)."""
-        return self._execute(plan_one(self._obj, how, column, ci=ci, **options))
+        return self._execute(plan_one(self._obj, how, column, options))
 
     def _spread(
-        self, column: Hashable | None, how: str, ddof: int, ci: float | None,
-        options: Mapping[str, object],
+        self, column: Hashable | list[Hashable] | None, how: str, ddof: int,
+        options: ReleaseOptions,
     ) -> Any:  # fmt: skip
         """Release the variance or standard deviation (``how``) of ``column``."""
-        return self._execute(plan_spread(self._obj, column, how, ddof=ddof, ci=ci, **options))
+        return self._execute(plan_spread(self._obj, column, how, options, ddof=ddof))
 
     @shared_doc
     def epsilon_for(

@@ -11,6 +11,7 @@ from collections.abc import Hashable
 from typing import Any, Unpack
 
 from pandas_dp.api.accessors.base import BaseDPAccessor
+from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.arguments import EstimateT, GridArgs, NumberT
 
 
@@ -56,7 +57,7 @@ class SeriesExtremes(BaseDPAccessor[NumberT, EstimateT]):
         >>> 0 <= low <= 200  # edges 0..100 score 0; one above 200 has odds below 1e-40
         True
         """
-        return self._scalar("min", None, ci, options)
+        return self._scalar("min", None, ReleaseOptions(ci=ci, **options))
 
     def max(self, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
         """Release a DP maximum: the grid edge with about no value above it.
@@ -65,7 +66,7 @@ class SeriesExtremes(BaseDPAccessor[NumberT, EstimateT]):
         true maximum and the upper bound, pulled towards the bound when the data is sparse.
         Budget cost: ``epsilon``.
         """
-        return self._scalar("max", None, ci, options)
+        return self._scalar("max", None, ReleaseOptions(ci=ci, **options))
 
 
 class FrameExtremes(BaseDPAccessor[NumberT, EstimateT]):
@@ -73,8 +74,8 @@ class FrameExtremes(BaseDPAccessor[NumberT, EstimateT]):
 
     def min(self, column: Hashable, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
         """Release a DP minimum of ``column``; see ``Series.dp.min`` for what it is."""
-        return self._scalar("min", column, ci, options)
+        return self._scalar("min", column, ReleaseOptions(ci=ci, **options))
 
     def max(self, column: Hashable, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
         """Release a DP maximum of ``column``; see ``Series.dp.min`` for what it is."""
-        return self._scalar("max", column, ci, options)
+        return self._scalar("max", column, ReleaseOptions(ci=ci, **options))

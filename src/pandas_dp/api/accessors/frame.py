@@ -25,7 +25,7 @@ from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouper import grouper_groupby, has_grouper
-from pandas_dp.api.release import PlannedRelease, Preview, preview, resolve
+from pandas_dp.api.release import PlannedRelease, Preview, ReleaseOptions, preview, resolve
 from pandas_dp.api.release.arguments import (
     CountArgs,
     EstimateT,
@@ -68,7 +68,7 @@ class FrameReleases(
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         dropna: bool = True,
-        range: tuple[Any, Any] | None = None,
+        range: tuple[object, object] | None = None,
     ) -> DPGroupBy:
         """Group the protected frame by public keys, for grouped releases.
 
@@ -138,14 +138,14 @@ class FrameReleases(
                 "groupby(pd.Grouper(key='t', freq='MS'), range=(start, end)); without a "
                 "pd.Grouper, leave it out"
             )
-        return DPGroupBy(
+        return DPGroupBy.of(
             resolve(self._obj), by, keys,
             max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
             selection=selection, execute=self._execute, dropna=dropna,
         )  # fmt: skip
 
     def histogram(
-        self, column: Hashable, bins: Any = None, *, range: Any = None,
+        self, column: Hashable, bins: object = None, *, range: object = None,
         freq: str | None = None, right: bool | None = None, include_lowest: bool = False,
         clip: bool = False, ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
@@ -174,7 +174,13 @@ class FrameReleases(
     @overload
     def sum(self, column: Hashable, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
     @shared_doc
-    def sum(self, column: Any, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
+    def sum(
+        self,
+        column: Hashable | list[Hashable],
+        *,
+        ci: float | None = None,
+        **options: Unpack[ValueArgs],
+    ) -> object:
         """Release the noisy sum of a column clipped to public bounds.
 
         Parameters
@@ -221,7 +227,7 @@ class FrameReleases(
         >>> abs(s - 1000) < 100  # noise scale 2
         True
         """
-        return self._scalar("sum", column, ci, options)
+        return self._scalar("sum", column, ReleaseOptions(ci=ci, **options))
 
     @overload
     def mean(
@@ -234,7 +240,13 @@ class FrameReleases(
     @overload
     def mean(self, column: Hashable, *, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
     @shared_doc
-    def mean(self, column: Any, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def mean(
+        self,
+        column: Hashable | list[Hashable],
+        *,
+        ci: float | None = None,
+        **options: Unpack[RatioArgs],
+    ) -> object:
         """Release the noisy mean of a column clipped to public bounds.
 
         Parameters
@@ -285,7 +297,7 @@ class FrameReleases(
         >>> 0 <= m <= 100 and abs(m - 40) < 5
         True
         """
-        return self._scalar("mean", column, ci, options)
+        return self._scalar("mean", column, ReleaseOptions(ci=ci, **options))
 
 
 class DataFrameDPAccessor(FrameProtection, FrameReleases[float, Estimate]):
@@ -311,6 +323,6 @@ class DataFramePreview(FrameReleases[Preview, Preview]):
     #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
     PREVIEW = True
 
-    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+    def _execute(self, planned: PlannedRelease[object]) -> Any:  # a Preview, typed as the result
         """Describe the planned release: cost, noise and error, without running it."""
         return preview(planned)

@@ -20,6 +20,7 @@ from pandas_dp.api.queries.ungrouped import (
     plan_many,
     plan_quantile,
 )
+from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.arguments import (
     Bounds,
     EstimateT,
@@ -45,7 +46,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         rho: Real | None = None,
         nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
         min_count: Real | None = None, relative_error: bool = False, weights: Hashable = None,
-        weight_bounds: tuple[Real, Real] | None = None, **named: Any,
+        weight_bounds: tuple[Real, Real] | None = None, **named: object,
     ) -> pd.DataFrame:  # fmt: skip
         """Release several statistics of the whole frame in one call (one row).
 
@@ -69,12 +70,14 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         >>> list(row.columns), bool(abs(row.loc[0, "avg"] - 40) < 5)
         (['n', 'avg'], True)
         """
-        return self._execute(plan_many(
-            self._obj, parse_named(named), query="agg", epsilon=epsilon, bounds=bounds,
-            delta=delta, mechanism=mechanism, ci=ci, fillna=fillna, rho=rho,
-            post=PostProcess.of(nonnegative), accuracy=accuracy, min_count=min_count,
-            relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,
-        ))  # fmt: skip
+        stats = parse_named(named)
+        options = ReleaseOptions(
+            epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, ci=ci,
+            fillna=fillna, rho=rho, post=PostProcess.of(nonnegative), accuracy=accuracy,
+            min_count=min_count, relative_error=relative_error, weights=weights,
+            weight_bounds=weight_bounds,
+        )  # fmt: skip
+        return self._execute(plan_many(self._obj, stats, options, query="agg"))
 
     @overload
     def var(
@@ -90,11 +93,11 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         **options: Unpack[RatioArgs],
     ) -> Any: ...  # fmt: skip
     def var(
-        self, column: Any, *, ddof: int = 1, ci: float | None = None,
+        self, column: Hashable | list[Hashable], *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> object:  # fmt: skip
         """Release the noisy variance of ``column``; see ``Series.dp.var``."""
-        return self._spread(column, "var", ddof, ci, options)
+        return self._spread(column, "var", ddof, ReleaseOptions(ci=ci, **options))
 
     @overload
     def std(
@@ -110,14 +113,15 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         **options: Unpack[RatioArgs],
     ) -> Any: ...  # fmt: skip
     def std(
-        self, column: Any, *, ddof: int = 1, ci: float | None = None,
+        self, column: Hashable | list[Hashable], *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> object:  # fmt: skip
         """Release the noisy standard deviation of ``column``; see ``Series.dp.std``."""
-        return self._spread(column, "std", ddof, ci, options)
+        return self._spread(column, "std", ddof, ReleaseOptions(ci=ci, **options))
 
     def quantile(
-        self, column: Hashable | list[Hashable], q: Any = 0.5, *, ci: float | None = None,
+        self, column: Hashable | list[Hashable], q: float | Sequence[float] = 0.5, *,
+        ci: float | None = None,
         **options: Unpack[GridArgs],
     ) -> Any:  # fmt: skip
         """Release noisy quantiles of ``column``; see ``Series.dp.quantile``.
@@ -125,7 +129,7 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         For a list of columns, pandas' shapes: a Series indexed by the columns (named ``q``)
         for one level, a DataFrame indexed by the levels for several.
         """
-        return self._execute(plan_quantile(self._obj, column, q, ci=ci, **options))
+        return self._execute(plan_quantile(self._obj, column, q, ReleaseOptions(ci=ci, **options)))
 
     def nunique(
         self, *, dropna: bool = True, ci: float | None = None, **options: Unpack[NoiseArgs]
@@ -154,7 +158,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         if dropna is not True:
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
         columns = list(self._obj.columns)
-        return self._execute(plan_columns(self._obj, "nunique", columns, ci=ci, **options))
+        planned = plan_columns(self._obj, "nunique", columns, ReleaseOptions(ci=ci, **options))
+        return self._execute(planned)
 
     @overload
     def median(
@@ -166,14 +171,21 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def median(
         self, column: list[Hashable], *, ci: float | None = None, **options: Unpack[GridArgs]
     ) -> Any: ...
-    def median(self, column: Any, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
+    def median(
+        self,
+        column: Hashable | list[Hashable],
+        *,
+        ci: float | None = None,
+        **options: Unpack[GridArgs],
+    ) -> object:
         """Release the noisy median of ``column`` (a Series for a list, as ``df[cols].median()``).
 
         See ``Series.dp.quantile`` for the mechanism and the cost.
         """
+        release = ReleaseOptions(ci=ci, **options)
         if isinstance(column, list):
-            return self._execute(plan_columns(self._obj, "median", column, ci=ci, **options))
-        return self._execute(plan_quantile(self._obj, column, 0.5, ci=ci, **options))
+            return self._execute(plan_columns(self._obj, "median", column, release))
+        return self._execute(plan_quantile(self._obj, column, 0.5, release))
 
     def mode(
         self, column: Hashable, *, candidates: Sequence[object] | None = None, epsilon: Real
@@ -193,7 +205,8 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
 
     def describe(
         self, *, epsilon: Real | None = None, bounds: Bounds = None,
-        percentiles: Any = DESCRIBE_PERCENTILES, cells: int | None = None, rho: Real | None = None,
+        percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
+        rho: Real | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Release a table like ``DataFrame.describe`` for the columns with public bounds.
 

@@ -7,7 +7,7 @@ public table that keeps every sensitivity, and a group-by over the periods of a 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Literal
+from typing import Literal
 
 import pandas as pd
 
@@ -85,7 +85,7 @@ class FrameJoinsAndTime(BaseDPAccessor[NumberT, EstimateT]):
         freq: str,
         *,
         on: Hashable | None = None,
-        range: tuple[Any, Any] | None = None,
+        range: tuple[object, object] | None = None,
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
     ) -> DPResampler:

@@ -7,7 +7,7 @@ A mixin of the DataFrame accessor (shared by ``.dp.preview``); each method forwa
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any, Literal, Unpack
+from typing import TYPE_CHECKING, Literal, Unpack
 
 import pandas as pd
 
@@ -18,6 +18,9 @@ from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.release import resolve
 from pandas_dp.api.release.arguments import EstimateT, MatrixArgs, Mechanism, NumberT, Real
 from pandas_dp.errors import DPValueError
+
+if TYPE_CHECKING:  # loaded with the regression code, on first use
+    from pandas_dp.api.statistics.regression import OLSResults
 
 ColumnBounds = Mapping[Hashable, tuple[Real, Real]] | None
 
@@ -172,13 +175,13 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         y: Hashable | None = None,
         x: Sequence[Hashable] | None = None,
         bounds: ColumnBounds = None,
-        keys: Mapping[Hashable, Sequence[Any]] | None = None,
+        keys: Mapping[Hashable, Sequence[object]] | None = None,
         epsilon: Real | None = None,
         delta: Real | None = None,
         rho: Real | None = None,
         mechanism: Mechanism = "laplace",
         alpha: float = 0.05,
-    ) -> Any:
+    ) -> OLSResults:
         """Release a linear model fitted by least squares, as statsmodels' ``ols(...).fit()``.
 
         Parameters

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Unpack
+from typing import Literal, Unpack
 
 import pandas as pd
 
 from pandas_dp.api.accessors.base import BaseDPAccessor
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.crosstab import plan_crosstab, plan_pivot_table
+from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.arguments import EstimateT, Keys, NumberT, RatioArgs
 from pandas_dp.api.statistics.postprocess import PostProcess
 
@@ -23,7 +24,8 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
     def crosstab(
         self, index: Hashable | list[Hashable], columns: Hashable | list[Hashable], *,
         keys: Keys = None, values: Hashable | None = None, aggfunc: str | None = None,
-        margins: bool = False, margins_name: Hashable = "All", normalize: Any = False,
+        margins: bool = False, margins_name: Hashable = "All",
+        normalize: bool | Literal["all", "index", "columns"] = False,
         nonnegative: bool = False, ci: float | None = None, **options: Unpack[RatioArgs],
     ) -> pd.DataFrame:  # fmt: skip
         """Release a noisy cross tabulation, shaped like :func:`pandas.crosstab`.
@@ -77,15 +79,16 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
         >>> bool((table.loc["All", ["n", "s"]] == table.loc[[0, 1], ["n", "s"]].sum()).all())
         True
         """
+        release = ReleaseOptions(ci=ci, post=PostProcess.of(nonnegative), **options)
         return self._execute(plan_crosstab(
-            self._obj, index, columns, keys=keys, values=values, aggfunc=aggfunc,
-            margins=margins, margins_name=margins_name, normalize=normalize, ci=ci,
-            post=PostProcess.of(nonnegative), **options,
+            self._obj, index, columns, release, keys=keys, values=values, aggfunc=aggfunc,
+            margins=margins, margins_name=margins_name, normalize=normalize,
         ))  # fmt: skip
 
     @shared_doc
     def pivot_table(
-        self, values: Any = None, index: Any = None, columns: Any = None, aggfunc: Any = "mean",
+        self, values: object = None, index: object = None, columns: object = None,
+        aggfunc: object = "mean",
         *, keys: Keys = None, margins: bool = False, margins_name: Hashable = "All",
         ci: float | None = None, **options: Unpack[RatioArgs],
     ) -> pd.DataFrame:  # fmt: skip
@@ -123,6 +126,6 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
         margins.
         """
         return self._execute(plan_pivot_table(
-            self._obj, values, index, columns, aggfunc, keys=keys, margins=margins,
-            margins_name=margins_name, ci=ci, **options,
+            self._obj, ReleaseOptions(ci=ci, **options), values, index, columns, aggfunc,
+            keys=keys, margins=margins, margins_name=margins_name,
         ))  # fmt: skip

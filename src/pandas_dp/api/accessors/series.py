@@ -12,10 +12,11 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.counts import plan_histogram, plan_value_counts
-from pandas_dp.api.release import PlannedRelease, Preview, preview
+from pandas_dp.api.release import PlannedRelease, Preview, ReleaseOptions, preview
 from pandas_dp.api.release.arguments import (
     CountArgs,
     EstimateT,
+    Keys,
     NumberT,
     ProtectArgs,
     RatioArgs,
@@ -32,7 +33,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
 
     @shared_doc
     def value_counts(
-        self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
+        self, keys: Keys = None, *, normalize: bool = False, sort: bool = True,
         ascending: bool = False, dropna: bool = True, ci: float | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         **options: Unpack[CountArgs],
@@ -90,7 +91,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
 
     @shared_doc
     def histogram(
-        self, bins: Any = None, *, range: Any = None, freq: str | None = None,
+        self, bins: object = None, *, range: object = None, freq: str | None = None,
         right: bool | None = None, include_lowest: bool = False, clip: bool = False,
         ci: float | None = None, **options: Unpack[CountArgs],
     ) -> Any:  # fmt: skip
@@ -159,7 +160,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
     def sum(self, *, ci: None = None, **options: Unpack[ValueArgs]) -> NumberT: ...
     @overload
     def sum(self, *, ci: float, **options: Unpack[ValueArgs]) -> EstimateT: ...
-    def sum(self, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> Any:
+    def sum(self, *, ci: float | None = None, **options: Unpack[ValueArgs]) -> object:
         """Release the noisy sum of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.sum`` on this column; see its Notes for clipping, lattice,
@@ -172,13 +173,13 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         >>> abs(priv["x"].dp.sum(bounds=(0, 2), epsilon=1.0) - 1000) < 100
         True
         """
-        return self._scalar("sum", None, ci, options)
+        return self._scalar("sum", None, ReleaseOptions(ci=ci, **options))
 
     @overload
     def mean(self, *, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
     def mean(self, *, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
-    def mean(self, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def mean(self, *, ci: float | None = None, **options: Unpack[RatioArgs]) -> object:
         """Release the noisy mean of the values clipped to public bounds.
 
         Same as ``DataFrame.dp.mean`` on this column: noisy centred sum over noisy count,
@@ -191,7 +192,7 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         >>> 0 <= priv["x"].dp.mean(bounds=(0, 10), epsilon=1.0) <= 10
         True
         """
-        return self._scalar("mean", None, ci, options)
+        return self._scalar("mean", None, ReleaseOptions(ci=ci, **options))
 
 
 class SeriesDPAccessor(SeriesReleases[float, Estimate]):
@@ -221,6 +222,6 @@ class SeriesPreview(SeriesReleases[Preview, Preview]):
     #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
     PREVIEW = True
 
-    def _execute(self, planned: PlannedRelease[Any]) -> Any:
+    def _execute(self, planned: PlannedRelease[object]) -> Any:  # a Preview, typed as the result
         """Describe the planned release: cost, noise and error, without running it."""
         return preview(planned)

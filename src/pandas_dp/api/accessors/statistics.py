@@ -15,6 +15,7 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.local import randomized_response
 from pandas_dp.api.queries.choice import plan_top_k
 from pandas_dp.api.queries.ungrouped import plan_quantile
+from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.arguments import (
     EstimateT,
     GridArgs,
@@ -33,7 +34,9 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
     def var(self, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
     def var(self, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
-    def var(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def var(
+        self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> object:
         """Release the noisy variance of the values clipped to public bounds.
 
         Parameters
@@ -71,19 +74,25 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         >>> 0 <= v <= 2500 and abs(v - 100) < 60  # true variance 100
         True
         """
-        return self._spread(None, "var", ddof, ci, options)
+        return self._spread(None, "var", ddof, ReleaseOptions(ci=ci, **options))
 
     @overload
     def std(self, *, ddof: int = 1, ci: None = None, **options: Unpack[RatioArgs]) -> NumberT: ...
     @overload
     def std(self, *, ddof: int = 1, ci: float, **options: Unpack[RatioArgs]) -> EstimateT: ...
-    def std(self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]) -> Any:
+    def std(
+        self, *, ddof: int = 1, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> object:
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
-        return self._spread(None, "std", ddof, ci, options)
+        return self._spread(None, "std", ddof, ReleaseOptions(ci=ci, **options))
 
     @shared_doc
     def quantile(
-        self, q: Any = 0.5, *, ci: float | None = None, **options: Unpack[GridArgs]
+        self,
+        q: float | Sequence[float] = 0.5,
+        *,
+        ci: float | None = None,
+        **options: Unpack[GridArgs],
     ) -> Any:
         """Release noisy quantiles by the exponential mechanism (Smith 2011).
 
@@ -136,15 +145,15 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         >>> abs(med - 500) < 50
         True
         """
-        return self._execute(plan_quantile(self._obj, None, q, ci=ci, **options))
+        return self._execute(plan_quantile(self._obj, None, q, ReleaseOptions(ci=ci, **options)))
 
     @overload
     def median(self, *, ci: None = None, **options: Unpack[GridArgs]) -> NumberT: ...
     @overload
     def median(self, *, ci: float, **options: Unpack[GridArgs]) -> EstimateT: ...
-    def median(self, *, ci: float | None = None, **options: Unpack[GridArgs]) -> Any:
+    def median(self, *, ci: float | None = None, **options: Unpack[GridArgs]) -> object:
         """Release the noisy median: ``quantile(0.5)`` (see :meth:`quantile`)."""
-        return self._execute(plan_quantile(self._obj, None, 0.5, ci=ci, **options))
+        return self._execute(plan_quantile(self._obj, None, 0.5, ReleaseOptions(ci=ci, **options)))
 
     def nunique(
         self, *, dropna: bool = True, ci: float | None = None, **options: Unpack[NoiseArgs]
@@ -169,7 +178,7 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         """
         if dropna is not True:
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
-        return self._scalar("nunique", None, ci, options)
+        return self._scalar("nunique", None, ReleaseOptions(ci=ci, **options))
 
     def mode(self, *, candidates: Sequence[object] | None = None, epsilon: Real) -> Any:
         """Release the most frequent of the public ``candidates`` (exponential mechanism).
@@ -205,7 +214,7 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         return self._execute(plan_top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon))
 
     def randomized_response(
-        self, *, epsilon: Real, categories: Any = None, rng: Any = None
+        self, *, epsilon: Real, categories: Sequence[object] | None = None, rng: int | None = None
     ) -> pd.Series:
         """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
         return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)

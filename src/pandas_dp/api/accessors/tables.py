@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
@@ -11,6 +11,9 @@ from pandas_dp.api.accessors.base import BaseDPAccessor
 from pandas_dp.api.queries.hierarchy import DPHierarchy
 from pandas_dp.api.release import resolve
 from pandas_dp.api.release.arguments import EstimateT, Keys, NumberT, Real
+
+if TYPE_CHECKING:  # loaded with the tables code, on first use
+    from pandas_dp.api.queries.tables import Tables
 
 
 class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
@@ -21,12 +24,12 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
     def tables(
         self,
         workload: Sequence[Hashable | Sequence[Hashable]],
-        keys: Mapping[Hashable, Sequence[Any]] | None = None,
+        keys: Mapping[Hashable, Sequence[object]] | None = None,
         *,
         bins: Mapping[Hashable, Sequence[float]] | None = None,
         epsilon: Real,
         delta: Real | None = None,
-    ) -> Any:
+    ) -> Tables:
         """Release many tables of counts at once: consistent, non-negative, charged once.
 
         Parameters
@@ -128,7 +131,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
     def synthesize(
         self,
         columns: Sequence[Hashable],
-        keys: Mapping[Hashable, Sequence[Any]] | None = None,
+        keys: Mapping[Hashable, Sequence[object]] | None = None,
         *,
         bins: Mapping[Hashable, Sequence[float]] | None = None,
         epsilon: Real,

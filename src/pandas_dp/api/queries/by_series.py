@@ -10,20 +10,24 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import TypeVar
 
 import pandas as pd
 
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.release import Target
+from pandas_dp.api.release.arguments import Keys
 from pandas_dp.errors import DPTypeError, DPValueError, NotProtectedError
 
 _PREFIX = "__pandas_dp_by_"
 
 
+T = TypeVar("T")
+
+
 def series_by(
-    target: Target, by: Any, keys: Any
-) -> tuple[Target, Any, Any, dict[Hashable, Hashable]]:
+    target: Target, by: object, keys: Keys
+) -> tuple[Target, object, Keys, dict[Hashable, Hashable]]:
     """``(target, by, keys, renames)`` with every Series in ``by`` made a private column.
 
     ``renames`` maps the private names back to the Series' names, for the result's index.
@@ -50,7 +54,7 @@ def series_by(
     if isinstance(keys, Mapping):  # keys named after the Series
         back = {original: private for private, original in renames.items()}
         keys = {back.get(column, column): values for column, values in keys.items()}
-    new_by: Any = names if isinstance(by, list) else names[0]
+    new_by: object = names if isinstance(by, list) else names[0]
     return dataclasses.replace(target, data=data), new_by, keys, renames
 
 
@@ -68,7 +72,7 @@ def _same_session(series: pd.Series, target: Target) -> None:
         )
 
 
-def renamed(result: Any, renames: dict[Hashable, Hashable]) -> Any:
+def renamed(result: T, renames: Mapping[Hashable, Hashable]) -> T:
     """``result`` with the private group-by names in its index replaced by the Series' names."""
     if not renames or not isinstance(result, pd.Series | pd.DataFrame):
         return result

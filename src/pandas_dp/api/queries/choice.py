@@ -14,7 +14,7 @@ from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
-from pandas_dp.api.release.types import PlannedOutput
+from pandas_dp.api.release.types import Finish, PlannedOutput
 from pandas_dp.api.statistics import Choice
 from pandas_dp.api.validation import check_column
 from pandas_dp.budget import parse_epsilon
@@ -27,9 +27,9 @@ from pandas_dp.units import positive_int
 def plan_top_k(
     obj: pd.DataFrame | pd.Series,
     column: Hashable | None,
-    k: Any,
+    k: object,
     *,
-    candidates: Any,
+    candidates: object,
     epsilon: Real,
     mode: bool = False,
 ) -> PlannedRelease[Any]:
@@ -67,12 +67,12 @@ def plan_top_k(
     if source:
         note += f"; candidates: {source}"
     request = Request(
-        (Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),), eps,
-        "mode" if mode else "top_k", grouping=Grouping((col,), keys), caps=caps,
-        notes=(note,),
+        stats=(Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),),
+        epsilon=eps, query="mode" if mode else "top_k", grouping=Grouping((col,), keys),
+        caps=caps, notes=(note,),
     )  # fmt: skip
 
-    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:
+    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
         (key,) = outputs[0].keys
 
         def finish(released: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import numbers
 from collections.abc import Hashable
 from typing import Any, Literal, Unpack
 
@@ -15,10 +16,11 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
-from pandas_dp.api.queries.grouped_counts import count_post
+from pandas_dp.api.queries.grouped_counts import count_options
 from pandas_dp.api.queries.time_bins import is_count, time_edges
 from pandas_dp.api.release import PlannedRelease, resolve
-from pandas_dp.api.release.arguments import CountArgs
+from pandas_dp.api.release.arguments import CountArgs, Keys
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column, parse_bounds
 from pandas_dp.engines.plan import Binning
@@ -27,7 +29,7 @@ from pandas_dp.errors import DPTypeError, DPValueError
 
 def plan_value_counts(
     series: pd.Series,
-    keys: Any = None,
+    keys: Keys = None,
     *,
     normalize: bool = False,
     sort: bool = True,
@@ -41,11 +43,10 @@ def plan_value_counts(
     if normalize and ci is not None:
         raise DPValueError("ci is for counts; it cannot be combined with normalize=True")
     target = resolve(series)
-    grouped = DPGroupBy(
+    grouped = DPGroupBy.of(
         target, target.column, keys, dropna=dropna, selection=selection, called="value_counts"
     )
-    post = count_post(options, clamp=normalize)
-    planned = grouped.plan_counts("value_counts", ci=ci, post=post, **options)
+    planned = grouped.plan_counts("value_counts", count_options(options, ci, clamp=normalize))
     unnamed = series.name is None
 
     def shape(counts: Any) -> Any:
@@ -70,11 +71,11 @@ def _proportions(counts: pd.Series) -> pd.Series:
 
 def plan_histogram(
     obj: pd.Series | pd.DataFrame,
-    bins: Any,
+    bins: object,
     *,
     column: Hashable | None = None,
-    range: Any = None,
-    freq: Any = None,
+    range: object = None,
+    freq: str | None = None,
     right: bool | None = None,
     include_lowest: bool = False,
     clip: bool = False,
@@ -124,20 +125,19 @@ def plan_histogram(
     intervals = pd.IntervalIndex.from_breaks(
         breaks, closed="right" if binning.right else "left", name=col
     )
-    grouped = DPGroupBy(target, col, intervals, binning=binning)
-    post = count_post(options)
-    planned = grouped.plan_counts("histogram", ci=ci, post=post, **options)
+    grouped = DPGroupBy.of(target, col, intervals, binning=binning)
+    planned = grouped.plan_counts("histogram", count_options(options, ci))
     if labels is not None:  # indexed like df.set_index(col).resample(freq).size()
         named = labels.rename(col)
 
-        def labelled(counts: Any) -> Any:
+        def labelled(counts: Table) -> Table:
             counts.index = named
             return counts
 
         planned = planned.then(labelled)
     if isinstance(obj, pd.Series) and obj.name is None:  # like pd.cut on an unnamed Series
 
-        def unnamed(counts: Any) -> Any:
+        def unnamed(counts: Table) -> Table:
             counts.index.name = None
             return counts
 
@@ -145,7 +145,7 @@ def plan_histogram(
     return planned
 
 
-def _equal_edges(bins: Any, span: Any) -> tuple[float, ...]:
+def _equal_edges(bins: numbers.Integral, span: object) -> tuple[float, ...]:
     """``bins`` equal bins over the public ``span``, as ``numpy.histogram`` cuts them."""
     if bins < 1:
         raise DPValueError(f"bins must be at least 1, got {bins}")
@@ -158,7 +158,7 @@ def _equal_edges(bins: Any, span: Any) -> tuple[float, ...]:
     return tuple(float(edge) for edge in np.linspace(lower, upper, int(bins) + 1))
 
 
-def _parse_edges(bins: Any) -> tuple[float, ...]:
+def _parse_edges(bins: object) -> tuple[float, ...]:
     if isinstance(bins, str | bytes) or not hasattr(bins, "__iter__"):
         raise DPTypeError("bins must be a list of public bin edges, e.g. [0, 18, 65, 120]")
     edges = []

@@ -10,9 +10,9 @@ correlations a unit diagonal with every entry in ``[-1, 1]``.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import pandas as pd
@@ -20,9 +20,10 @@ import pandas as pd
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
-from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
+from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.planner import may_hold_missing, noise_choice
-from pandas_dp.api.release.types import PlannedOutput, Request
+from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Request
 from pandas_dp.api.statistics.base import Inputs
 from pandas_dp.api.statistics.products import PairCorrelation, PairCovariance
 from pandas_dp.engines import Grouping
@@ -37,17 +38,17 @@ Use = Literal["pairwise", "complete"]
 def plan_matrix(
     target: Target,
     how: Literal["cov", "corr"],
-    columns: Any = None,
+    columns: Sequence[Hashable] | None = None,
     *,
-    bounds: Any = None,
-    epsilon: Any = None,
-    delta: Any = None,
-    rho: Any = None,
-    mechanism: Any = "laplace",
-    ci: Any = None,
-    min_periods: Any = None,
-    ddof: Any = 1,
-    use: Any = "pairwise",
+    bounds: Bounds = None,
+    epsilon: Real | None = None,
+    delta: Real | None = None,
+    rho: Real | None = None,
+    mechanism: Mechanism = "laplace",
+    ci: float | None = None,
+    min_periods: int | None = None,
+    ddof: int = 1,
+    use: Literal["pairwise", "complete"] = "pairwise",
     grouping: Grouping | None = None,
     caps: Caps | None = None,
 ) -> PlannedRelease[pd.DataFrame]:
@@ -66,11 +67,12 @@ def plan_matrix(
     order = int(_whole(ddof, "ddof")) if how == "cov" else 1
     fewest = 1.0 if min_periods is None else _whole(min_periods, "min_periods")
     placeholders = [PairCovariance((c, c), c) for c in names]
+    options = ReleaseOptions(
+        epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, ci=ci, rho=rho
+    )
     request = validate(
-        target, placeholders, epsilon=epsilon, query=how if grouping is None else f"groupby.{how}",
-        bounds=bounds, delta=delta,
-        mechanism=mechanism, ci=ci, caps=caps or caps_for(target, False), rho=rho,
-        grouping=grouping,
+        target, placeholders, options, query=how if grouping is None else f"groupby.{how}",
+        caps=caps or caps_for(target, False), grouping=grouping,
     )  # fmt: skip
     layout = ProductLayout.of(
         tuple(names), tuple(request.bounds[c] for c in names),
@@ -97,11 +99,11 @@ def plan_matrix(
     return plan(target, request, _finisher(how, labels), calibrated={part.layout.key: part})
 
 
-def _finisher(how: str, labels: pd.Index) -> Any:
+def _finisher(how: str, labels: pd.Index) -> Finisher:
     """Shape the pairs' values as pandas shapes ``df.cov()`` (grouped: stacked by key)."""
 
-    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
-        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
+        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> pd.DataFrame:
             alpha = None if request.confidence is None else 1.0 - request.confidence
             # Each pair's values (and interval ends) for every group at once.
             pairs = _pairs(outputs, noisy)
@@ -184,7 +186,7 @@ def _symmetric(size: int, entries: dict[tuple[int, int], float]) -> np.ndarray:
     return matrix
 
 
-def _columns(target: Target, how: str, columns: Any, bounds: Any) -> list[Hashable]:
+def _columns(target: Target, how: str, columns: object, bounds: Bounds) -> list[Hashable]:
     """The columns asked for (public inputs all).
 
     ``columns``, else the keys of a ``bounds`` dict, else the schema's columns with bounds.
@@ -222,7 +224,7 @@ def _labels(target: Target, names: list[Hashable]) -> pd.Index:
     return frame_columns.take([int(frame_columns.get_loc(name)) for name in names])  # type: ignore[arg-type]
 
 
-def _use(use: Any) -> Use:
+def _use(use: object) -> Use:
     if use not in ("pairwise", "complete"):
         raise DPValueError(
             f"use must be 'pairwise' (each pair over the rows holding both, as pandas) or "
@@ -231,7 +233,7 @@ def _use(use: Any) -> Use:
     return "complete" if use == "complete" else "pairwise"
 
 
-def _whole(value: Any, name: str) -> float:
+def _whole(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < 0:
         raise DPValueError(f"{name} must be a whole number >= 0, got {value!r}")
     return float(value)

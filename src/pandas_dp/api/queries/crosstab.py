@@ -20,9 +20,10 @@ import pandas as pd
 from pandas_dp.api.keys import parse_by
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.queries.groupby import DPGroupBy
-from pandas_dp.api.release import PlannedRelease, Target, plan, resolve, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
+from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.finish import released
-from pandas_dp.api.release.types import PlannedOutput, Request
+from pandas_dp.api.release.types import Finish, PlannedOutput, Request
 from pandas_dp.api.statistics import Count, Statistic, statistic_class
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines.plan import Aggregate
@@ -46,13 +47,14 @@ class Layout:
 
 
 def plan_table(
-    target: Target, layout: Layout, stats: list[Statistic], keys: Any, query: str, **options: Any
-) -> PlannedRelease[pd.DataFrame]:
+    target: Target, layout: Layout, stats: list[Statistic], keys: Keys, query: str,
+    options: ReleaseOptions,
+) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """One group-by release over ``index + columns`` keys, shaped as a pandas pivot table."""
     by = [*layout.index, *layout.columns]
     if isinstance(keys, Mapping):  # one dict may serve several tables: take what this one needs
         keys = {column: keys[column] for column in by if column in keys}
-    grouped = DPGroupBy(target, by, keys, called=query, may_select=False)
+    grouped = DPGroupBy.of(target, by, keys, called=query, may_select=False)
     if layout.margins:
         refused = [s.how for s in stats if s.margin == "none"]
         if refused:
@@ -61,19 +63,19 @@ def plan_table(
                 "(a median of all rows is not a function of the cells' medians); release it "
                 "without margins, or release the margin as its own query"
             )
-        if options.get("ci") is not None:
+        if options.ci is not None:
             raise DPValueError(
                 "ci with margins=True: a margin's noise is the sum of its cells' noises, whose "
                 "interval is not computed yet; release the cells with ci and margins=False"
             )
     request = validate(
-        target, stats, grouping=grouped._grouping, caps=grouped._caps, query=query,
-        keys_from=grouped.keys_from, **options,
+        target, stats, options, grouping=grouped._grouping, caps=grouped._caps, query=query,
+        keys_from=grouped.keys_from,
     )  # fmt: skip
     return plan(target, request, lambda outputs, req: _finisher(outputs, req, layout))
 
 
-def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layout) -> Any:
+def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layout) -> Finish:
     post = request.post or PostProcess()
     alpha = None if request.confidence is None else 1.0 - request.confidence
 
@@ -227,16 +229,16 @@ def _frame(
     return frame.astype({c: blocks[i // len(cols)].dtype for i, c in enumerate(columns)})
 
 
-def _column_index(names: list[Any]) -> pd.Index:
+def _column_index(names: list[Any]) -> pd.Index:  # labels, or (value, statistic) tuples
     if names and isinstance(names[0], tuple):
         return pd.MultiIndex.from_tuples(names)
     return pd.Index(names, tupleize_cols=False)
 
 
 def plan_crosstab(
-    obj: pd.DataFrame, index: Any, columns: Any, *, keys: Any = None, values: Any = None,
-    aggfunc: Any = None, margins: bool = False, margins_name: Hashable = "All",
-    normalize: Any = False, **options: Any,
+    obj: pd.DataFrame, index: object, columns: object, options: ReleaseOptions, *,
+    keys: Keys = None, values: Hashable | None = None, aggfunc: str | None = None,
+    margins: bool = False, margins_name: Hashable = "All", normalize: object = False,
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """Noisy ``pd.crosstab`` of the protected frame (see ``DataFrame.dp.crosstab``)."""
     stats: list[Statistic]
@@ -249,16 +251,16 @@ def plan_crosstab(
             raise DPValueError("values= needs an aggfunc, as in pd.crosstab, e.g. aggfunc='mean'")
         stats = [statistic_class(aggfunc, "aggfunc")(values, values)]
     how = _parse_normalize(normalize)
-    if how is not None and (values is not None or options.get("ci") is not None):
+    if how is not None and (values is not None or options.ci is not None):
         raise DPValueError("normalize= is for counts without values= or ci")
     layout = Layout(parse_by(index), parse_by(columns), _flag(margins), margins_name, how)
-    return plan_table(resolve(obj), layout, stats, keys, "crosstab", **options)
+    return plan_table(resolve(obj), layout, stats, keys, "crosstab", options)
 
 
 def plan_pivot_table(
-    obj: pd.DataFrame, values: Any = None, index: Any = None, columns: Any = None,
-    aggfunc: Any = "mean", *, keys: Any = None, margins: bool = False,
-    margins_name: Hashable = "All", **options: Any,
+    obj: pd.DataFrame, options: ReleaseOptions, values: object = None, index: object = None,
+    columns: object = None, aggfunc: object = "mean", *, keys: Keys = None, margins: bool = False,
+    margins_name: Hashable = "All",
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """Noisy ``pd.pivot_table`` of the protected frame (see ``DataFrame.dp.pivot_table``)."""
     if index is None:
@@ -270,15 +272,15 @@ def plan_pivot_table(
         values = [c for c in all_columns if c not in (*rows, *cols, target.unit)]
     stats, labels = _pivot_stats(values, aggfunc, bool(cols))
     layout = Layout(rows, cols, _flag(margins), margins_name, labels=labels)
-    return plan_table(target, layout, stats, keys, "pivot_table", **options)
+    return plan_table(target, layout, stats, keys, "pivot_table", options)
 
 
 def _pivot_stats(
-    values: Any, aggfunc: Any, with_columns: bool
+    values: object, aggfunc: object, with_columns: bool
 ) -> tuple[list[Statistic], tuple[tuple[Hashable, ...], ...]]:
     """One statistic per (value, aggfunc) pair and its column label, as pandas lays them out."""
     several = isinstance(values, list)
-    names: list[Hashable] = list(values) if several else [values]
+    names: list[Hashable] = list(values) if isinstance(values, list) else [values]
     if not names:
         raise DPValueError("pivot_table: values is empty")
     labels: list[tuple[Hashable, ...]]
@@ -298,11 +300,11 @@ def _pivot_stats(
     return stats, tuple(labels)
 
 
-def _as_list(how: Any) -> list[Any]:
+def _as_list(how: object) -> list[object]:
     return list(how) if isinstance(how, list) else [how]
 
 
-def _parse_normalize(normalize: Any) -> str | None:
+def _parse_normalize(normalize: object) -> str | None:
     if normalize is False or normalize is None:
         return None
     if isinstance(normalize, bool | str) and normalize in _NORMALIZE:
@@ -312,7 +314,7 @@ def _parse_normalize(normalize: Any) -> str | None:
     )
 
 
-def _flag(margins: Any) -> bool:
+def _flag(margins: object) -> bool:
     if not isinstance(margins, bool):
         raise DPTypeError(f"margins must be True or False, got {type(margins).__name__}")
     return margins

@@ -10,9 +10,9 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pandas as pd
+from pandas._typing import DtypeObj
 from pandas.api import types as ptypes
 
 from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
@@ -49,7 +49,7 @@ class Domains:
         return math.prod(self.sizes[i] for i in clique)
 
 
-def parse_workload(workload: Any) -> list[tuple[Hashable, ...]]:
+def parse_workload(workload: object) -> list[tuple[Hashable, ...]]:
     """The tables asked for: each a tuple of column labels (a single label is one column)."""
     if isinstance(workload, str | bytes | Mapping) or not isinstance(workload, Sequence):
         raise DPTypeError(
@@ -66,7 +66,7 @@ def parse_workload(workload: Any) -> list[tuple[Hashable, ...]]:
 
 
 def parse_domains(
-    target: Target, columns: Sequence[Hashable], keys: Any, bins: Any
+    target: Target, columns: Sequence[Hashable], keys: object, bins: object
 ) -> Domains:  # fmt: skip
     """Each column's public keys or bins: from ``keys``, ``bins`` or the schema's ``isin``."""
     keys = _mapping(keys, "keys")  # entries for columns no table uses are ignored
@@ -107,7 +107,7 @@ def parse_domains(
     return Domains(tuple(columns), tuple(axes), tuple(indexes), tuple(sources))
 
 
-def _mapping(value: Any, name: str) -> dict[Hashable, Any]:
+def _mapping(value: object, name: str) -> dict[Hashable, object]:
     if value is None:
         return {}
     if not isinstance(value, Mapping):
@@ -118,7 +118,7 @@ def _mapping(value: Any, name: str) -> dict[Hashable, Any]:
     return dict(value)
 
 
-def _missing(column: Hashable, dtype: Any) -> str:
+def _missing(column: Hashable, dtype: DtypeObj) -> str:
     numeric = ptypes.is_numeric_dtype(dtype) and not ptypes.is_bool_dtype(dtype)
     fix = (
         f"bins={{{column!r}: [edges]}} (public bin edges, e.g. [0, 18, 65, 120]) or "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -12,6 +11,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.measurement.kinds import CentredSum, RowCount
 from pandas_dp.api.measurement.parts import NoiseChoice, Part, count_part, sum_part
 from pandas_dp.api.release import PlannedOutput, resolve
+from pandas_dp.api.release.arguments import Bounds, Real
 from pandas_dp.api.release.planning_rows import planning_rows
 from pandas_dp.api.release.preview import mean_error_bound
 from pandas_dp.api.statistics import Mean
@@ -20,9 +20,10 @@ from pandas_dp.api.validation import parse_bounds
 from pandas_dp.budget import parse_delta
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.accuracy import smallest_epsilon
+from pandas_dp.units import Contribution
 
 
-def _noise(mechanism: str, delta: Any, measurements: int) -> NoiseChoice:
+def _noise(mechanism: str, delta: object, measurements: int) -> NoiseChoice:
     if mechanism == "laplace":
         if delta is not None:
             raise DPValueError("delta is only used with mechanism='gaussian'")
@@ -40,12 +41,12 @@ def epsilon_for(
     *,
     error: float,
     alpha: float = 0.05,
-    bounds: Any = None,
+    bounds: Bounds = None,
     expected_rows: float | None = None,
     mean: float | None = None,
     n: float | None = None,
     mechanism: str = "laplace",
-    delta: Any = None,
+    delta: Real | None = None,
 ) -> float:
     """The smallest ε whose (1 - alpha) error bound is at most ``error`` (see the accessor)."""
     if isinstance(alpha, bool) or not isinstance(alpha, int | float):
@@ -99,7 +100,7 @@ def epsilon_for(
 
 def _mean_error(
     lower: float, upper: float, epsilon: Fraction, n: float, alpha: float,
-    contribution: Any, noise: NoiseChoice, mean: float | None = None,
+    contribution: Contribution, noise: NoiseChoice, mean: float | None = None,
 ) -> float:  # fmt: skip
     """Error of a mean over ``n`` rows at the planning ``mean`` (default: the worst case)."""
     half = epsilon / 2

@@ -7,9 +7,9 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable, Hashable, Mapping
-from typing import Any, Literal, Unpack
+from collections.abc import Hashable, Mapping
+from dataclasses import replace
+from typing import Literal, Self, Unpack
 
 import pandas as pd
 
@@ -19,10 +19,11 @@ from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, pa
 from pandas_dp.api.queries.by_series import series_by
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
 from pandas_dp.api.queries.grouped_matrices import GroupedMatrices
-from pandas_dp.api.release import PlannedRelease, Target, run
+from pandas_dp.api.release import ReleaseOptions, Target, run
 from pandas_dp.api.release.arguments import (
     Bound,
     Bounds,
+    Columns,
     Fill,
     Keys,
     Mechanism,
@@ -31,6 +32,7 @@ from pandas_dp.api.release.arguments import (
     ValueArgs,
 )
 from pandas_dp.api.release.selection import asked_selection
+from pandas_dp.api.release.types import Execute, Table
 from pandas_dp.api.statistics import Mean, Sum, parse_func, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column, did_you_mean
@@ -42,14 +44,16 @@ from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 class DPGroupBy(GroupedCounts, GroupedMatrices):
     """A grouping of a protected frame over public (or privately selected) keys.
 
-    Created by :meth:`DataFrameDPAccessor.groupby`; it holds only public parameters.
-    Every method releases one table and charges its ε once (parallel composition).
-    Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series named ``x``,
-    ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the column instead.
+    Created by :meth:`DataFrameDPAccessor.groupby` (through :meth:`of`); a frozen value of
+    public parameters. Every method releases one table and charges its ε once (parallel
+    composition). Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series
+    named ``x``, ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the
+    column instead.
     """
 
-    def __init__(
-        self,
+    @classmethod
+    def of(
+        cls,
         target: Target,
         by: Hashable | list[Hashable],
         keys: Keys = None,
@@ -58,32 +62,34 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         binning: Binning | None = None,
-        execute: Callable[[PlannedRelease[Any]], Any] = run,
+        execute: Execute = run,
         dropna: bool = True,
         called: str = "groupby",
         may_select: bool = True,
-    ) -> None:
-        target, by, keys, self._renames = series_by(target, by, keys)
-        self._target = target
-        self._execute = execute
-        self.by = parse_by(by)
-        columns = self._target.engine.columns(self._target.data)
-        dtypes = dict(self._target.engine.dtypes(self._target.data).items())
-        for label in self.by:
+    ) -> Self:
+        """Check the public parameters of a group-by (nothing is read, nothing charged)."""
+        target, by, keys, renames = series_by(target, by, keys)
+        labels = parse_by(by)
+        columns = target.engine.columns(target.data)
+        dtypes = dict(target.engine.dtypes(target.data).items())
+        for label in labels:
             if label not in columns:
                 hint = did_you_mean(label, target.session.columns)
                 raise DPKeyError(f"group-by column {label!r} not found in this frame{hint}")
-        self.keys_from = ""
+        keys_from = ""
         if keys is None and binning is None:
-            keys, self.keys_from = schema_keys(target, self.by)
-        keys, declared = categories_as_keys(keys, self.by, dtypes)
-        self.keys_from = declared or self.keys_from
-        self.keys = parse_keys(self.by, keys)
-        self.selection = asked_selection(self.keys, binning, selection, self.by, called, may_select)
-        if self.keys is not None and binning is None:
-            check_key_types(self.keys, [dtypes[label] for label in self.by])
-        self._grouping = Grouping(self.by, self.keys, binning, missing=_missing_group(self, dropna))
-        self._caps = caps_for(self._target, True, max_groups_per_unit, max_rows_per_group)
+            keys, keys_from = schema_keys(target, labels)
+        keys, declared = categories_as_keys(keys, labels, dtypes)
+        parsed = parse_keys(labels, keys)
+        chosen = asked_selection(parsed, binning, selection, labels, called, may_select)
+        if parsed is not None and binning is None:
+            check_key_types(parsed, [dtypes[label] for label in labels])
+        missing = _missing_group(parsed, labels, dropna)
+        return cls(
+            target, labels, parsed, declared or keys_from, chosen,
+            Grouping(labels, parsed, binning, missing=missing),
+            caps_for(target, True, max_groups_per_unit, max_rows_per_group), renames, execute,
+        )  # fmt: skip
 
     def __repr__(self) -> str:
         keys = "private (DP selection)" if self.keys is None else f"{len(self.keys)} public keys"
@@ -100,13 +106,11 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
                 self._target.engine, self._target.data, label, numeric=False,
                 known=self._target.session.columns,
             )  # fmt: skip
-        selected = copy.copy(self)
-        selected._selected, selected._series = tuple(labels), not isinstance(key, list)
-        return selected
+        return replace(self, _selected=tuple(labels), _series=not isinstance(key, list))
 
     def sum(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
-    ) -> pd.Series | pd.DataFrame:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
+    ) -> Table:
         """Release the noisy sum of a column (or columns), clipped to public bounds, per group.
 
         A Series named after one column (``g.sum("x")``, ``g["x"].sum()``), a DataFrame for
@@ -122,11 +126,13 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         Gaussian noise). With ``weights="w", weight_bounds=(wl, W)``, ``Σ clip(w)·clip(x)``
         per group, sensitivity ``W·max(|lower|, |upper|)``.
         """
-        return self._per_column(Sum, column, "sum", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Sum(c, c), column, "sum", ReleaseOptions(ci=ci, **options)
+        )
 
     def mean(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
-    ) -> pd.Series | pd.DataFrame:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> Table:
         """Release the noisy mean of a column (or columns), clipped to public bounds, per group.
 
         Shaped like :meth:`sum`.
@@ -141,17 +147,19 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         weighted mean ``c + noisy Σ w·(x - c) / max(noisy Σ w, 1)`` (``c`` the midpoint;
         sensitivities ``W·(upper - lower)/2`` and ``W``).
         """
-        return self._per_column(Mean, column, "mean", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Mean(c, c), column, "mean", ReleaseOptions(ci=ci, **options)
+        )
 
     @shared_doc
     def agg(
-        self, func: Any = None, /, *, epsilon: Real | None = None, bounds: Bounds = None,
+        self, func: object = None, /, *, epsilon: Real | None = None, bounds: Bounds = None,
         delta: Real | None = None, rho: Real | None = None, mechanism: Mechanism = "laplace",
         ci: float | None = None,
         fillna: Fill = None, nonnegative: bool = False, accuracy: Mapping[str, float] | None = None,
         min_count: Real | None = None, relative_error: bool = False,
-        weights: Hashable | None = None, weight_bounds: Bound | None = None, **named: Any,
-    ) -> pd.DataFrame:  # fmt: skip
+        weights: Hashable | None = None, weight_bounds: Bound | None = None, **named: object,
+    ) -> Table:  # fmt: skip
         """Release several statistics per group in one call, in every form pandas' agg takes.
 
         Parameters
@@ -229,23 +237,22 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
                 column = self._selected[0] if self._selected else None
                 named = {k: (column, v) if isinstance(v, str) else v for k, v in named.items()}
             stats, series = parse_named(dict(named.items())), False
-        result: pd.DataFrame = self._release(
-            stats, "series" if series else "frame", "groupby.agg", epsilon=epsilon, delta=delta,
-            mechanism=mechanism, rho=rho,
-            ci=ci, bounds=bounds, fillna=fillna, post=PostProcess.of(nonnegative),
-            accuracy=accuracy, min_count=min_count,
-            relative_error=relative_error, weights=weights, weight_bounds=weight_bounds,
+        options = ReleaseOptions(
+            epsilon=epsilon, delta=delta, mechanism=mechanism, rho=rho, ci=ci, bounds=bounds,
+            fillna=fillna, post=PostProcess.of(nonnegative), accuracy=accuracy,
+            min_count=min_count, relative_error=relative_error, weights=weights,
+            weight_bounds=weight_bounds,
         )  # fmt: skip
-        return result
+        return self._release(stats, "series" if series else "frame", "groupby.agg", options)
 
 
-def _missing_group(grouped: DPGroupBy, dropna: Any) -> bool:
+def _missing_group(keys: pd.Index | None, by: tuple[Hashable, ...], dropna: object) -> bool:
     """``dropna=False``: rows with a missing key form a group of their own (key NaN)."""
     if not isinstance(dropna, bool):
         raise DPTypeError(f"dropna must be True or False, got {type(dropna).__name__}")
     if dropna:
         return False
-    if grouped.keys is None or len(grouped.by) != 1:
+    if keys is None or len(by) != 1:
         raise DPValueError(
             "dropna=False needs public keys and one group-by column (the missing values form "
             "one more group, NaN, after the keys)"
@@ -253,7 +260,9 @@ def _missing_group(grouped: DPGroupBy, dropna: Any) -> bool:
     return True
 
 
-def schema_keys(target: Target, by: tuple[Hashable, ...], suffix: str = "") -> tuple[Any, str]:
+def schema_keys(
+    target: Target, by: tuple[Hashable, ...], suffix: str = ""
+) -> tuple[dict[Hashable, list[object]] | None, str]:
     """Public keys from the session's schema (``isin``) for every ``by`` column, if any.
 
     For several columns, every combination of their values; ``suffix`` ends the ledger note.

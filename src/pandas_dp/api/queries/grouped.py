@@ -8,11 +8,14 @@ composition across groups, the planner's split of ε across columns).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Sequence
-from typing import Any, Unpack
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import Any, Literal, Unpack, overload
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.docstrings import shared_doc
@@ -24,8 +27,10 @@ from pandas_dp.api.queries.ungrouped import (
     row_major,
     rows_in_level_order,
 )
-from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, run, validate
 from pandas_dp.api.release.arguments import (
+    Bounds,
+    Columns,
     GridArgs,
     KeywordChecked,
     NoiseArgs,
@@ -33,6 +38,7 @@ from pandas_dp.api.release.arguments import (
     Real,
 )
 from pandas_dp.api.release.finish import Shape, suffixed
+from pandas_dp.api.release.types import Execute, Table
 from pandas_dp.api.statistics import (
     Count,
     Mean,
@@ -48,29 +54,46 @@ from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class GroupedStatistics(KeywordChecked):
-    """Column selection and per-column statistics of a group-by (see :class:`DPGroupBy`)."""
+    """Column selection and per-column statistics of a group-by (see :class:`DPGroupBy`).
 
+    A frozen value of public parameters only: a selection (``g["x"]``) or the pairs of
+    ``value_counts`` are new values (:func:`dataclasses.replace`), never mutated copies. The
+    budget stays with the frame's session, which :attr:`_target` resolves.
+    """
+
+    _target: Target
     by: tuple[Hashable, ...]
+    #: The public keys (None: chosen by DP partition selection), and where they came from.
+    keys: pd.Index | None
     keys_from: str
     selection: str
-    _target: Target
     _grouping: Grouping
     _caps: Caps
-    _execute: Callable[[PlannedRelease[Any]], Any]
+    #: Private column names of grouping Series, and the Series' names (for the results).
+    _renames: Mapping[Hashable, Hashable]
+    _execute: Execute = run
     #: The selected columns (``g["x"]``, ``g[["x", "y"]]``), or None.
     _selected: tuple[Hashable, ...] | None = None
     #: Whether one column was selected by its label (results are Series, as in pandas).
     _series: bool = False
-    #: Private column names of grouping Series, and the Series' names (for the results).
-    _renames: dict[Hashable, Hashable]
 
+    @overload
     def _plan(
-        self, stats: list[Statistic], shape: Shape, query: str, **kw: Any
-    ) -> PlannedRelease[Any]:
+        self, stats: list[Statistic], shape: Literal["frame"], query: str, options: ReleaseOptions
+    ) -> PlannedRelease[pd.DataFrame]: ...
+    @overload
+    def _plan(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> PlannedRelease[Table]: ...
+    def _plan(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> PlannedRelease[Table] | PlannedRelease[pd.DataFrame]:
+        """The planned release of ``stats`` per group, shaped as ``shape``."""
         request = validate(
-            self._target, stats, grouping=self._grouping, caps=self._caps, query=query,
-            keys_from=self.keys_from, selection=self.selection, **kw,
+            self._target, stats, options, grouping=self._grouping, caps=self._caps, query=query,
+            keys_from=self.keys_from, selection=self.selection,
         )  # fmt: skip
         planned = plan(self._target, request, shape)
         if not self._renames:
@@ -78,15 +101,17 @@ class GroupedStatistics(KeywordChecked):
         renames = self._renames
         return planned.then(lambda result: renamed(result, renames))
 
-    def _release(self, stats: list[Statistic], shape: Shape, query: str, **kw: Any) -> Any:
-        return self._execute(self._plan(stats, shape, query, **kw))
+    def _release(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> Table:
+        return self._execute(self._plan(stats, shape, query, options))
 
     def _value_columns(self) -> tuple[Hashable, ...]:
         """Every column but the group-by columns (what pandas aggregates by default)."""
         columns = self._target.engine.columns(self._target.data)
         return tuple(c for c in columns if c not in self.by and c != self._target.unit)
 
-    def _columns(self, column: Any, what: str) -> tuple[tuple[Hashable, ...], bool]:
+    def _columns(self, column: Columns, what: str) -> tuple[tuple[Hashable, ...], bool]:
         """The columns a method reads, and whether the result is one Series."""
         if column is None:
             if self._selected is None:
@@ -102,17 +127,18 @@ class GroupedStatistics(KeywordChecked):
         return (column,), True
 
     def _per_column(
-        self, kind: Callable[..., Statistic], column: Any, what: str, options: Any, **fields: Any
-    ) -> Any:
-        """One ``kind`` statistic per column: a Series for one column, else a DataFrame."""
+        self, kind: Callable[[Hashable], Statistic], column: Columns, what: str,
+        options: ReleaseOptions,
+    ) -> Table:  # fmt: skip
+        """One statistic per column (``kind(column)``): a Series for one column, else a frame."""
         columns, series = self._columns(column, what)
-        stats = [kind(c, c, **fields) for c in columns]
-        return self._release(stats, "series" if series else "frame", f"groupby.{what}", **options)
+        stats = [kind(c) for c in columns]
+        return self._release(stats, "series" if series else "frame", f"groupby.{what}", options)
 
     @shared_doc
     def median(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[GridArgs]
-    ) -> Any:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[GridArgs]
+    ) -> Table:
         """Release the noisy median of a column (or the selected columns) in each group.
 
         Parameters
@@ -136,13 +162,15 @@ class GroupedStatistics(KeywordChecked):
         ``Series.dp.quantile``): rank sensitivity 1/2 for the median; parallel composition
         across groups, ε split among the columns. Budget cost: ``epsilon``.
         """
-        return self._per_column(Median, column, "median", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Median(c, c), column, "median", ReleaseOptions(ci=ci, **options)
+        )
 
     @shared_doc
     def quantile(
-        self, q: Any = 0.5, column: Any = None, *, ci: float | None = None,
+        self, q: float | Sequence[float] = 0.5, column: Columns = None, *, ci: float | None = None,
         **options: Unpack[GridArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release noisy quantiles of a column (or the selected columns) in each group.
 
         Parameters
@@ -167,38 +195,50 @@ class GroupedStatistics(KeywordChecked):
         """
         levels, scalar = parse_quantiles(q)
         if scalar:
-            return self._per_column(Quantile, column, "quantile", dict(options, ci=ci), q=levels[0])
+            level = levels[0]
+            return self._per_column(
+                lambda c: Quantile(c, c, q=level), column, "quantile",
+                ReleaseOptions(ci=ci, **options),
+            )  # fmt: skip
         columns, series = self._columns(column, "quantile")
         stats: list[Statistic] = [
             Quantile((c, i), c, level) for c in columns for i, level in enumerate(levels)
         ]
-        planned = self._plan(stats, "frame", "groupby.quantile", ci=ci, **options)
+        planned = self._plan(stats, "frame", "groupby.quantile", ReleaseOptions(ci=ci, **options))
         return self._execute(planned.then(lambda table: _stacked(table, columns, levels, series)))
 
     def var(
-        self, column: Any = None, *, ddof: int = 1, ci: float | None = None,
+        self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release the noisy variance per group; see ``Series.dp.var`` (same cost rules)."""
-        return self._per_column(Var, column, "var", dict(options, ci=ci), ddof=_ddof(ddof))
+        order = _ddof(ddof)
+        return self._per_column(
+            lambda c: Var(c, c, ddof=order), column, "var", ReleaseOptions(ci=ci, **options)
+        )
 
     def std(
-        self, column: Any = None, *, ddof: int = 1, ci: float | None = None,
+        self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release the noisy standard deviation per group; see ``Series.dp.std``."""
-        return self._per_column(Std, column, "std", dict(options, ci=ci), ddof=_ddof(ddof))
+        order = _ddof(ddof)
+        return self._per_column(
+            lambda c: Std(c, c, ddof=order), column, "std", ReleaseOptions(ci=ci, **options)
+        )
 
     def sem(
-        self, column: Any = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
-    ) -> Any:
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> Table:
         """Release the noisy standard error of the mean per group (``GroupBy.sem``, ddof 1)."""
-        return self._per_column(Sem, column, "sem", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: Sem(c, c), column, "sem", ReleaseOptions(ci=ci, **options)
+        )
 
     def nunique(
-        self, column: Any = None, *, dropna: bool = True, ci: float | None = None,
+        self, column: Columns = None, *, dropna: bool = True, ci: float | None = None,
         **options: Unpack[NoiseArgs],
-    ) -> Any:  # fmt: skip
+    ) -> Table:  # fmt: skip
         """Release the noisy number of distinct values of a column in each group.
 
         Parameters
@@ -227,10 +267,12 @@ class GroupedStatistics(KeywordChecked):
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
         if column is None and self._selected is None:
             column = list(self._value_columns())
-        return self._per_column(NUnique, column, "nunique", dict(options, ci=ci))
+        return self._per_column(
+            lambda c: NUnique(c, c), column, "nunique", ReleaseOptions(ci=ci, **options)
+        )
 
     def describe(
-        self, column: Any = None, *, epsilon: Real | None = None, bounds: Any = None,
+        self, column: Columns = None, *, epsilon: Real | None = None, bounds: Bounds = None,
         percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
         rho: Real | None = None,
     ) -> pd.DataFrame:  # fmt: skip
@@ -257,13 +299,14 @@ class GroupedStatistics(KeywordChecked):
         for c in columns:
             stats += [Count((c, "count"), c), Mean((c, "mean"), c), Std((c, "std"), c)]
             stats += [Quantile((c, lab), c, p) for lab, p in zip(labels[3:], levels, strict=True)]
-        planned = self._plan(
-            stats, "frame", "groupby.describe", epsilon=epsilon, bounds=bounds, cells=cells,
-            post=COUNT_ROW, rho=rho,
-        )  # fmt: skip
+        options = ReleaseOptions(
+            epsilon=epsilon, bounds=bounds, cells=cells, post=COUNT_ROW, rho=rho
+        )
+        planned = self._plan(stats, "frame", "groupby.describe", options)
 
         def table(result: pd.DataFrame) -> pd.DataFrame:
             for c in columns:
+                # pandas-stubs type column keys of __setitem__ as ints; these are tuples
                 names: Any = [(c, label) for label in labels[3:]]
                 result[names] = rows_in_level_order(levels, result[names])
             if series:
@@ -273,15 +316,15 @@ class GroupedStatistics(KeywordChecked):
         return self._execute(planned.then(table))
 
 
-def _ddof(ddof: Any) -> int:
+def _ddof(ddof: object) -> int:
     if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer) or ddof < 0:
         raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
     return int(ddof)
 
 
 def _stacked(
-    table: pd.DataFrame, columns: tuple[Hashable, ...], levels: list[Any], series: bool
-) -> Any:
+    table: pd.DataFrame, columns: tuple[Hashable, ...], levels: list[Fraction], series: bool
+) -> Table:
     """Quantiles released as ``(column, i)`` columns, with the levels as an inner index."""
     keys = table.index
     count = len(levels)
@@ -291,7 +334,7 @@ def _stacked(
         [*arrays, np.tile([float(level) for level in levels], len(keys))],
         names=[*keys.names, None],
     )
-    out: dict[Hashable, Any] = {}
+    out: dict[Hashable, ExtensionArray] = {}
     with_intervals = suffixed((columns[0], 0), "_lower") in table.columns
     for c in columns:
         values = table[[(c, i) for i in range(count)]]

@@ -6,8 +6,8 @@ contribution bound under a unit), so each call charges its ε once.
 
 from __future__ import annotations
 
-import copy
-from typing import Any, Literal, Unpack
+from dataclasses import replace
+from typing import Literal, Unpack, cast
 
 import numpy as np
 import pandas as pd
@@ -15,27 +15,26 @@ import pandas as pd
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
 from pandas_dp.api.queries.grouped import GroupedStatistics
-from pandas_dp.api.release import PlannedRelease
-from pandas_dp.api.release.arguments import CountArgs, NoiseArgs, Real
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions
+from pandas_dp.api.release.arguments import CountArgs, Keys, NoiseArgs, Real
 from pandas_dp.api.release.selection import asked_selection
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import Count, Size
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 
-__all__ = ["GroupedCounts", "count_post"]
+__all__ = ["GroupedCounts", "count_options"]
 
 
-def count_post(options: CountArgs, clamp: bool = False) -> PostProcess:
-    """The counts' post-processing, taken out of ``options`` (the rest goes to the plan)."""
-    nonnegative = options.pop("nonnegative", False)
-    return PostProcess.of(nonnegative or clamp, options.pop("total", None))
+def count_options(options: CountArgs, ci: float | None, clamp: bool = False) -> ReleaseOptions:
+    """The options of a release of counts: ``nonnegative`` and ``total`` post-process them."""
+    post = PostProcess.of(options.get("nonnegative", False) or clamp, options.get("total"))
+    return ReleaseOptions.of_noise(options, ci=ci, post=post)
 
 
 class GroupedCounts(GroupedStatistics):
     """``count``, ``size`` and ``value_counts`` of :class:`~.groupby.DPGroupBy`."""
-
-    keys: pd.Index | None
 
     @shared_doc
     def count(
@@ -82,10 +81,10 @@ class GroupedCounts(GroupedStatistics):
         >>> list(counts.index), bool(abs(counts["north"] - 600) < 50)  # scale 1
         (['north', 'south', 'east'], True)
         """
-        post = PostProcess.of(nonnegative, total)
+        release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
         if self._selected is not None:
-            return self._per_column(Count, None, "count", dict(options, ci=ci, post=post))
-        return self._execute(self.plan_counts("groupby.count", ci=ci, post=post, **options))
+            return self._per_column(lambda c: Count(c, c), None, "count", release)
+        return self._execute(self.plan_counts("groupby.count", release))
 
     def size(
         self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
@@ -96,17 +95,17 @@ class GroupedCounts(GroupedStatistics):
         An unnamed Series (a DataFrame named ``size``, ``size_lower``, ``size_upper`` with
         ``ci``); see :meth:`count` for the noise and the cost (``epsilon``).
         """
-        post = PostProcess.of(nonnegative, total)
-        planned = self._plan([Size("size")], "series", "groupby.size", ci=ci, post=post, **options)
+        release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
+        planned = self._plan([Size("size")], "series", "groupby.size", release)
         return self._execute(planned if ci is not None else planned.then(lambda s: s.rename(None)))
 
-    def plan_counts(self, query: str, **kw: Any) -> PlannedRelease[Any]:
+    def plan_counts(self, query: str, options: ReleaseOptions) -> PlannedRelease[Table]:
         """The planned release of the groups' row counts (for value counts and histograms)."""
-        return self._plan([Count("count")], "series", query, **kw)
+        return self._plan([Count("count")], "series", query, options)
 
     @shared_doc
     def value_counts(
-        self, keys: Any = None, *, normalize: bool = False, sort: bool = True,
+        self, keys: Keys = None, *, normalize: bool = False, sort: bool = True,
         ascending: bool = False, ci: float | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         **options: Unpack[CountArgs],
@@ -155,23 +154,24 @@ class GroupedCounts(GroupedStatistics):
         inner = parse_keys((column,), keys)
         if inner is not None:
             check_key_types(inner, [dtypes[column]])
-        pairs = copy.copy(self)
-        pairs.by, pairs._selected, pairs._series = (*self.by, column), None, False
-        pairs.keys_from = "; ".join(note for note in (self.keys_from, declared) if note)
+        chosen = self.selection
         if self.keys is not None:  # public group keys: the values' keys decide
-            pairs.selection = asked_selection(
-                inner, None, selection, (column,), "value_counts", True
-            )
+            chosen = asked_selection(inner, None, selection, (column,), "value_counts", True)
         elif selection is not None:
             raise DPValueError(
                 "this group-by already chooses its keys from the data (selection="
                 f"{self.selection!r}), and the (group, value) pairs with them: leave selection "
                 "out of value_counts"
             )
-        pairs.keys = None if inner is None or self.keys is None else _product(self.keys, inner)
-        pairs._grouping = Grouping(pairs.by, pairs.keys)
-        post = count_post(options, clamp=normalize)
-        planned = pairs.plan_counts("groupby.value_counts", ci=ci, post=post, **options)
+        by = (*self.by, column)
+        keys = None if inner is None or self.keys is None else _product(self.keys, inner)
+        pairs = replace(
+            self, by=by, keys=keys, _selected=None, _series=False, selection=chosen,
+            keys_from="; ".join(note for note in (self.keys_from, declared) if note),
+            _grouping=Grouping(by, keys),
+        )  # fmt: skip
+        release = count_options(options, ci, clamp=normalize)
+        planned = pairs.plan_counts("groupby.value_counts", release)
         outer = list(range(len(self.by)))
         return self._execute(planned.then(lambda c: _within(c, outer, normalize, sort, ascending)))
 
@@ -191,7 +191,7 @@ def _within(
     ascending: bool,
 ) -> pd.Series | pd.DataFrame:  # fmt: skip
     """Proportions and order within each group (free post-processing)."""
-    index: Any = counts.index
+    index = cast(pd.MultiIndex, counts.index)  # (group keys..., value), as built above
     groups = pd.factorize(index.droplevel(-1))[0]
     values = (counts["count"] if isinstance(counts, pd.DataFrame) else counts).to_numpy(float)
     if normalize:

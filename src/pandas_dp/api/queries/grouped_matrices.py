@@ -7,7 +7,7 @@ as the index), charged once by parallel composition over the disjoint groups.
 
 from __future__ import annotations
 
-from typing import Any, Literal, Unpack
+from typing import Literal, Unpack
 
 import pandas as pd
 
@@ -28,7 +28,7 @@ class GroupedMatrices(GroupedStatistics):
         matrix, times the rows (and groups) a privacy unit may add. Budget cost: ``epsilon``
         once for every group (parallel composition).
         """
-        return self._matrices("cov", dict(options, ddof=ddof))
+        return self._matrices("cov", options, ddof)
 
     def corr(self, **options: Unpack[MatrixArgs]) -> pd.DataFrame:
         """Each group's Pearson correlation matrix of the selected columns.
@@ -36,9 +36,11 @@ class GroupedMatrices(GroupedStatistics):
         As :meth:`DataFrameDPAccessor.corr` within each group, stacked as pandas stacks
         them. Budget cost: ``epsilon`` once for every group (parallel composition).
         """
-        return self._matrices("corr", dict(options))
+        return self._matrices("corr", options)
 
-    def _matrices(self, how: Literal["cov", "corr"], options: dict[str, Any]) -> pd.DataFrame:
+    def _matrices(
+        self, how: Literal["cov", "corr"], options: MatrixArgs, ddof: int = 1
+    ) -> pd.DataFrame:
         if self._selected is None or self._series:
             raise DPValueError(
                 f"select the columns first, as in pandas: g[['x', 'y']].{how}(bounds=..., "
@@ -46,7 +48,7 @@ class GroupedMatrices(GroupedStatistics):
             )
         columns = [c for c in self._selected if c not in self.by]
         planned = plan_matrix(
-            self._target, how, columns, grouping=self._grouping, caps=self._caps, **options
-        )
-        result: pd.DataFrame = self._execute(planned)
-        return result
+            self._target, how, columns, grouping=self._grouping, caps=self._caps, ddof=ddof,
+            **options,
+        )  # fmt: skip
+        return self._execute(planned)

@@ -19,16 +19,20 @@ and dtypes only, before anything is charged.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas._typing import DtypeObj
 from pandas.tseries.frequencies import to_offset
 
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
 from pandas_dp.api.queries.groupby import DPGroupBy, schema_keys
 from pandas_dp.api.queries.resample import relabeller, resample, time_bins, time_kind
 from pandas_dp.api.release import PlannedRelease, Target
+from pandas_dp.api.release.arguments import Keys
+from pandas_dp.api.release.types import Execute
 from pandas_dp.api.validation import did_you_mean
 from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -38,7 +42,7 @@ from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 _OPTIONS = ("closed", "label", "origin", "offset", "convention", "dropna", "how", "limit")
 
 
-def has_grouper(by: Any) -> bool:
+def has_grouper(by: object) -> bool:
     """Whether ``by`` (a label, Series or list of them) holds a ``pd.Grouper``."""
     labels = list(by) if isinstance(by, list | tuple) else [by]
     return any(isinstance(label, pd.Grouper) for label in labels)
@@ -46,20 +50,20 @@ def has_grouper(by: Any) -> bool:
 
 def grouper_groupby(
     target: Target,
-    by: Any,
-    keys: Any,
-    span: Any,
-    execute: Callable[[PlannedRelease[Any]], Any],
+    by: object,
+    keys: Keys,
+    span: object,
+    execute: Execute,
     *,
     max_groups_per_unit: int | None,
     max_rows_per_group: int | None,
-    selection: Any,
-    dropna: Any,
+    selection: object,
+    dropna: object,
 ) -> DPGroupBy:
     """The group-by of ``by`` (which holds one ``pd.Grouper``) over public time bins."""
     labels = list(by) if isinstance(by, list | tuple) else [by]
-    position = _the_grouper(labels)
-    on, freq = _parts(labels[position])
+    position, grouper = _the_grouper(labels)
+    on, freq = _parts(grouper)
     if selection is not None:
         raise DPValueError(
             "selection= chooses keys from the data; a pd.Grouper's bins are public (from "
@@ -104,16 +108,15 @@ def grouper_groupby(
     def labelled(planned: PlannedRelease[Any]) -> Any:
         return execute(planned.then(reorder).then(relabel))
 
-    grouped = DPGroupBy(
+    grouped = DPGroupBy.of(
         target, [on, *others], full, binning=Binning(edges, right=False), execute=labelled,
         max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
     )  # fmt: skip
-    grouped.keys_from = keys_from
-    return grouped
+    return replace(grouped, keys_from=keys_from)
 
 
-def _the_grouper(labels: list[Any]) -> int:
-    """The position of the one ``pd.Grouper`` among the labels."""
+def _the_grouper(labels: list[object]) -> tuple[int, pd.Grouper]:
+    """The position of the one ``pd.Grouper`` among the labels, and the Grouper."""
     positions = [i for i, label in enumerate(labels) if isinstance(label, pd.Grouper)]
     if len(positions) > 1:
         raise DPValueError(
@@ -121,7 +124,9 @@ def _the_grouper(labels: list[Any]) -> int:
             "labels first, e.g. priv.assign(month=priv['u'].dt.to_period('M')), and group "
             "by that column with its public keys"
         )
-    return positions[0]
+    grouper = labels[positions[0]]
+    assert isinstance(grouper, pd.Grouper)  # positions hold Groupers only (public labels)
+    return positions[0], grouper
 
 
 def _parts(grouper: pd.Grouper) -> tuple[Hashable, str]:
@@ -154,7 +159,7 @@ def _parts(grouper: pd.Grouper) -> tuple[Hashable, str]:
     return grouper.key, str(offset.freqstr)
 
 
-def _same(given: Any, default: Any) -> bool:
+def _same(given: object, default: object) -> bool:
     """Whether an option keeps its default (compared by type and value, never raising)."""
     if given is None or default is None:
         return given is default
@@ -162,12 +167,12 @@ def _same(given: Any, default: Any) -> bool:
 
 
 def _other_keys(
-    target: Target, on: Hashable, others: list[Any], names: tuple[Hashable, ...], keys: Any
+    target: Target, on: Hashable, others: list[object], names: tuple[Hashable, ...], keys: Keys
 ) -> tuple[pd.Index, str]:
     """The public keys of the columns grouped beside the time bins, and where they came from."""
     columns = target.engine.columns(target.data)
     dtypes = dict(target.engine.dtypes(target.data).items())
-    kinds: dict[Hashable, Any] = {}
+    kinds: dict[Hashable, DtypeObj] = {}
     for label, name in zip(others, names, strict=True):
         if isinstance(label, pd.Series):
             kinds[name] = label.dtype
@@ -211,7 +216,9 @@ def _with_bins(intervals: pd.IntervalIndex, inner: pd.Index) -> pd.MultiIndex:
     )
 
 
-def _reorderer(position: int, intervals: pd.IntervalIndex, inner: pd.Index) -> Callable[[Any], Any]:
+def _reorderer(
+    position: int, intervals: pd.IntervalIndex, inner: pd.Index
+) -> Callable[[object], object]:
     """Put the time level back at ``position`` in ``by`` (free post-processing).
 
     Rows come bins outermost (the engine's order); with the Grouper after other columns,
@@ -224,7 +231,7 @@ def _reorderer(position: int, intervals: pd.IntervalIndex, inner: pd.Index) -> C
     key_of = {key: j for j, key in enumerate(inner)}
     width = inner.nlevels
 
-    def reorder(result: Any) -> Any:
+    def reorder(result: object) -> object:
         if not isinstance(result, pd.Series | pd.DataFrame):
             return result
         index = result.index
@@ -233,9 +240,10 @@ def _reorderer(position: int, intervals: pd.IntervalIndex, inner: pd.Index) -> C
         bins = np.fromiter((bin_of[row[0]] for row in rows), np.int64, len(rows))
         other = (row[1] if width == 1 else tuple(row[1 : 1 + width]) for row in rows)
         keys = np.fromiter((key_of[key] for key in other), np.int64, len(rows))
-        result = result.iloc[np.lexsort((np.arange(len(rows)), bins, keys))]
+        positions = np.lexsort((np.arange(len(rows)), bins, keys))
+        ordered = result.iloc[positions]
         order = [*range(1, position + 1), 0, *range(position + 1, index.nlevels)]
-        result.index = result.index.reorder_levels(order)
-        return result
+        ordered.index = index.take(positions).reorder_levels(order)
+        return ordered
 
     return reorder

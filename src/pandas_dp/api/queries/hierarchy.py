@@ -9,9 +9,9 @@ one measurement per level.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
-from typing import Any, cast
+from typing import cast
 
 import numpy as np
 import pandas as pd
@@ -26,7 +26,7 @@ from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
 from pandas_dp.api.release.arguments import KeywordChecked, Real
 from pandas_dp.api.release.options import parse_confidence
-from pandas_dp.api.release.types import PlannedOutput
+from pandas_dp.api.release.types import Execute, Finish, PlannedOutput
 from pandas_dp.api.statistics import LevelCount
 from pandas_dp.budget import MIN_EPSILON, parse_epsilon
 from pandas_dp.engines import Grouping
@@ -35,6 +35,10 @@ from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.mechanisms.consistency import consistent_counts
 
 OUTPUTS = ("table", "leaves", "levels")
+
+
+#: A hierarchy's counts: one Series (``"table"``, ``"leaves"``) or one per level (``"levels"``).
+Counts = pd.Series | dict[Hashable, pd.Series]
 
 
 class DPHierarchy(KeywordChecked):
@@ -47,13 +51,13 @@ class DPHierarchy(KeywordChecked):
     def __init__(
         self,
         target: Target,
-        by: Any,
-        keys: Any = None,
+        by: Hashable | list[Hashable],
+        keys: object = None,
         *,
-        margins_name: Any = "All",
-        max_groups_per_unit: Any = None,
-        max_rows_per_group: Any = None,
-        execute: Callable[[PlannedRelease[Any]], Any] = run,
+        margins_name: Hashable = "All",
+        max_groups_per_unit: int | None = None,
+        max_rows_per_group: int | None = None,
+        execute: Execute = run,
     ) -> None:
         self._target = target
         self._execute = execute
@@ -79,10 +83,10 @@ class DPHierarchy(KeywordChecked):
         self,
         *,
         epsilon: Real,
-        split: Any = None,
+        split: Sequence[Real] | None = None,
         output: str = "table",
         ci: float | None = None,
-    ) -> Any:
+    ) -> Counts:
         """Release a consistent table of counts at every level of the hierarchy.
 
         Parameters
@@ -179,8 +183,8 @@ class DPHierarchy(KeywordChecked):
         return self._execute(planned)
 
     def _plan(
-        self, epsilon: Fraction, split: Any, output: str, confidence: float | None
-    ) -> PlannedRelease[Any]:
+        self, epsilon: Fraction, split: object, output: str, confidence: float | None
+    ) -> PlannedRelease[Counts]:
         """One count per level (root first), rolled up from the leaves, made consistent."""
         hierarchy, caps = self.hierarchy, self._caps
         shares = parse_split(split, hierarchy.tree.levels)
@@ -196,8 +200,9 @@ class DPHierarchy(KeywordChecked):
             for depth, name in enumerate(names)
         )
         request = Request(
-            stats, epsilon, "hierarchy.count", grouping=Grouping(self.by, hierarchy.leaves),
-            caps=caps, confidence=confidence, shares=shares,
+            stats=stats, epsilon=epsilon, query="hierarchy.count",
+            grouping=Grouping(self.by, hierarchy.leaves), caps=caps, confidence=confidence,
+            shares=shares,
             notes=_notes(hierarchy, epsilon, shares, caps, self.keys_from),
         )  # fmt: skip
 
@@ -205,11 +210,11 @@ class DPHierarchy(KeywordChecked):
             # Every level measures the leaf counts; exact integer sums keep their dtype.
             return cast(list[Aggregate], hierarchy.tree.rollup(exact[0]))
 
-        def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:
+        def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
             keys = [out.keys[0] for out in outputs]
             variances = [_variance(out.parts[0]) for out in outputs]
 
-            def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+            def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Counts:
                 raw = [noisy[key] for key in keys]
                 return _shape(hierarchy, consistent_counts(hierarchy.tree, raw, variances), output)
 
@@ -223,11 +228,11 @@ def _variance(part: AnyPart) -> float:
     return part.mechanism.variance()
 
 
-def parse_split(split: Any, levels: int) -> tuple[Fraction, ...]:
+def parse_split(split: object, levels: int) -> tuple[Fraction, ...]:
     """Relative ε shares per level as exact fractions summing to 1 (equal by default)."""
     if split is None:
         return (Fraction(1, levels),) * levels
-    if isinstance(split, str | bytes | dict) or not hasattr(split, "__iter__"):
+    if isinstance(split, str | bytes | dict) or not isinstance(split, Iterable):
         raise DPTypeError(
             f"split must be a list of {levels} positive numbers (the total first, then one "
             f"per column), got {type(split).__name__}"
@@ -281,7 +286,7 @@ def _notes(
     return tuple(notes)
 
 
-def _shape(hierarchy: Hierarchy, counts: list[np.ndarray], output: str) -> Any:
+def _shape(hierarchy: Hierarchy, counts: list[np.ndarray], output: str) -> Counts:
     """The consistent counts (per level, root first) as the requested pandas object."""
     if output == "leaves":
         return pd.Series(counts[-1], index=hierarchy.leaves, name="count")

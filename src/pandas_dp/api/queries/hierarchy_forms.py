@@ -8,7 +8,7 @@ builds the tree from them. Public input only: nothing here reads the data.
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -19,25 +19,28 @@ from pandas.api import types as ptypes
 from pandas_dp.errors import DPTypeError, DPValueError
 
 I64 = npt.NDArray[np.int64]
-Path = tuple[Any, ...]
+#: A node by the labels from the top: public keys (hashability is checked as they are read).
+Path = tuple[object, ...]
+#: Each level's labels, top first.
+Levels = list[list[object]]
 
 
-def is_missing(value: Any) -> bool:
+def is_missing(value: object) -> bool:
     """Whether a key is missing (NaN, None, NaT, NA): those never match a row."""
     if value is None or value is pd.NA or value is pd.NaT:
         return True
     return isinstance(value, float | np.floating) and math.isnan(value)
 
 
-def is_list_like(value: Any) -> bool:
+def is_list_like(value: object) -> bool:
     """A list-like that is not a mapping (mappings are the dict forms)."""
     return bool(ptypes.is_list_like(value)) and not isinstance(value, Mapping)
 
 
-def values_of(keys: Any, column: Hashable, parent: Path | None = None) -> list[Any]:
+def values_of(keys: object, column: Hashable, parent: Path | None = None) -> list[object]:
     """A non-empty list of key values (refusing a bare string or a scalar)."""
     where = f"keys for {column!r}" + ("" if not parent else f" under {_show(parent)}")
-    if isinstance(keys, str | bytes) or not is_list_like(keys):
+    if isinstance(keys, str | bytes) or not is_list_like(keys) or not isinstance(keys, Iterable):
         raise DPTypeError(
             f"{where} must be a list of values, got {type(keys).__name__} "
             f"(write [{keys!r}] for a single key)"
@@ -69,7 +72,7 @@ def check_level(column: Hashable, level: pd.Index, margins_name: Hashable) -> No
         )
 
 
-def check_siblings(values: list[Any], column: Hashable, parent: Path) -> None:
+def check_siblings(values: list[object], column: Hashable, parent: Path) -> None:
     """Refuse unhashable or repeated children of one parent."""
     where = f" under {_show(parent)}" if parent else ""
     try:
@@ -83,14 +86,12 @@ def check_siblings(values: list[Any], column: Hashable, parent: Path) -> None:
         raise DPValueError(f"keys for {column!r}{where} contain duplicates; list each once")
 
 
-def names_columns(by: tuple[Hashable, ...], keys: Mapping[Any, Any]) -> bool:
+def names_columns(by: tuple[Hashable, ...], keys: Mapping[object, object]) -> bool:
     """Whether a dict is meant as the per-level form: some of its keys are ``by`` columns."""
     return any(key in by for key in keys)
 
 
-def per_level(
-    by: tuple[Hashable, ...], keys: Mapping[Any, Any]
-) -> tuple[list[list[Any]], list[I64]]:
+def per_level(by: tuple[Hashable, ...], keys: Mapping[object, object]) -> tuple[Levels, list[I64]]:
     """Parse the per-level dict form (see the module docstring of ``hierarchy_keys``)."""
     top = values_of(keys[by[0]], by[0])
     check_siblings(top, by[0], ())
@@ -108,21 +109,21 @@ def per_level(
 
 
 def _children_by_parent(
-    column: Hashable, spec: Any, paths: list[Path], parent_labels: list[Any]
-) -> list[list[Any]]:
+    column: Hashable, spec: object, paths: list[Path], parent_labels: list[object]
+) -> list[list[object]]:
     """The children of each parent (in order) from one level's entry of a per-level dict."""
     if not isinstance(spec, Mapping):
         shared = values_of(spec, column)  # the same children under every parent
         check_siblings(shared, column, ())
         return [shared] * len(paths)
-    counts: dict[Any, int] = {}
+    counts: dict[object, int] = {}
     for label in parent_labels:
         counts[label] = counts.get(label, 0) + 1
-    used: set[Any] = set()
+    used: set[object] = set()
     out = []
     for path in paths:
         if path in spec:
-            key: Any = path
+            key: object = path
         elif path[-1] in spec and counts[path[-1]] == 1:
             key = path[-1]
         elif path[-1] in spec:
@@ -149,17 +150,17 @@ def _children_by_parent(
 
 
 def nested_form(
-    by: tuple[Hashable, ...], keys: Mapping[Any, Any]
-) -> tuple[list[list[Any]], list[I64]]:
+    by: tuple[Hashable, ...], keys: Mapping[object, object]
+) -> tuple[Levels, list[I64]]:
     """Parse the nested dict form: parent value → children → ... → list of leaves."""
-    nodes: list[tuple[Path, Any]] = [((), keys)]
-    labels: list[list[Any]] = []
+    nodes: list[tuple[Path, object]] = [((), keys)]
+    labels: Levels = []
     sizes: list[I64] = []
     for depth, column in enumerate(by):
         last = depth == len(by) - 1
-        level: list[Any] = []
+        level: list[object] = []
         counts = []
-        below: list[tuple[Path, Any]] = []
+        below: list[tuple[Path, object]] = []
         for path, spec in nodes:
             if last and isinstance(spec, Mapping):
                 raise DPTypeError(
@@ -172,7 +173,8 @@ def nested_form(
                     f"nested keys {where} must be a dict of {column!r} values to their "
                     f"children ({len(by)} levels: {list(by)}), got {type(spec).__name__}"
                 )
-            children = list(spec) if not last else values_of(spec, column, path)
+            mapping = spec if isinstance(spec, Mapping) else {}  # spec, above the leaves
+            children = list(mapping) if not last else values_of(spec, column, path)
             if not children:
                 raise DPValueError(
                     f"keys for {column!r} under {_show(path)} are empty; every node of the "
@@ -182,14 +184,14 @@ def nested_form(
             level.extend(children)
             counts.append(len(children))
             if not last:
-                below.extend(((*path, child), spec[child]) for child in children)
+                below.extend(((*path, child), mapping[child]) for child in children)
         labels.append(level)
         sizes.append(np.array(counts, dtype=np.int64))
         nodes = below
     return labels, sizes
 
 
-def path_form(by: tuple[Hashable, ...], keys: Any) -> tuple[list[list[Any]], list[I64]]:
+def path_form(by: tuple[Hashable, ...], keys: object) -> tuple[Levels, list[I64]]:
     """Parse leaf paths (a MultiIndex or list of tuples); parents are their prefixes."""
     if isinstance(keys, pd.MultiIndex):
         if keys.nlevels != len(by):

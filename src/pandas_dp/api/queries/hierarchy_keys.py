@@ -30,7 +30,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -51,7 +50,7 @@ from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.consistency import Tree
 
 I64 = npt.NDArray[np.int64]
-Path = tuple[Any, ...]
+Path = tuple[object, ...]
 
 
 @dataclass(frozen=True, eq=False)
@@ -136,7 +135,9 @@ class Hierarchy:
         return pd.MultiIndex.from_arrays(arrays, names=list(self.by)), order
 
 
-def parse_hierarchy(by: tuple[Hashable, ...], keys: Any, margins_name: Any = "All") -> Hierarchy:
+def parse_hierarchy(
+    by: tuple[Hashable, ...], keys: object, margins_name: Hashable = "All"
+) -> Hierarchy:
     """Turn the user's hierarchy keys into a :class:`Hierarchy` (see the module docstring).
 
     Raises
@@ -180,7 +181,7 @@ def parse_hierarchy(by: tuple[Hashable, ...], keys: Any, margins_name: Any = "Al
     return Hierarchy(by, indexes, Tree(sizes), margins_name)
 
 
-def _check_margins_name(name: Any) -> None:
+def _check_margins_name(name: object) -> None:
     try:
         hash(name)
     except TypeError:

@@ -90,7 +90,8 @@ def plan_marginals(
     keys = tuple(parts)
     stats = tuple(Table(name, None, clique, domains.sizes, keys) for name, clique in spec.reported)
     request = Request(
-        stats, epsilon, spec.query, caps=caps, delta=delta, gaussian=delta is not None,
+        stats=stats, epsilon=epsilon, query=spec.query, caps=caps, delta=delta,
+        gaussian=delta is not None,
         shares=tuple(p.measurement.epsilon / epsilon for p in parts.values()), notes=spec.notes,
     )  # fmt: skip
     ordered = list(parts.values())

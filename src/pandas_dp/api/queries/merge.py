@@ -33,10 +33,11 @@ are refused, with the reason.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.api.attach import attach, session_of
 from pandas_dp.api.release import resolve
@@ -45,6 +46,10 @@ from pandas_dp.engines.codes import public_codes
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, NotProtectedError
 
 _VALIDATE = {None, "many_to_one", "m:1", "many_to_many", "m:m"}
+
+
+#: Row positions and codes (int64 arrays of public positions).
+I64 = npt.NDArray[np.int64]
 
 
 def merge(
@@ -111,7 +116,7 @@ def merge(
     return attach(result, session_of(frame))
 
 
-def _looked_up(values: pd.DataFrame, positions: Any) -> list[tuple[Hashable, Any]]:
+def _looked_up(values: pd.DataFrame, positions: I64) -> list[tuple[Hashable, ExtensionArray]]:
     """Each public column's name and values at ``positions`` (-1: no public row).
 
     Where every row has a public row, each column's array is taken directly (no index is
@@ -123,7 +128,7 @@ def _looked_up(values: pd.DataFrame, positions: Any) -> list[tuple[Hashable, Any
     narrow = positions.astype(np.min_scalar_type(-max(len(values), 1)))
     complete = bool((positions >= 0).all())
     right = None if complete else values.reindex(positions)
-    columns: list[tuple[Hashable, Any]] = []
+    columns: list[tuple[Hashable, ExtensionArray]] = []
     for j, name in enumerate(values.columns):
         source = values.iloc[:, j]
         taken = source.array.take(narrow) if right is None else right.iloc[:, j].array
@@ -131,7 +136,7 @@ def _looked_up(values: pd.DataFrame, positions: Any) -> list[tuple[Hashable, Any
     return columns
 
 
-def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[Any, Any]:
+def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[I64, I64]:
     """The public rows sorted by key (stable: in the table's order) and each key's bounds."""
     key_codes = np.asarray(
         index.get_indexer(
@@ -145,7 +150,7 @@ def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[Any, Any]:
     return order, np.searchsorted(key_codes[order], np.arange(len(index) + 1))
 
 
-def _expand(codes: Any, order: Any, bounds: Any, how: str) -> tuple[Any, Any]:
+def _expand(codes: I64, order: I64, bounds: I64, how: str) -> tuple[I64, I64]:
     """Which protected row each result row comes from, and its public row (-1: none).
 
     As ``pd.merge``: the protected rows in order, each followed by its matches in the public
@@ -164,7 +169,7 @@ def _expand(codes: Any, order: Any, bounds: Any, how: str) -> tuple[Any, Any]:
     return rows, positions
 
 
-def _keys(on: Any, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashable]:
+def _keys(on: object, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashable]:
     if not isinstance(public, pd.DataFrame):
         raise DPTypeError(f"merge joins a public pandas DataFrame, got {type(public).__name__}")
     try:
@@ -207,7 +212,7 @@ def _check_options(how: str, validate: str | None, public: pd.DataFrame) -> None
 
 def _joined(
     left: pd.DataFrame,
-    right: list[tuple[Hashable, Any]],
+    right: list[tuple[Hashable, ExtensionArray]],
     keys: list[Hashable],
     suffixes: tuple[str, str],
 ) -> pd.DataFrame:

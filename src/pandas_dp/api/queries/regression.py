@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,9 +22,10 @@ from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.measurement.design import FormulaDesign, check_transforms, design_of
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
-from pandas_dp.api.release import PlannedRelease, Target, plan, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
+from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.planner import noise_choice
-from pandas_dp.api.release.types import PlannedOutput, Request
+from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Request
 from pandas_dp.api.statistics.products import PairCovariance
 from pandas_dp.api.statistics.regression import LinearModel, OLSResults, fit
 from pandas_dp.api.validation import check_column, is_summable
@@ -35,17 +35,17 @@ from pandas_dp.errors import DPTypeError, DPValueError
 
 def plan_ols(
     target: Target,
-    formula: Any = None,
+    formula: str | None = None,
     *,
-    y: Any = None,
-    x: Any = None,
-    bounds: Any = None,
-    keys: Any = None,
-    epsilon: Any = None,
-    delta: Any = None,
-    rho: Any = None,
-    mechanism: Any = "laplace",
-    alpha: Any = 0.05,
+    y: Hashable | None = None,
+    x: str | Iterable[Hashable] | None = None,
+    bounds: Bounds = None,
+    keys: Mapping[Hashable, Sequence[object]] | None = None,
+    epsilon: Real | None = None,
+    delta: Real | None = None,
+    rho: Real | None = None,
+    mechanism: Mechanism = "laplace",
+    alpha: float = 0.05,
 ) -> PlannedRelease[OLSResults]:
     """The planned release of a linear model (see ``DataFrame.dp.ols``)."""
     text = _formula(formula, y, x)
@@ -72,10 +72,11 @@ def plan_ols(
                 f"{name!r} holds categories: give its public levels with keys={{{name!r}: "
                 "[...]}} (or a schema's isin); pandas-dp never reads them off the data"
             )
-    request = validate(
-        target, [PairCovariance((c, c), c) for c in numeric], epsilon=epsilon, query="ols",
-        bounds=bounds, delta=delta, mechanism=mechanism, caps=caps_for(target, False), rho=rho,
-    )  # fmt: skip
+    options = ReleaseOptions(
+        epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
+    )
+    placeholders = [PairCovariance((c, c), c) for c in numeric]
+    request = validate(target, placeholders, options, query="ols", caps=caps_for(target, False))
     design = design_of(text, {c: request.bounds[c] for c in numeric}, categorical)
     size = len(design.labels)
     layout = ProductLayout.of(
@@ -96,10 +97,10 @@ def plan_ols(
     return plan(target, request, _finisher(part, design, level), calibrated={part.layout.key: part})
 
 
-def _finisher(part: ProductsPart, design: FormulaDesign, alpha: float) -> Any:
+def _finisher(part: ProductsPart, design: FormulaDesign, alpha: float) -> Finisher:
     noise_sd = math.ldexp(math.sqrt(part.mechanism.variance()), part.exponent)
 
-    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
+    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
         (out,) = outputs
 
         def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> OLSResults:
@@ -112,7 +113,7 @@ def _finisher(part: ProductsPart, design: FormulaDesign, alpha: float) -> Any:
     return finisher
 
 
-def _formula(formula: Any, y: Any, x: Any) -> str:
+def _formula(formula: object, y: object, x: str | Iterable[Hashable] | None) -> str:
     """The formula given, or ``y ~ x1 + x2`` built from ``y=`` and ``x=`` (names quoted)."""
     if formula is not None:
         if y is not None or x is not None:
@@ -128,7 +129,7 @@ def _formula(formula: Any, y: Any, x: Any) -> str:
     return f"{_quoted(y)} ~ {' + '.join(_quoted(c) for c in columns)}"
 
 
-def _quoted(name: Any) -> str:
+def _quoted(name: object) -> str:
     text = str(name)
     return text if text.isidentifier() else f"`{text}`"
 
@@ -144,14 +145,17 @@ def _variables(formula: str) -> list[Hashable]:
     return sorted(found, key=formula.find)
 
 
-def _alpha(alpha: Any) -> float:
+def _alpha(alpha: object) -> float:
     if isinstance(alpha, bool) or not isinstance(alpha, float | int) or not 0 < alpha < 1:
         raise DPValueError(f"alpha must be a number in (0, 1), got {alpha!r}")
     return float(alpha)
 
 
 def _notes(
-    request: Request, part: ProductsPart, design: FormulaDesign, categorical: dict[Hashable, Any]
+    request: Request,
+    part: ProductsPart,
+    design: FormulaDesign,
+    categorical: dict[Hashable, pd.Index],
 ) -> tuple[str, ...]:
     layout = part.layout
     assert layout is not None

@@ -14,6 +14,7 @@ disjoint bins, and indexed as pandas indexes it: by the bins' labels, a ``Dateti
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import pandas as pd
@@ -21,26 +22,29 @@ import pandas as pd
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.time_bins import time_edges
 from pandas_dp.api.release import PlannedRelease, Target
+from pandas_dp.api.release.types import Execute
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column
 from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
+@dataclass(frozen=True, eq=False, repr=False)
 class DPResampler(DPGroupBy):
     """A group-by over the bins of a frequency (see :meth:`DataFrameDPAccessor.resample`)."""
 
     def __repr__(self) -> str:
         return f"<DPResampler on={self.by[0]!r}, freq={self.freq}, {len(self.labels)} bins>"
 
-    freq: str
-    labels: pd.Index
+    #: The pandas frequency of the bins, and the bins' labels (public).
+    freq: str = ""
+    labels: pd.Index = field(default_factory=lambda: pd.Index([]))
 
     def size(
         self,
         *,
         cumulative: bool = False,
-        epsilon: Any = None,
+        epsilon: Any = None,  # passed on as given: None is refused by the release, not here
         delta: Any = None,
         mechanism: Literal["laplace", "gaussian"] = "laplace",
         ci: float | None = None,
@@ -84,10 +88,10 @@ class DPResampler(DPGroupBy):
 
 def resample(
     target: Target,
-    freq: Any,
+    freq: object,
     on: Hashable | None,
-    span: Any,
-    execute: Callable[[PlannedRelease[Any]], Any],
+    span: object,
+    execute: Execute,
     max_groups_per_unit: int | None = None,
     max_rows_per_group: int | None = None,
 ) -> DPResampler:
@@ -115,13 +119,12 @@ def resample(
     def labelled(planned: PlannedRelease[Any]) -> Any:
         return execute(planned.then(relabel))
 
-    grouped = DPResampler(
+    grouped = DPResampler.of(
         target, on, intervals, binning=Binning(edges, right=False),
         max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
         execute=labelled, called="resample",
     )  # fmt: skip
-    grouped.freq, grouped.labels = str(freq), named
-    return grouped
+    return replace(grouped, freq=str(freq), labels=named)
 
 
 def time_kind(target: Target, on: Hashable, fix: str, what: str) -> ValueKind:
@@ -134,7 +137,7 @@ def time_kind(target: Target, on: Hashable, fix: str, what: str) -> ValueKind:
 
 
 def time_bins(
-    freq: Any, span: Any, kind: ValueKind, on: Hashable
+    freq: object, span: object, kind: ValueKind, on: Hashable
 ) -> tuple[tuple[float, ...], pd.IntervalIndex, pd.Index]:
     """The edges of ``freq``'s bins over ``span`` (nanoseconds), their intervals and labels.
 
@@ -150,7 +153,7 @@ def time_bins(
 
 def relabeller(
     intervals: pd.IntervalIndex, labels: pd.Index, level: int = 0
-) -> Callable[[Any], Any]:
+) -> Callable[[object], object]:
     """Index a released table by the bins' labels instead of their intervals.
 
     A MultiIndex (a group-by of the bins with other columns, or ``value_counts`` pairs)
@@ -159,7 +162,7 @@ def relabeller(
     mapping = dict(zip(intervals, labels, strict=True))
     position = {interval: i for i, interval in enumerate(intervals)}
 
-    def relabel(result: Any) -> Any:
+    def relabel(result: object) -> object:
         if not isinstance(result, pd.Series | pd.DataFrame):
             return result
         index = result.index

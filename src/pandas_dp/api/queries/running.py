@@ -14,8 +14,8 @@ Gaussian noise is the one to choose for running totals (see the time-series how-
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,8 +27,9 @@ from pandas_dp.api.measurement.kinds import RunningTotals
 from pandas_dp.api.measurement.running import PrefixPart
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan
+from pandas_dp.api.release.arguments import Mechanism, Real
 from pandas_dp.api.release.options import parse_confidence, parse_mechanism
-from pandas_dp.api.release.types import PlannedOutput, Target
+from pandas_dp.api.release.types import Finish, PlannedOutput, Target
 from pandas_dp.api.statistics.running import RunningTotal
 from pandas_dp.budget import parse_epsilon
 from pandas_dp.engines.plan import Aggregate, Axis, Binning, JointCounts
@@ -36,18 +37,22 @@ from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.continual import NoisyBins
 from pandas_dp.mechanisms.continual_sqrt import SqrtFactorization, sensitivity_squared
 from pandas_dp.mechanisms.continual_tree import BinaryTree, tree_levels
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+
+#: The continual-counting plans a release chooses from (the least largest variance).
+Counting = SqrtFactorization | NoisyBins | BinaryTree
 
 
 def plan_running_totals(
     target: Target,
-    on: Any,
+    on: Hashable,
     binning: Binning,
     intervals: pd.Index,
-    epsilon: Any,
-    delta: Any = None,
-    mechanism: Any = "laplace",
-    ci: Any = None,
-) -> PlannedRelease[Any]:
+    epsilon: Real | None,
+    delta: Real | None = None,
+    mechanism: Mechanism = "laplace",
+    ci: float | None = None,
+) -> PlannedRelease[pd.Series | pd.DataFrame]:
     """The planned release of every prefix sum of the bins' row counts (nothing read)."""
     eps = parse_epsilon(epsilon)
     gaussian = parse_mechanism(mechanism)
@@ -63,7 +68,7 @@ def plan_running_totals(
                 "leave mechanism out for Laplace noise"
             )
         exact = Fraction(rho)
-        options: list[Any] = [
+        options: list[Counting] = [
             SqrtFactorization.plan(bins, rho=exact, rows_per_unit=k),
             NoisyBins.plan(bins, rho=exact, rows_per_unit=k),
         ]
@@ -84,7 +89,7 @@ def plan_running_totals(
     )  # fmt: skip
     stat = RunningTotal("size", None, keys=(key,))
     request = Request(
-        (stat,), eps, "resample.size(cumulative)", caps=caps, delta=share,
+        stats=(stat,), epsilon=eps, query="resample.size(cumulative)", caps=caps, delta=share,
         gaussian=gaussian, confidence=confidence, shares=(Fraction(1),),
         notes=(_note(counting, bins, k),),
     )  # fmt: skip
@@ -92,10 +97,12 @@ def plan_running_totals(
     def derive(exact: list[Aggregate]) -> list[Aggregate]:
         return [part.from_home(np.asarray(exact[0]))]
 
-    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
+    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
         (out,) = outputs
 
-        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        def finish(
+            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]
+        ) -> pd.Series | pd.DataFrame:
             inputs = out.inputs(noisy)
             values = np.rint(stat.value(inputs, None)).astype(np.int64)  # type: ignore[arg-type]
             totals = pd.Series(values, index=intervals, name="size")  # whole rows, as pandas
@@ -112,11 +119,11 @@ def plan_running_totals(
 
 
 def _record(
-    label: str, counting: Any, epsilon: Fraction, delta: Fraction | None, k: int
+    label: str, counting: Counting, epsilon: Fraction, delta: Fraction | None, k: int
 ) -> Measurement:
     """The ledger line: the noise on every encoded value, and what one unit can move."""
     noise = counting.mechanism
-    if noise.name == "discrete_laplace":
+    if isinstance(noise, DiscreteLaplace):
         sensitivity = k * (tree_levels(counting.bins) if isinstance(counting, BinaryTree) else 1)
         return LaplaceMeasurement(
             label, noise.name, epsilon, sensitivity, noise.effective_scale,
@@ -135,7 +142,7 @@ def _record(
     )  # fmt: skip
 
 
-def _note(counting: Any, bins: int, k: int) -> str:
+def _note(counting: Counting, bins: int, k: int) -> str:
     scaled = (
         f" (R' = 2^{counting.shift} R in integers: noise σ/2^{counting.shift} = "
         f"{float(counting.mechanism.scale) / 2**counting.shift:.4g} in rows)"

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas._typing import DtypeObj
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_by
@@ -27,7 +28,8 @@ from pandas_dp.api.measurement.synthesis import TREE, TreeChoicePart, mst_parts
 from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
-from pandas_dp.api.release.types import PlannedOutput
+from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.types import Finish, PlannedOutput
 from pandas_dp.api.statistics.tables import Synthetic, Table
 from pandas_dp.budget import parse_epsilon
 from pandas_dp.engines.plan import Aggregate
@@ -45,8 +47,9 @@ FINAL_ITERATIONS = 200
 
 
 def plan_synthesize(
-    obj: pd.DataFrame, columns: Any, keys: Any = None, *, bins: Any = None, epsilon: Any,
-    delta: Any = None, method: str = "mst", rows: Any = None, workload: Any = None,
+    obj: pd.DataFrame, columns: Sequence[Hashable], keys: object = None, *,
+    bins: object = None, epsilon: Real, delta: Real | None = None, method: str = "mst",
+    rows: int | None = None, workload: Sequence[Sequence[Hashable]] | None = None,
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """The planned release of synthetic rows (see ``DataFrame.dp.synthesize``)."""
     target = resolve(obj)
@@ -83,7 +86,8 @@ def plan_synthesize(
         for i, label in enumerate(labels)
     ]
     request = Request(
-        (*stats, Synthetic("synthetic rows", None, everything)), eps, "synthesize", caps=caps,
+        stats=(*stats, Synthetic("synthetic rows", None, everything)), epsilon=eps,
+        query="synthesize", caps=caps,
         delta=d if gaussian else None, gaussian=gaussian and d is not None,
         shares=tuple(p.measurement.epsilon / eps for p in parts.values()),
         notes=_notes(domains, gaussian, caps.describe() if caps.bounding else "", method),
@@ -91,7 +95,7 @@ def plan_synthesize(
     dtypes = dict(target.engine.dtypes(target.data).items())
     session = target.session
 
-    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:
+    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
         def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> pd.DataFrame:
             words = [int(w) for w in session.priorities(4)]  # the session's CSPRNG
             gen = np.random.Generator(np.random.PCG64(words))
@@ -117,7 +121,7 @@ def aim_rounds(columns: int) -> int:
     return max(3 * columns, 1)
 
 
-def _workload(workload: Any, labels: Sequence[Hashable], pairs: list[Clique]) -> list[Clique]:
+def _workload(workload: object, labels: Sequence[Hashable], pairs: list[Clique]) -> list[Clique]:
     """AIM's workload as cliques of column positions (by default every pair of columns)."""
     if workload is None:
         return pairs or [(0,)]
@@ -135,7 +139,7 @@ def _workload(workload: Any, labels: Sequence[Hashable], pairs: list[Clique]) ->
     return list(dict.fromkeys(cliques))
 
 
-def _rows(rows: Any) -> int | None:
+def _rows(rows: object) -> int | None:
     if rows is None:
         return None
     if isinstance(rows, bool) or not isinstance(rows, int | np.integer):
@@ -147,7 +151,8 @@ def _rows(rows: Any) -> int | None:
 
 def _synthesize(
     parts: dict[MeasurementKey, Any], noisy: dict[MeasurementKey, Aggregate], domains: Domains,
-    rows: int | None, gen: np.random.Generator, dtypes: dict[Hashable, Any], epsilon: Fraction,
+    rows: int | None, gen: np.random.Generator, dtypes: dict[Hashable, DtypeObj],
+    epsilon: Fraction,
 ) -> pd.DataFrame:  # fmt: skip
     """Consistent marginals, the tree model, its rows and the report (post-processing).
 
@@ -210,7 +215,7 @@ def _columns(
 
 def _synthesize_aim(
     plan: AimPlan, noisy: dict[MeasurementKey, Aggregate], domains: Domains, rows: int | None,
-    gen: np.random.Generator, dtypes: dict[Hashable, Any], epsilon: Fraction,
+    gen: np.random.Generator, dtypes: dict[Hashable, DtypeObj], epsilon: Fraction,
 ) -> pd.DataFrame:  # fmt: skip
     """The model fitted to every measurement, its rows and the report (post-processing)."""
     rounds = len(plan.measured) - len(plan.sizes)
@@ -235,7 +240,7 @@ def _synthesize_aim(
 
 
 def _frame(
-    codes: np.ndarray, domains: Domains, dtypes: dict[Hashable, Any], gen: np.random.Generator
+    codes: np.ndarray, domains: Domains, dtypes: dict[Hashable, DtypeObj], gen: np.random.Generator
 ) -> pd.DataFrame:
     """The synthetic frame from cell codes, one column per attribute."""
     return pd.DataFrame(
@@ -244,7 +249,7 @@ def _frame(
 
 
 def _decode(
-    codes: np.ndarray, domains: Domains, i: int, dtype: Any, gen: np.random.Generator
+    codes: np.ndarray, domains: Domains, i: int, dtype: DtypeObj, gen: np.random.Generator
 ) -> pd.Series:
     """A column of values from cell codes: a key, or a value drawn uniformly in its bin."""
     axis = domains.axes[i]

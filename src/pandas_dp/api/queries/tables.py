@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from fractions import Fraction
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -22,6 +21,7 @@ from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains, parse_workload
 from pandas_dp.api.queries.marginal_release import MarginalRelease, plan_marginals
 from pandas_dp.api.release import PlannedRelease, resolve
+from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.types import Target
 from pandas_dp.budget import RhoBudget, parse_delta, parse_epsilon
 from pandas_dp.errors import DPValueError
@@ -32,11 +32,12 @@ from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan, res
 #: The most marginals a release may measure (the strategy's optimisation is quadratic in it).
 MAX_MARGINALS = 4096
 
-Tables = dict[tuple[Hashable, ...], Any]
+#: The released tables by their columns: a Series for one column, else like ``pd.crosstab``.
+Tables = dict[tuple[Hashable, ...], pd.Series | pd.DataFrame]
 
 
 def release_budget(
-    target: Target, epsilon: Fraction, delta: Any
+    target: Target, epsilon: Fraction, delta: Real | None
 ) -> tuple[Fraction | None, float | None]:
     """The release's δ (None in a ρ session) and the ρ Gaussian noise may spend (None: none).
 
@@ -56,15 +57,20 @@ def release_budget(
 
 
 def plan_tables(
-    obj: pd.DataFrame, workload: Any, keys: Any = None, *, bins: Any = None, epsilon: Any,
-    delta: Any = None,
+    obj: pd.DataFrame, workload: object, keys: object = None, *, bins: object = None,
+    epsilon: Real, delta: Real | None = None,
 ) -> PlannedRelease[Tables]:  # fmt: skip
     """The planned release of a workload of tables (see ``DataFrame.dp.tables``)."""
     return plan_workload(resolve(obj), workload, keys, bins, epsilon, delta)
 
 
 def plan_workload(
-    target: Target, workload: Any, keys: Any, bins: Any, epsilon: Any, delta: Any
+    target: Target,
+    workload: object,
+    keys: object,
+    bins: object,
+    epsilon: Real,
+    delta: Real | None,
 ) -> PlannedRelease[Tables]:
     """The planned release on ``target``, whose engine is asked only for columns and dtypes."""
     tables = parse_workload(workload)

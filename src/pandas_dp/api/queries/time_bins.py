@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import numbers
 from collections.abc import Hashable
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -62,7 +62,7 @@ def time_edges(
     return edges, kind.present(np.asarray(edges), "point"), labels
 
 
-def is_count(bins: Any) -> bool:
+def is_count(bins: object) -> TypeGuard[numbers.Integral]:
     """Whether ``bins`` is a number of bins (an integer, not a bool)."""
     return isinstance(bins, numbers.Integral) and not isinstance(bins, bool)
 

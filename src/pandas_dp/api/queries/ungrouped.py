@@ -10,17 +10,19 @@ import numbers
 from collections.abc import Hashable, Sequence
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, Literal, overload
 
 import numpy as np
 import pandas as pd
+from pandas.api.extensions import ExtensionArray
 from pandas.api.types import is_integer_dtype
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.outputs import Estimate
-from pandas_dp.api.release import PlannedRelease, plan, resolve, validate
-from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, plan, resolve, validate
+from pandas_dp.api.release.arguments import Bounds, Real
 from pandas_dp.api.release.finish import Shape, scalar, suffixed
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
@@ -30,14 +32,25 @@ from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
 
 
+@overload
+def plan_many(
+    obj: pd.DataFrame | pd.Series, stats: Sequence[Statistic], options: ReleaseOptions, *,
+    query: str, shape: Literal["frame"] = "frame", per_column: bool = True,
+) -> PlannedRelease[pd.DataFrame]: ...  # fmt: skip
+@overload
+def plan_many(
+    obj: pd.DataFrame | pd.Series, stats: Sequence[Statistic], options: ReleaseOptions, *,
+    query: str, shape: Shape, per_column: bool = True,
+) -> PlannedRelease[object]: ...  # fmt: skip
 def plan_many(
     obj: pd.DataFrame | pd.Series,
     stats: Sequence[Statistic],
+    options: ReleaseOptions,
     *,
     query: str,
     shape: Shape = "frame",
-    **kwargs: Any,
-) -> PlannedRelease[Any]:
+    per_column: bool = True,
+) -> PlannedRelease[pd.DataFrame] | PlannedRelease[object]:
     """Several ungrouped statistics at once (by default a one-row DataFrame).
 
     A statistic whose column is None reads the Series' own values (for Series targets).
@@ -46,30 +59,33 @@ def plan_many(
     if target.column is not None:
         stats = [s if s.column is not None else replace(s, column=target.column) for s in stats]
     caps = caps_for(target, grouped=False)
-    request = validate(target, stats, caps=caps, query=query, **kwargs)
+    request = validate(target, stats, options, caps=caps, query=query, per_column=per_column)
     return plan(target, request, shape)
 
 
 def plan_one(
-    obj: pd.DataFrame | pd.Series, how: str, column: Any, **kwargs: Any
-) -> PlannedRelease[Any]:
+    obj: pd.DataFrame | pd.Series,
+    how: str,
+    column: Hashable | list[Hashable] | None,
+    options: ReleaseOptions,
+) -> PlannedRelease[object]:
     """One ungrouped statistic ``how`` of ``column`` (rows when None), as a scalar.
 
     A list of columns gives a Series indexed by them, as ``df[columns].mean()`` does.
     """
     if isinstance(column, list):
-        return plan_columns(obj, how, column, **kwargs)
+        return plan_columns(obj, how, column, options)
     target = resolve(obj)
     stat = STATISTICS[how](how, target.column if target.column is not None else column)
     if not isinstance(stat, Count) and stat.column is None:
         raise DPKeyError(f"column None not found: {how} needs a column of this frame")
-    return plan_many(obj, [stat], query=how, shape="scalar", per_column=False, **kwargs)
+    return plan_many(obj, [stat], options, query=how, shape="scalar", per_column=False)
 
 
 def plan_columns(
-    obj: pd.DataFrame | pd.Series, how: str, columns: list[Hashable], *, ci: float | None = None,
-    q: Any = None, **kwargs: Any,
-) -> PlannedRelease[Any]:  # fmt: skip
+    obj: pd.DataFrame | pd.Series, how: str, columns: list[Hashable], options: ReleaseOptions,
+    *, q: object = None, ddof: int = 1,
+) -> PlannedRelease[Table]:  # fmt: skip
     """``how`` of every column in one release, shaped as pandas' ``df[columns].<how>()``.
 
     A Series indexed by the columns (named ``q`` for one quantile level); a DataFrame indexed
@@ -79,13 +95,13 @@ def plan_columns(
     """
     if not columns:
         raise DPValueError(f"{how}: the list of columns is empty")
+    ci = options.ci
     levels, one = parse_quantiles(0.5 if q is None else q)
     if not one and ci is not None:
         raise DPValueError(
             "ci with several levels and several columns: release each column's quantiles "
             "apart (priv.dp.quantile(column, q, ci=...))"
         )
-    ddof = kwargs.pop("ddof", 1)
     stats: list[Statistic] = []
     for column in columns:  # named by column (by (column, i) for several levels)
         if how in ("median", "quantile"):
@@ -96,12 +112,12 @@ def plan_columns(
         else:
             extra = {"ddof": ddof} if how in ("var", "std") else {}
             stats.append(STATISTICS[how](column, column, **extra))
-    planned = plan_many(obj, stats, query=how, ci=ci, **kwargs)
+    planned = plan_many(obj, stats, options, query=how)
     index = pd.Index(columns)
     name = float(levels[0]) if how == "quantile" else None
 
-    def shaped(table: pd.DataFrame) -> Any:
-        row: Any = table.iloc[0]
+    def shaped(table: pd.DataFrame) -> Table:
+        row: Any = table.iloc[0]  # pandas-stubs index a Series by str or int labels only
         if ci is not None:
             parts = {
                 f"{how}{suffix}": [scalar(row[suffixed(c, suffix)]) for c in columns]
@@ -128,7 +144,7 @@ def plan_columns(
     return planned.then(shaped)
 
 
-def parse_quantiles(q: Any) -> tuple[list[Fraction], bool]:
+def parse_quantiles(q: object) -> tuple[list[Fraction], bool]:
     """Quantile levels in ``[0, 1]`` as exact fractions, and whether ``q`` was a scalar.
 
     Each level is the closest fraction to ``q`` with a denominator of at most 10**9
@@ -188,7 +204,7 @@ def rows_in_level_order(levels: Sequence[Fraction], block: pd.DataFrame) -> pd.D
     return pd.DataFrame(values, index=block.index).set_axis(block.columns, axis=1)
 
 
-def row_major(block: pd.DataFrame) -> Any:
+def row_major(block: pd.DataFrame) -> ExtensionArray:
     """The block's values row after row, in the columns' dtype (``to_numpy().ravel()``)."""
     rows, width = block.shape
     stacked = pd.concat([block.iloc[:, j] for j in range(width)], ignore_index=True).array
@@ -197,35 +213,23 @@ def row_major(block: pd.DataFrame) -> Any:
 
 def plan_quantile(
     obj: pd.DataFrame | pd.Series,
-    column: Any,
-    q: Any,
-    *,
-    bounds: Any = None,
-    epsilon: Real | None = None,
-    cells: Any = None,
-    ci: float | None = None,
-    min_count: Any = None,
-    rho: Real | None = None,
-) -> PlannedRelease[Any]:
+    column: Hashable | list[Hashable] | None,
+    q: object,
+    options: ReleaseOptions,
+) -> PlannedRelease[object]:
     """Quantiles by the exponential mechanism; ε split equally among the levels.
 
     With ``ci``, each level's interval ends are measured too (see ``Quantile.interval``).
     """
     if isinstance(column, list):
-        return plan_columns(
-            obj, "quantile", column, q=q, bounds=bounds, epsilon=epsilon, cells=cells, ci=ci,
-            min_count=min_count, rho=rho,
-        )  # fmt: skip
+        return plan_columns(obj, "quantile", column, options, q=q)
     levels, one = parse_quantiles(q)
     stats = [Quantile(float(level), column, level) for level in levels]
-    planned = plan_many(
-        obj, stats, query="quantile", bounds=bounds, epsilon=epsilon, cells=cells,
-        per_column=False, ci=ci, min_count=min_count, rho=rho,
-    )  # fmt: skip
+    planned = plan_many(obj, stats, options, query="quantile", per_column=False)
     name = column if column is not None else getattr(obj, "name", None)
     index = [float(x) for x in levels]
-    if ci is not None:
-        confidence = float(ci)
+    if options.ci is not None:
+        confidence = float(options.ci)
         if one:
 
             def estimate(table: pd.DataFrame) -> Estimate:
@@ -252,24 +256,24 @@ def plan_quantile(
 
 def plan_spread(
     obj: pd.DataFrame | pd.Series,
-    column: Any,
+    column: Hashable | list[Hashable] | None,
     how: str,
+    options: ReleaseOptions,
     *,
-    ddof: Any = 1,
-    **kwargs: Any,
-) -> PlannedRelease[Any]:
+    ddof: object = 1,
+) -> PlannedRelease[object]:
     """Variance or standard deviation (``how``) of one column, clipped to public bounds."""
     if isinstance(ddof, bool) or not isinstance(ddof, numbers.Integral) or ddof < 0:
         raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
     if isinstance(column, list):
-        return plan_columns(obj, how, column, ddof=int(ddof), **kwargs)
+        return plan_columns(obj, how, column, options, ddof=int(ddof))
     kind = Var if how == "var" else Std
     planned = plan_many(
-        obj, [kind(how, column, ddof=int(ddof))], query=how, per_column=False, **kwargs
+        obj, [kind(how, column, ddof=int(ddof))], options, query=how, per_column=False
     )
-    if kwargs.get("ci") is None:
+    if options.ci is None:
         return planned.then(lambda table: scalar(table.iloc[0, 0]))
-    confidence = float(kwargs["ci"])
+    confidence = float(options.ci)
 
     def estimate(table: pd.DataFrame) -> Estimate:
         value, lower, upper = (scalar(v) for v in table.iloc[0, :3])
@@ -287,10 +291,10 @@ COUNT_ROW = PostProcess(nonnegative=True)
 def plan_describe(
     frame: pd.DataFrame,
     *,
-    bounds: Any = None,
+    bounds: Bounds = None,
     epsilon: Real | None = None,
-    percentiles: Any = DESCRIBE_PERCENTILES,
-    cells: Any = None,
+    percentiles: Sequence[float] = DESCRIBE_PERCENTILES,
+    cells: int | None = None,
     rho: Real | None = None,
 ) -> PlannedRelease[pd.DataFrame]:
     """``count``, ``mean``, ``std`` and percentiles of every column with bounds.
@@ -320,10 +324,8 @@ def plan_describe(
         stats += [
             Quantile((column, label), column, p) for label, p in zip(rows[3:], levels, strict=True)
         ]
-    planned = plan_many(
-        frame, stats, query="describe", bounds=bounds, epsilon=epsilon, cells=cells,
-        post=COUNT_ROW, rho=rho,
-    )  # fmt: skip
+    options = ReleaseOptions(epsilon=epsilon, bounds=bounds, cells=cells, post=COUNT_ROW, rho=rho)
+    planned = plan_many(frame, stats, options, query="describe")
     columns = list(bounds)
 
     def table(result: pd.DataFrame) -> pd.DataFrame:

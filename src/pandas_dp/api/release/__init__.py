@@ -19,12 +19,19 @@ from pandas_dp.api.release.planner import plan
 from pandas_dp.api.release.preview import Preview, preview
 from pandas_dp.api.release.run import run
 from pandas_dp.api.release.target import resolve
-from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Target
+from pandas_dp.api.release.types import (
+    PlannedOutput,
+    PlannedRelease,
+    ReleaseOptions,
+    Request,
+    Target,
+)
 
 __all__ = [
     "PlannedOutput",
     "PlannedRelease",
     "Preview",
+    "ReleaseOptions",
     "Request",
     "Target",
     "plan",

@@ -22,6 +22,7 @@ from fractions import Fraction
 from typing import (
     Any,
     Literal,
+    ParamSpec,
     TypeAlias,
     TypedDict,
     TypeVar,
@@ -41,12 +42,15 @@ from pandas_dp.errors import DPTypeError
 Real: TypeAlias = int | float | Fraction | Decimal | np.integer | np.floating
 #: ``(lower, upper)``, public clipping bounds of one column.
 Bound: TypeAlias = tuple[Real, Real]
-#: One column's bounds, or ``{column: (lower, upper)}`` for several columns.
-Bounds: TypeAlias = Bound | Mapping[Hashable, Bound] | None
+#: One column's bounds, or ``{column: (lower, upper)}`` for several columns (a column's
+#: None: its schema's bounds).
+Bounds: TypeAlias = Bound | Mapping[Hashable, Bound | None] | None
 #: A public fill value for missing entries, or ``{column: value}``.
 Fill: TypeAlias = Real | Mapping[Hashable, Real] | None
 #: The noise: discrete Laplace (pure ε-DP) or discrete Gaussian (needs δ > 0).
 Mechanism: TypeAlias = Literal["laplace", "gaussian"]
+#: The column(s) a method reads: one label, a list of labels, or None (the selected ones).
+Columns: TypeAlias = Hashable | list[Hashable] | None
 #: Public keys: a list of values, ``{column: values}``, a list of tuples or a MultiIndex.
 Keys: TypeAlias = Sequence[object] | Mapping[Hashable, Sequence[object]] | object
 
@@ -147,6 +151,8 @@ class PlanningArgs(TypedDict, total=False):
 
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 _NO_CHECK = object()  # the signature cannot be read: Python's own checks apply
 
@@ -192,7 +198,7 @@ def _statistic_like(value: object) -> bool:
 
 
 @functools.cache
-def _keywords(function: Callable[..., Any]) -> tuple[frozenset[str], str] | object:
+def _keywords(function: Callable[..., object]) -> tuple[frozenset[str], str] | object:
     """The keywords ``function`` takes, and what its ``**`` parameter is.
 
     ``"closed"``: none or a ``TypedDict`` (``**options: Unpack[ValueArgs]``), whose keys
@@ -237,11 +243,11 @@ def passes_on(*names: str) -> Callable[[F], F]:
     return mark
 
 
-def checked_keywords(function: Callable[..., Any]) -> Callable[..., Any]:
+def checked_keywords(function: Callable[P, R]) -> Callable[P, R]:
     """Wrap a public method so that a misspelt keyword names the method and the closest one."""
 
     @functools.wraps(function)
-    def checked(*args: Any, **kwargs: Any) -> Any:
+    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
         if not kwargs:
             return function(*args, **kwargs)
         spec = _keywords(function)
@@ -271,7 +277,7 @@ class KeywordChecked:
     internal function's complaint, and before anything is planned, read or charged.
     """
 
-    def __init_subclass__(cls, **kwargs: Any) -> None:
+    def __init_subclass__(cls, **kwargs: object) -> None:
         super().__init_subclass__(**kwargs)
         for name, member in list(vars(cls).items()):
             if (

@@ -7,11 +7,12 @@ is written to be total: it cannot fail on any released value.
 from __future__ import annotations
 
 import numbers
-from collections.abc import Callable, Hashable, Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Literal
 
 import numpy as np
 import pandas as pd
+from pandas._typing import ArrayLike
 
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.outputs import Estimate
@@ -20,7 +21,7 @@ from pandas_dp.api.temporal import ValueKind
 from pandas_dp.engines.plan import Aggregate
 
 if TYPE_CHECKING:
-    from pandas_dp.api.release.types import PlannedOutput, Request
+    from pandas_dp.api.release.types import Finish, PlannedOutput, Request
 
 #: How a release's statistics are shaped: one number, a Series over the keys, or a table.
 Shape = Literal["scalar", "series", "frame"]
@@ -64,7 +65,7 @@ def columns_of(
     relative: bool = False,
     integral_columns: frozenset[Hashable] = frozenset(),
     kinds: Mapping[Hashable, ValueKind] | None = None,
-) -> dict[Hashable, Any]:
+) -> dict[Hashable, ArrayLike]:
     """Each statistic's values (and ``_lower``/``_upper`` with ``alpha``), by name.
 
     With ``relative``, also ``_rel_error``: the interval's larger half-width over the value's
@@ -72,7 +73,7 @@ def columns_of(
     mostly noise. Statistics of the datetime and timedelta columns in ``kinds`` come back
     in the column's dtype (their relative error stays a number).
     """
-    columns: dict[Hashable, Any] = {}
+    columns: dict[Hashable, ArrayLike] = {}
     for out in outputs:
         inputs = out.inputs(noisy)
         value = columns[out.stat.name] = released(out, noisy, post, integral_columns)
@@ -105,7 +106,7 @@ def suffixed(name: Hashable, suffix: str) -> Hashable:
     return f"{name}{suffix}"
 
 
-def scalar(value: Any) -> Any:
+def scalar(value: object) -> object:
     """A released number as a float; a datetime or timedelta (or NaT) as it is."""
     if isinstance(value, numbers.Real):
         return float(value)
@@ -120,9 +121,7 @@ def _relative(value: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.nda
         return np.where(v == 0, np.inf, width / np.abs(v))
 
 
-def finisher(
-    outputs: tuple[PlannedOutput, ...], shape: Shape, request: Request
-) -> Callable[[pd.Index | None, dict[MeasurementKey, Aggregate]], Any]:
+def finisher(outputs: tuple[PlannedOutput, ...], shape: Shape, request: Request) -> Finish:
     """Build the function that turns noisy aggregates into the user's result.
 
     ``"scalar"`` (one statistic, ungrouped), ``"series"`` (one statistic per key) or
@@ -134,7 +133,7 @@ def finisher(
     alpha = None if confidence is None else 1.0 - confidence
     first = outputs[0].stat
 
-    def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+    def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> object:
         columns = columns_of(
             outputs, noisy, post, alpha, request.relative_error, request.integral_columns,
             request.kinds,

@@ -8,18 +8,21 @@ the data. Release files go through the same functions, so the rules cannot drift
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import replace
 from fractions import Fraction
-from typing import Any, Literal
 
 import pandas as pd
 from pandas.api import types as ptypes
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.weighted import Weights
-from pandas_dp.api.release.types import Request, Target
+from pandas_dp.api.release.option_values import (
+    parse_accuracy,
+    parse_relative_error,
+    parse_selection,
+)
+from pandas_dp.api.release.types import ReleaseOptions, Request, Target
 from pandas_dp.api.statistics import Statistic
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.statistics.weighted import weighted
@@ -35,7 +38,7 @@ from pandas_dp.units import positive_int
 MECHANISMS = ("laplace", "gaussian")
 
 
-def parse_confidence(ci: Any) -> float | None:
+def parse_confidence(ci: float | None) -> float | None:
     """A confidence level in (0, 1), or None."""
     if ci is None:
         return None
@@ -47,14 +50,14 @@ def parse_confidence(ci: Any) -> float | None:
         raise DPValueError(f"ci: {error}") from None
 
 
-def parse_mechanism(mechanism: Any) -> bool:
+def parse_mechanism(mechanism: object) -> bool:
     """Whether the noise is Gaussian (else discrete Laplace)."""
     if mechanism not in MECHANISMS:
         raise DPValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
     return bool(mechanism == "gaussian")
 
 
-def parse_cells(cells: Any) -> int:
+def parse_cells(cells: object) -> int:
     """The quantile grid's number of cells."""
     grid = DEFAULT_CELLS if cells is None else positive_int(cells, "cells")
     if grid > MAX_CELLS:
@@ -63,69 +66,69 @@ def parse_cells(cells: Any) -> int:
 
 
 def validate(
-    target: Target,
-    stats: Sequence[Statistic],
-    *,
-    epsilon: Any = None,
-    query: str,
-    bounds: Any = None,
-    fillna: Any = None,
-    delta: Any = None,
-    mechanism: Any = "laplace",
-    ci: Any = None,
-    post: PostProcess | None = None,
-    grouping: Grouping | None = None,
-    caps: Caps | None = None,
-    per_column: bool = True,
-    cells: Any = None,
-    keys_from: str = "",
-    accuracy: Any = None,
-    min_count: Any = None,
-    selection: Any = "threshold",
-    relative_error: Any = False,
-    weights: Any = None,
-    weight_bounds: Any = None,
-    rho: Any = None,
-) -> Request:
-    """Check every public argument of a release before anything else happens.
+    target: Target, stats: Sequence[Statistic], options: ReleaseOptions, *, query: str,
+    grouping: Grouping | None = None, caps: Caps | None = None, per_column: bool = True,
+    keys_from: str = "", selection: str = "threshold",
+) -> Request:  # fmt: skip
+    """Check every public option of a release before anything else happens.
 
-    With ``per_column``, ``bounds`` and ``fillna`` may be ``{column: value}`` mappings;
-    otherwise they are the single column's own values.
+    With ``per_column``, ``options.bounds`` and ``options.fillna`` may be ``{column: value}``
+    mappings; otherwise they are the single column's own. The keywords come from the query.
     """
-    gaussian = parse_mechanism(mechanism)
-    eps, priced_rho = _price(target, query, epsilon, rho, delta, gaussian)
-    confidence = parse_confidence(ci)
-    post = (post or PostProcess()).with_min_count(min_count)
+    gaussian = parse_mechanism(options.mechanism)
+    epsilon, rho = _price(target, query, options, gaussian)
+    confidence = parse_confidence(options.ci)
+    post = _post(options, confidence)
+    kinds = _value_kinds(target, stats)
+    weights = parse_weights(target, options.weights, options.weight_bounds)
+    stats = _weighted(stats, weights, post)
+    sources = [keys_from] if keys_from else []
+    bounds, fills = _bounds_and_fills(target, stats, kinds, options, per_column, sources)
+    request = Request(
+        stats=tuple(stats), epsilon=epsilon, query=query, bounds=bounds, fill=fills,
+        grouping=grouping, caps=caps or Caps(),
+        delta=None if options.delta is None else parse_delta(options.delta),
+        gaussian=gaussian, confidence=confidence, post=post, cells=parse_cells(options.cells),
+        sources=tuple(sources), priorities=parse_accuracy(options.accuracy, stats),
+        selection=parse_selection(selection),
+        relative_error=parse_relative_error(options.relative_error, confidence, stats, kinds),
+        weights=weights, count_quantiles=options.min_count is not None and post.min_count > 0,
+        rho=rho,
+    )  # fmt: skip
+    return _with_columns(target, request, kinds)
+
+
+def _with_columns(target: Target, request: Request, kinds: dict[Hashable, ValueKind]) -> Request:
+    """The request with what its columns' dtypes say: whole-number sums, time columns."""
+    return replace(
+        request,
+        integral_columns=_integral_columns(target, request.bounds, request.fill),
+        integer_columns=_integral_columns(target, request.bounds, {}),
+        kinds={column: kind for column, kind in kinds.items() if kind.temporal},
+    )
+
+
+def _post(options: ReleaseOptions, confidence: float | None) -> PostProcess:
+    """The counts' post-processing with ``min_count``; ``total`` refuses intervals."""
+    post = (options.post or PostProcess()).with_min_count(options.min_count)
     if confidence is not None and post.total is not None:
         raise DPValueError("ci cannot be combined with total=: intervals are for raw counts")
-    kinds = _value_kinds(target, stats)
-    parsed_weights = parse_weights(target, weights, weight_bounds)
-    if parsed_weights is not None:
-        stats = weighted(stats, parsed_weights.column)
-        if post.total is not None:
-            raise DPValueError(
-                "total= fits counts to an integer total; weighted counts (sums of weights) "
-                "cannot take it: leave total out"
-            )
-    sources = [keys_from] if keys_from else []
-    parsed_bounds, fills = _bounds_and_fills(
-        target, stats, kinds, bounds, fillna, per_column, sources
-    )
-    parsed_delta: Fraction | None = None if delta is None else parse_delta(delta)
-    return Request(
-        tuple(stats), eps, query, parsed_bounds, fills, grouping, caps or Caps(),
-        parsed_delta, gaussian, confidence, post, parse_cells(cells), tuple(sources),
-        priorities=parse_accuracy(accuracy, stats), selection=parse_selection(selection),
-        relative_error=_relative_error(
-            relative_error, confidence, [s for s in stats if s.reads_values], kinds
-        ),
-        weights=parsed_weights,
-        count_quantiles=min_count is not None and post.min_count > 0,
-        integral_columns=_integral_columns(target, parsed_bounds, fills),
-        integer_columns=_integral_columns(target, parsed_bounds, {}),
-        kinds={column: kind for column, kind in kinds.items() if kind.temporal},
-        rho=priced_rho,
-    )  # fmt: skip
+    return post
+
+
+def _weighted(
+    stats: Sequence[Statistic], weights: Weights | None, post: PostProcess
+) -> Sequence[Statistic]:
+    """The statistics weighted by ``weights``; fitting weighted counts to a total is refused."""
+    if weights is None:
+        return stats
+    stats = weighted(stats, weights.column)
+    if post.total is not None:
+        raise DPValueError(
+            "total= fits counts to an integer total; weighted counts (sums of weights) "
+            "cannot take it: leave total out"
+        )
+    return stats
 
 
 def _value_kinds(target: Target, stats: Sequence[Statistic]) -> dict[Hashable, ValueKind]:
@@ -154,8 +157,7 @@ def _bounds_and_fills(
     target: Target,
     stats: Sequence[Statistic],
     kinds: dict[Hashable, ValueKind],
-    bounds: Any,
-    fillna: Any,
+    options: ReleaseOptions,
     per_column: bool,
     sources: list[str],
 ) -> tuple[dict[Hashable, tuple[float, float]], dict[Hashable, float | None]]:
@@ -163,8 +165,9 @@ def _bounds_and_fills(
 
     Where bounds come from the schema, ``sources`` gets a line for the ledger.
     """
+    bounds = options.bounds
     bounds_by_col = _per_column(bounds, stats, "bounds", per_column)
-    fill_by_col = _per_column(fillna, stats, "fillna", per_column)
+    fill_by_col = _per_column(options.fillna, stats, "fillna", per_column)
     parsed: dict[Hashable, tuple[float, float]] = {}
     fills: dict[Hashable, float | None] = {}
     schema = target.session.schema
@@ -185,7 +188,7 @@ def _bounds_and_fills(
     return parsed, fills
 
 
-def parse_weights(target: Target, weights: Any, weight_bounds: Any) -> Weights | None:
+def parse_weights(target: Target, weights: object, weight_bounds: object) -> Weights | None:
     """The weight column and its public bounds ``0 <= lower < upper`` (or None: unweighted).
 
     Bounds come from ``weight_bounds``, else from the session's schema; the column must be
@@ -221,7 +224,7 @@ def parse_weights(target: Target, weights: Any, weight_bounds: Any) -> Weights |
     return Weights(weights, *parse_weight_bounds(weight_bounds), source)
 
 
-def parse_weight_bounds(weight_bounds: Any) -> tuple[float, float]:
+def parse_weight_bounds(weight_bounds: object) -> tuple[float, float]:
     """Public bounds ``0 <= lower < upper`` of one row's weight (release files use it too)."""
     lower, upper = parse_bounds(weight_bounds, "weight_bounds")
     if lower < 0:
@@ -247,67 +250,19 @@ def _integral_columns(
     for column, (lower, upper) in bounds.items():
         dtype = target.dtype(column)
         fill = fills.get(column)
-        numbers = [lower, upper] + ([] if fill is None else [fill])
+        ends = [lower, upper] + ([] if fill is None else [fill])
         if (
             (ptypes.is_integer_dtype(dtype) or ptypes.is_bool_dtype(dtype))
             and not isinstance(dtype, pd.CategoricalDtype)
-            and all(float(n).is_integer() for n in numbers)
+            and all(float(n).is_integer() for n in ends)
         ):
             whole.append(column)
     return frozenset(whole)
 
 
-def _relative_error(
-    relative_error: Any, confidence: float | None, stats: Sequence[Statistic] = (),
-    kinds: Mapping[Hashable, ValueKind] | None = None,
-) -> bool:  # fmt: skip
-    if not isinstance(relative_error, bool):
-        given = type(relative_error).__name__
-        raise DPTypeError(f"relative_error must be True or False, got {given}")
-    if relative_error and confidence is None:
-        raise DPValueError("relative_error=True needs intervals: pass ci=0.95 (or another level)")
-    for stat in stats if relative_error else ():
-        kind = (kinds or {}).get(stat.column)
-        if kind is not None and kind.kind == "datetime" and stat.on_time == "point":
-            raise DPValueError(
-                f"relative_error has no meaning for {stat.how} of datetime column "
-                f"{stat.column!r}: a datetime's size depends on its origin (1970). Read the "
-                "interval's width instead (upper - lower)"
-            )
-    return relative_error
-
-
-def parse_selection(selection: Any) -> Literal["threshold", "optimal"]:
-    """How keys are chosen from the data: ``"threshold"`` or ``"optimal"``."""
-    if selection == "threshold":
-        return "threshold"
-    if selection == "optimal":
-        return "optimal"
-    raise DPValueError(f"selection must be 'threshold' or 'optimal', got {selection!r}")
-
-
-def parse_accuracy(accuracy: Any, stats: Sequence[Statistic]) -> tuple[tuple[Hashable, float], ...]:
-    """``{statistic name: weight}``: how much each statistic's error counts in the ε split."""
-    if accuracy is None:
-        return ()
-    if not isinstance(accuracy, Mapping) or not accuracy:
-        raise DPTypeError(
-            'accuracy must be a dict of statistic names to weights, e.g. {"m": 2, "s": 1}'
-        )
-    names = [stat.name for stat in stats]
-    parsed = []
-    for name, weight in accuracy.items():
-        if name not in names:
-            raise DPValueError(f"accuracy names {name!r}, which is not one of {names}")
-        if isinstance(weight, bool) or not isinstance(weight, numbers.Real):
-            raise DPTypeError(f"accuracy[{name!r}] must be a number, got {type(weight).__name__}")
-        if not (math.isfinite(float(weight)) and float(weight) > 0):
-            raise DPValueError(f"accuracy[{name!r}] must be a positive number, got {weight!r}")
-        parsed.append((name, float(weight)))
-    return tuple(parsed)
-
-
-def _per_column(value: Any, stats: Sequence[Statistic], what: str, per_column: bool) -> dict:
+def _per_column(
+    value: object, stats: Sequence[Statistic], what: str, per_column: bool
+) -> dict[Hashable, object]:
     """Accept one value for the single column involved, or a ``{column: value}`` mapping."""
     columns = [s.column for s in stats if s.column is not None and s.reads_values]
     if per_column and isinstance(value, Mapping):
@@ -323,7 +278,7 @@ def _per_column(value: Any, stats: Sequence[Statistic], what: str, per_column: b
 
 
 def _price(
-    target: Target, query: str, epsilon: Any, rho: Any, delta: Any, gaussian: bool
+    target: Target, query: str, options: ReleaseOptions, gaussian: bool
 ) -> tuple[Fraction, Fraction | None]:
     """The release's ε, and its ρ when it is priced in zCDP.
 
@@ -333,20 +288,10 @@ def _price(
     ε does, and needs no δ.
     """
     session = target.session
+    epsilon, delta = options.epsilon, options.delta
     zcdp = session.total.is_zcdp or session.accounting == "zcdp"
-    if rho is not None:
-        if epsilon is not None:
-            raise DPValueError(f"{query}: give epsilon or rho, not both")
-        if not zcdp:
-            raise DPValueError(
-                f"{query}: rho= prices a release in zero-concentrated DP, but this session "
-                f"accounts its budget {session.total} by {session.accounting} composition; "
-                "pass epsilon=..., or protect the frame with rho=... (or accounting='zcdp')"
-            )
-        parsed = parse_epsilon(rho, "rho")
-        if delta is not None:
-            raise DPValueError(f"{query}: a release priced in rho needs no delta; leave it out")
-        return epsilon_for_rho(parsed), parsed
+    if options.rho is not None:
+        return _price_rho(target, query, options, zcdp)
     if epsilon is None:  # a missing required argument is a TypeError in Python
         raise DPTypeError(
             f"{query} needs a budget: epsilon=..."
@@ -362,3 +307,22 @@ def _price(
             )
         return eps, eps * eps / 2
     return eps, None
+
+
+def _price_rho(
+    target: Target, query: str, options: ReleaseOptions, zcdp: bool
+) -> tuple[Fraction, Fraction]:
+    """``rho=``: the ε of ρ and ρ itself, in a session that accounts in zCDP."""
+    session = target.session
+    if options.epsilon is not None:
+        raise DPValueError(f"{query}: give epsilon or rho, not both")
+    if not zcdp:
+        raise DPValueError(
+            f"{query}: rho= prices a release in zero-concentrated DP, but this session "
+            f"accounts its budget {session.total} by {session.accounting} composition; "
+            "pass epsilon=..., or protect the frame with rho=... (or accounting='zcdp')"
+        )
+    parsed = parse_epsilon(options.rho, "rho")
+    if options.delta is not None:
+        raise DPValueError(f"{query}: a release priced in rho needs no delta; leave it out")
+    return epsilon_for_rho(parsed), parsed

@@ -26,9 +26,10 @@ from pandas_dp.api.measurement.parts import NoiseChoice
 from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
-from pandas_dp.api.release.types import PlannedOutput, PlannedRelease, Request, Target
+from pandas_dp.api.release.types import Finisher, PlannedOutput, PlannedRelease, Request, Target
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.budget import AnyBudget
+from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError
 
 
@@ -78,9 +79,9 @@ def may_hold_missing(target: Target, column: Hashable) -> bool:
 def plan(
     target: Target,
     request: Request,
-    shape: Shape | Callable[..., Any],
+    shape: Shape | Finisher,
     *,
-    derive: Callable[[list[Any]], list[Any]] | None = None,
+    derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None,
     calibrated: dict[MeasurementKey, AnyPart] | None = None,
 ) -> PlannedRelease[Any]:
     """Turn a validated request into the planned release (nothing is read or charged).
@@ -111,8 +112,9 @@ def plan(
     release = _release(request, parts, outputs, selection_note, shares)
     finish = shape(outputs, request) if callable(shape) else finisher(outputs, shape, request)
     return PlannedRelease(
-        target, parts, outputs, release, finish, request.grouping, request.caps.bounding,
-        selection, derive, request.confidence, post=request.post,
+        target=target, parts=parts, outputs=outputs, release=release, finish=finish,
+        grouping=request.grouping, bounding=request.caps.bounding, selection=selection,
+        derive=derive, confidence=request.confidence, post=request.post,
     )  # fmt: skip
 
 

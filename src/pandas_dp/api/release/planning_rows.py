@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from numbers import Real
-from typing import Any
+from typing import TypeVar
 
 import numpy as np
 
@@ -30,7 +30,10 @@ NAME = "expected_rows"
 EXPECTED_ROWS: ContextVar[float | None] = ContextVar("expected_rows", default=None)
 
 
-def planning_rows(given: Any, old: Any, public: str) -> float:
+R = TypeVar("R")
+
+
+def planning_rows(given: object, old: object, public: str) -> float:
     """``expected_rows`` (or its old name ``n``) checked: a finite number >= 1."""
     if old is not None:
         if given is not None:
@@ -56,7 +59,7 @@ def planning_rows(given: Any, old: Any, public: str) -> float:
     return rows
 
 
-def previewing(obj: Any) -> bool:
+def previewing(obj: object) -> bool:
     """Whether ``obj`` (an accessor, a group-by, ...) describes releases instead of running them.
 
     A preview accessor says so itself; a group-by or hierarchy made from one releases
@@ -69,8 +72,8 @@ def previewing(obj: Any) -> bool:
 
 
 def with_planning_rows(
-    function: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> Any:
+    function: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]
+) -> R:
     """Call ``function``, taking ``expected_rows`` out of ``kwargs`` for a preview's error."""
     if NAME not in kwargs:
         return function(*args, **kwargs)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -55,7 +54,11 @@ class Preview:
     release: Release | None = field(default=None, repr=False)
 
     def mean_error(
-        self, expected_rows: float | None = None, mean: float | None = None, *, n: Any = None
+        self,
+        expected_rows: float | None = None,
+        mean: float | None = None,
+        *,
+        n: float | None = None,
     ) -> pd.Series:
         """Half-width of each mean's released interval if its count were ``expected_rows``.
 
@@ -118,7 +121,7 @@ def mean_error_bound(
     return out.stat.planned_error(out.inputs(), alpha, n, mean)
 
 
-def preview(planned: PlannedRelease[Any], confidence: float | None = None) -> Preview:
+def preview(planned: PlannedRelease[object], confidence: float | None = None) -> Preview:
     """What ``planned`` would cost and how accurate it would be, from public parameters only.
 
     With a planning row count (``expected_rows=`` on a preview call), the error column

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import warnings
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -23,7 +23,9 @@ import pandas as pd
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
+from pandas_dp.api.statistics import Inputs
 from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
 
 T = TypeVar("T")
@@ -67,7 +69,7 @@ def run(planned: PlannedRelease[T]) -> T:
     return result
 
 
-def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, Any]) -> str:
+def _noise_dominated(planned: PlannedRelease[T], noisy: dict[MeasurementKey, Aggregate]) -> str:
     """How many released values are dominated by their noise, in words (empty: none).
 
     Post-processing of the noisy values and public parameters only. Counts and sums: below
@@ -109,7 +111,7 @@ def _noise_dominated(planned: PlannedRelease[Any], noisy: dict[MeasurementKey, A
 
 
 #: A statistic's noise-dominated flags (one per group), its output and its noisy inputs.
-Flagged = tuple[np.ndarray, PlannedOutput, Any]
+Flagged = tuple[np.ndarray, PlannedOutput, Inputs]
 
 
 def _loose(flagged: list[Flagged], post: PostProcess, query: str) -> list[str]:
@@ -143,7 +145,7 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
     measures = tuple(part.measure for part in planned.parts.values())
     exact = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
     aggregates = exact.values if planned.derive is None else planned.derive(exact.values)
-    noisy: dict[MeasurementKey, Any] = {}
+    noisy: dict[MeasurementKey, Aggregate] = {}
     for (key, part), values in zip(planned.parts.items(), aggregates, strict=True):
         # A staged measurement (the tree of synthetic data) reads what was measured before it.
         after = getattr(part, "release_after", None)

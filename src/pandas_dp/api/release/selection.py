@@ -10,8 +10,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Hashable
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Literal
 
+import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Measurement
@@ -19,7 +20,7 @@ from pandas_dp.api.measurement.choices import AnyPart, KeyChoicePart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import KeyChoice, RowCount
 from pandas_dp.api.measurement.parts import Part
-from pandas_dp.api.release.options import parse_selection
+from pandas_dp.api.release.option_values import parse_selection
 from pandas_dp.api.release.types import Request, Selection, Target
 from pandas_dp.budget import AnyBudget, Budget
 from pandas_dp.engines.plan import Binning
@@ -76,7 +77,7 @@ def select_keys(
 def asked_selection(
     keys: pd.Index | None,
     binning: Binning | None,
-    selection: Any,
+    selection: object,
     by: tuple[Hashable, ...],
     called: str,
     may_select: bool,
@@ -129,7 +130,7 @@ def selection_delta(given: Fraction | None, total: AnyBudget, epsilon: Fraction)
     return delta
 
 
-def key_choice(parts: dict[MeasurementKey, AnyPart]) -> Any:
+def key_choice(parts: dict[MeasurementKey, AnyPart]) -> np.ndarray:
     """The optimal rule's table of keep probabilities, from the planned key choice."""
     part = parts[KEYS]
     assert isinstance(part, KeyChoicePart)

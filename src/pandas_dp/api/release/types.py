@@ -8,21 +8,24 @@ describes what it wants as a :class:`Request`; the planner turns it into the one
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
 
 import pandas as pd
+from pandas._typing import DtypeObj
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.weighted import Weights
+from pandas_dp.api.release.arguments import Bound, Bounds, Fill, Mechanism, NoiseArgs, Real
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines import Engine, Grouping
+from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
 
@@ -31,8 +34,9 @@ if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess
     from pandas_dp.api.temporal import ValueKind
 
-T = TypeVar("T")
+T = TypeVar("T", covariant=True)  # a plan of a DataFrame is a plan of an object
 U = TypeVar("U")
+V = TypeVar("V")
 
 
 @dataclass(frozen=True)
@@ -45,11 +49,11 @@ class Target:
     column: Hashable | None = None  # the Series' own column, for Series targets
     unit: Hashable | None = None  # the column of ``data`` holding the privacy unit's ids
 
-    _dtypes: dict[Hashable, Any] = field(
+    _dtypes: dict[Hashable, DtypeObj] = field(
         default_factory=dict, init=False, repr=False, compare=False
     )
 
-    def dtype(self, column: Hashable) -> Any:
+    def dtype(self, column: Hashable) -> DtypeObj:
         """The dtype of a (checked, unique) column: public metadata, read once per target.
 
         A target lives for one call, during which its frame does not change. An in-memory
@@ -63,7 +67,49 @@ class Target:
         return self._dtypes[column]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class ReleaseOptions:
+    """A release's options as the user typed them, built once where a query is called.
+
+    The accessors take them as typed keywords (:mod:`~pandas_dp.api.release.arguments`);
+    the query families pass this one value down instead of ``**kwargs``, and
+    :func:`~pandas_dp.api.release.options.validate` checks every field at run time (the
+    annotations say what is accepted, not what has been checked).
+    """
+
+    epsilon: Real | None = None
+    rho: Real | None = None
+    delta: Real | None = None
+    mechanism: Mechanism = "laplace"
+    #: The confidence level of intervals (None: no intervals).
+    ci: float | None = None
+    bounds: Bounds = None
+    fillna: Fill = None
+    #: The noisy count below which a ratio (a mean, a spread, a quantile) is NaN.
+    min_count: Real | None = None
+    #: The quantile grid's number of cells (None: the default).
+    cells: int | None = None
+    #: ``{statistic name: weight}`` in the split of ε.
+    accuracy: Mapping[str, float] | None = None
+    relative_error: bool = False
+    weights: Hashable | None = None
+    weight_bounds: Bound | None = None
+    #: Free post-processing of counts (``nonnegative``, ``total``), parsed by the caller.
+    post: PostProcess | None = None
+
+    @classmethod
+    def of_noise(
+        cls, options: NoiseArgs, *, ci: float | None, post: PostProcess | None = None
+    ) -> ReleaseOptions:
+        """The options of a release that takes only :class:`NoiseArgs` (counts)."""
+        return cls(
+            epsilon=options.get("epsilon"), rho=options.get("rho"), delta=options.get("delta"),
+            mechanism=options.get("mechanism", "laplace"), weights=options.get("weights"),
+            weight_bounds=options.get("weight_bounds"), ci=ci, post=post,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True, kw_only=True)
 class Request:
     """A release's statistics and its validated public options.
 
@@ -165,7 +211,7 @@ class PlannedOutput:
 Finish = Callable[[pd.Index | None, dict[MeasurementKey, Aggregate]], Any]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class PlannedRelease(Generic[T]):
     """A validated release, ready to run or to preview; built only by the planner.
 
@@ -198,7 +244,7 @@ class PlannedRelease(Generic[T]):
     release: Release
     finish: Finish
     grouping: Grouping | None = None
-    bounding: Any = None
+    bounding: Bounding | None = None
     selection: Selection | None = None
     derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None
     confidence: float | None = None
@@ -209,7 +255,7 @@ class PlannedRelease(Generic[T]):
         """The same release, its result passed through ``step`` (free post-processing)."""
         first = self.finish
 
-        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> U:
             return step(first(keys, noisy))
 
         return replace(self, finish=finish)  # type: ignore[return-value]
@@ -217,3 +263,21 @@ class PlannedRelease(Generic[T]):
     def only_preview(self, reason: str) -> PlannedRelease[T]:
         """The same plan, which :func:`run` refuses (before anything is read) with ``reason``."""
         return replace(self, preview_only=reason)
+
+
+#: A query family's own shaping: given the planned outputs and the request, the finish.
+Finisher = Callable[[tuple[PlannedOutput, ...], Request], Finish]
+
+#: What a group-by release returns: a Series for one column, else a DataFrame (as pandas).
+Table: TypeAlias = pd.Series | pd.DataFrame
+
+
+class Execute(Protocol):
+    """What releases a planned release: :func:`~pandas_dp.api.release.run.run`.
+
+    A preview accessor passes its own, which describes the plan instead of running it.
+    """
+
+    def __call__(self, planned: PlannedRelease[V], /) -> V:
+        """Release ``planned`` (charge, noise, finish) and return its result."""
+        ...
