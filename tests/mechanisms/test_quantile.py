@@ -203,3 +203,25 @@ def test_quantile_outputs_follow_the_exponential_mechanism_on_a_small_grid():
     expected = n_draws * weights / weights.sum()
     observed = np.bincount(released.astype(np.int64), minlength=cells + 1)
     assert stats.chisquare(observed, expected).pvalue > 1e-6
+
+
+def test_interval_margins_are_finite_and_shrink_with_epsilon_at_any_scale():
+    """The scan's margin is computed inside the release, after the charge: it must never fail.
+
+    At ε = 10^4 both noises' ``exp(-1/b)`` underflow to 0 (the tail formula's geometric sum
+    once divided 0 by 0 there); at ε = 10^-9 the margin is about 1.3·10^10.
+    """
+    from pandas_dp.mechanisms.quantile_interval import scan_noise, threshold_for
+
+    previous = None
+    for epsilon in [Fraction(1, 10**9), Fraction(1, 1000), Fraction(1), Fraction(10**4),
+                    Fraction(10**6)]:  # fmt: skip
+        for q in (Fraction(1, 2), Fraction(1, 10), Fraction(999, 1000)):
+            threshold_noise, query_noise, _ = scan_noise(epsilon, q)
+            for beta in (0.025, 0.0005):
+                threshold = threshold_for(threshold_noise, query_noise, beta, q)
+                assert isinstance(threshold, int)
+                assert threshold <= -q.denominator
+        threshold = threshold_for(*scan_noise(epsilon, Fraction(1, 2))[:2], 0.025, Fraction(1, 2))
+        assert previous is None or threshold >= previous  # less noise, a smaller margin
+        previous = threshold

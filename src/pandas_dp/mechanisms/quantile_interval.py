@@ -78,8 +78,9 @@ def difference_tail(first: DiscreteLaplace, second: DiscreteLaplace, m: int) -> 
     c1 = -math.expm1(-a1) / (1.0 + r1)
     pair = -math.expm1(-(a1 + a2))  # 1 - r₁r₂, without cancellation at large scales
     at_or_above = r1**m * (1.0 / (1.0 + r1) - c1 * r2 / ((1.0 + r2) * pair))
-    # Σ_{0<=x<m} r₁^x r₂^(m-x), a geometric sum
-    between = m * r2**m if a1 == a2 else r2 * (r2**m - r1**m) / (r2 - r1)
+    # Σ_{0<=x<m} r₁^x r₂^(m-x), a geometric sum; m·r^m when the ratios are equal as floats
+    # (equal scales, or both so small that exp underflows to 0: the sum is then 0 too)
+    between = m * r2**m if r1 == r2 else r2 * (r2**m - r1**m) / (r2 - r1)
     below = r2**m * r1 * r2 / pair
     return at_or_above + c1 / (1.0 + r2) * (between + below)
 
