@@ -40,7 +40,7 @@ from pandas_dp.mechanisms.reconstruction import marginalize
 from pandas_dp.mechanisms.residual_planner import ResidualPlan, measure
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 
 @dataclass(frozen=True)
@@ -59,10 +59,10 @@ class MarginalPart(Part):
         """The noise's variance (for Gaussian noise, slightly below ``σ²``)."""
         return self.mechanism.variance()
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """One independent noise variate per cell."""
         flat = np.asarray(exact).reshape(-1)
-        return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
+        return add_noise(cast(Aggregate, flat), source.draw(self.mechanism, flat.size))
 
     def from_home(self, table: np.ndarray) -> Aggregate:
         """The exact marginal, summed (in integers) from the table of the home clique."""

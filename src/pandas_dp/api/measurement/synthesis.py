@@ -55,7 +55,7 @@ from pandas_dp.mechanisms.tree_model import (
 )
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 #: The tree's key; ``level`` sets it (and the pairs' keys) apart from any column's marginal.
 TREE = Marginal(("tree",), level=0)
@@ -82,7 +82,7 @@ class TreeChoicePart(SelectPart):
     sizes: tuple[int, ...] = ()
 
     def release_after(
-        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+        self, exact: Aggregate, source: NoiseSource, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """Positions (among :attr:`pairs`) of the chosen pairs, in the order chosen."""
         oneway = {i: np.asarray(noisy[key], dtype=np.float64) for i, key in enumerate(self.oneway)}
@@ -92,7 +92,7 @@ class TreeChoicePart(SelectPart):
         chosen: list[int] = []
         for _ in range(self.rounds):
             candidates = joining(self.pairs, chosen, len(self.sizes))
-            pick = session.choose(each, -scores[candidates][None, :], SCORE_STEPS)
+            pick = source.choose(each, -scores[candidates][None, :], SCORE_STEPS)
             chosen.append(int(candidates[int(pick[0])]))
         return np.asarray(chosen, dtype=np.int64)
 
@@ -106,12 +106,12 @@ class ChosenPairPart(Part):
     sizes: tuple[int, ...] = ()
 
     def release_after(
-        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+        self, exact: Aggregate, source: NoiseSource, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """The chosen pair's cells with noise."""
         pair = int(np.asarray(noisy[TREE])[self.position])
         cells = np.asarray(clique_tables(exact, self.pairs, self.sizes)[pair]).reshape(-1)
-        return add_noise(cast(Aggregate, cells), session.draw(self.mechanism, cells.size))
+        return add_noise(cast(Aggregate, cells), source.draw(self.mechanism, cells.size))
 
 
 def marginal_noise(

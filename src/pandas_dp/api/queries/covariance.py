@@ -20,6 +20,7 @@ import pandas as pd
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release import PlannedRelease, Target, plan, validate
 from pandas_dp.api.release.planner import may_hold_missing, noise_choice
 from pandas_dp.api.release.types import PlannedOutput, Request
@@ -101,7 +102,9 @@ def _finisher(how: str, labels: pd.Index) -> Any:
     """Shape the pairs' values as pandas shapes ``df.cov()`` (grouped: stacked by key)."""
 
     def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
-        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        def finish(
+            keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> Any:
             alpha = None if request.confidence is None else 1.0 - request.confidence
             # Each pair's values (and interval ends) for every group at once.
             pairs = _pairs(outputs, noisy)

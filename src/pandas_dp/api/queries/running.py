@@ -25,6 +25,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import RunningTotals
 from pandas_dp.api.measurement.running import PrefixPart
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan
 from pandas_dp.api.release.options import parse_confidence, parse_mechanism
@@ -95,7 +96,9 @@ def plan_running_totals(
     def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Any:
         (out,) = outputs
 
-        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        def finish(
+            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> Any:
             inputs = out.inputs(noisy)
             values = np.rint(stat.value(inputs, None)).astype(np.int64)  # type: ignore[arg-type]
             totals = pd.Series(values, index=intervals, name="size")  # whole rows, as pandas

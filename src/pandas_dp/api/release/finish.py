@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
@@ -122,7 +123,7 @@ def _relative(value: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.nda
 
 def finisher(
     outputs: tuple[PlannedOutput, ...], shape: Shape, request: Request
-) -> Callable[[pd.Index | None, dict[MeasurementKey, Aggregate]], Any]:
+) -> Callable[[pd.Index | None, dict[MeasurementKey, Aggregate], NoiseSource], Any]:
     """Build the function that turns noisy aggregates into the user's result.
 
     ``"scalar"`` (one statistic, ungrouped), ``"series"`` (one statistic per key) or
@@ -134,7 +135,9 @@ def finisher(
     alpha = None if confidence is None else 1.0 - confidence
     first = outputs[0].stat
 
-    def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+    def finish(
+        keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+    ) -> Any:
         columns = columns_of(
             outputs, noisy, post, alpha, request.relative_error, request.integral_columns,
             request.kinds,
