@@ -18,6 +18,10 @@ batches achieves for the vectorised sampler:
   reads :data:`GEOMETRIC_TRIALS` Bernoulli(exp(-1)) trials for its ``V`` whatever ``V`` is
   (more only when they all succeed, probability ``exp(-32)``): coins drawn after the first
   failure are never read, so flipping them changes no probability.
+
+Left: a trial whose chain of coins runs past 7 (probability ``1 / 7!`` per trial, so about
+one draw in 150) continues with fresh coins, a little more work whose chance barely
+depends on ``V``.
 """
 
 from __future__ import annotations
