@@ -20,7 +20,7 @@ import pytest
 from scipy import stats
 
 from pandas_dp.mechanisms import small_draws
-from pandas_dp.mechanisms.laplace import SMALL_DRAWS, DiscreteLaplace
+from pandas_dp.mechanisms.laplace import MIN_BATCH, SMALL_DRAWS, DiscreteLaplace
 from pandas_dp.mechanisms.random import U8, SeededRandomSource
 from pandas_dp.mechanisms.samplers import discrete_laplace
 from pandas_dp.mechanisms.small_draws import _accepts, _Bits, _geometric, discrete_laplace_small
@@ -144,6 +144,12 @@ def test_shapes_ranges_and_dispatch():
         assert out.shape == (n,)
         assert out.dtype == np.int64
         assert np.array_equal(out, discrete_laplace_small(SeededRandomSource(5), 10, 3, n))
+    # t = 1 (scales 1/s): one at a time only up to SMALL_DRAWS // 2, then the batch.
+    batch = discrete_laplace(SeededRandomSource(6), 1, 1, MIN_BATCH)
+    for n in range(1, SMALL_DRAWS + 1):
+        out = DiscreteLaplace(Fraction(1)).sample(n, SeededRandomSource(6))
+        alone = discrete_laplace_small(SeededRandomSource(6), 1, 1, n)
+        assert np.array_equal(out, alone if n <= SMALL_DRAWS // 2 else batch[:n])
     for t, s in [(0, 1), (1, 0), ((1 << 52) + 1, 1)]:
         with pytest.raises(ValueError, match="scale terms"):
             discrete_laplace_small(SeededRandomSource(0), t, s, 1)

@@ -26,7 +26,9 @@ from pandas_dp.mechanisms.small_draws import discrete_laplace_small
 MIN_BATCH = 256
 #: Up to this many variates are drawn one at a time (:mod:`pandas_dp.mechanisms.small_draws`):
 #: a vectorised batch costs as much as about five of them. Their work does not depend on
-#: the values drawn either, which is what the batch is for.
+#: the values drawn either, which is what the batch is for. Scales ``1/s`` (``t = 1``) take
+#: half as many: the batch's uniform and acceptance steps are trivial there (it costs about
+#: two and a half single draws).
 SMALL_DRAWS = 4
 
 
@@ -95,13 +97,13 @@ class DiscreteLaplace:
     def sample(self, n: int, source: RandomSource) -> I64:
         """Draw ``n`` independent variates.
 
-        Up to :data:`SMALL_DRAWS` are drawn one at a time; more, in a vectorised batch of at
-        least :data:`MIN_BATCH` (same law either way).
+        Up to :data:`SMALL_DRAWS` (half as many at scales ``1/s``) are drawn one at a time;
+        more, in a vectorised batch of at least :data:`MIN_BATCH` (same law either way).
         """
         if n < 0:
             raise ValueError(f"cannot draw a negative number of variates ({n})")
         t, s = self._terms
-        if n <= SMALL_DRAWS:
+        if n <= (SMALL_DRAWS if t > 1 else SMALL_DRAWS // 2):
             return discrete_laplace_small(source, t, s, n)
         return discrete_laplace(source, t, s, max(n, MIN_BATCH))[:n]
 
