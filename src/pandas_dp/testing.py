@@ -81,5 +81,7 @@ def capture_noise(
         calls.append(NoiseCall(mechanism, len(scores)))
         return np.asarray(np.argmin(scores, axis=1), dtype=np.int64)
 
-    with session.using_noise(NoiseSource("captured", fake, best)):
+    # Words (key selection, synthetic rows' seed) still come from the session's own source.
+    words = session.noise_source.words_from
+    with session.using_noise(NoiseSource("captured", fake, best, words)):
         yield calls

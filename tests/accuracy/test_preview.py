@@ -19,6 +19,7 @@ import pytest
 
 import pandas_dp
 from pandas_dp import Budget, DPError
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release import Preview
 from pandas_dp.engines.pandas_engine import PandasEngine
 
@@ -45,7 +46,7 @@ def no_data(monkeypatch: pytest.MonkeyPatch):
 
     monkeypatch.setattr(PandasEngine, "aggregate", refuse)
     monkeypatch.setattr("pandas_dp.engines.pandas_engine.aggregate_frame", refuse)
-    monkeypatch.setattr(pandas_dp.Session, "draw", refuse)
+    monkeypatch.setattr(NoiseSource, "draw", refuse)
 
 
 def all_previews(priv: pd.DataFrame) -> list[Any]:

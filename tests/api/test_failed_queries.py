@@ -27,6 +27,7 @@ from pandas_dp import (
     DPValueError,
     ReleaseFailedError,
 )
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.statistics import moments
 from pandas_dp.engines.pandas_engine import PandasEngine
 
@@ -238,7 +239,7 @@ def _boom(*args: Any, **kwargs: Any) -> Any:
 
 INJECTIONS = {
     "engine aggregate": lambda mp, priv: mp.setattr(PandasEngine, "aggregate", _boom),
-    "noise sampler": lambda mp, priv: mp.setattr(priv.dp.session, "draw", _boom),
+    "noise sampler": lambda mp, priv: mp.setattr(NoiseSource, "draw", _boom),
     "post-processing": lambda mp, priv: mp.setattr(moments, "mean_from", _boom),
 }
 

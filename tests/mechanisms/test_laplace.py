@@ -24,9 +24,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from pandas_dp.mechanisms.laplace import MIN_BATCH, DiscreteLaplace, sampler_terms
+from pandas_dp.mechanisms.laplace import MIN_BATCH, SMALL_DRAWS, DiscreteLaplace, sampler_terms
 from pandas_dp.mechanisms.random import SeededRandomSource, SystemRandomSource
 from pandas_dp.mechanisms.samplers import MAX_SCALE_TERM
+from pandas_dp.mechanisms.small_draws import discrete_laplace_small
 
 REL_TOL = 1e-12
 ALPHAS = [0.5, 0.05, 1e-6]
@@ -302,11 +303,17 @@ def test_sample_shape_dtype_and_batching():
         out = mechanism.sample(n, SeededRandomSource(1))
         assert out.shape == (n,)
         assert out.dtype == np.int64
-    # At least MIN_BATCH variates are always drawn: a small request is the prefix of a full
-    # batch drawn from the same seed (so its running time does not depend on n).
+    # Above SMALL_DRAWS, at least MIN_BATCH variates are always drawn: a request is the
+    # prefix of a full batch drawn from the same seed (so its running time does not depend
+    # on n). Up to SMALL_DRAWS, variates are drawn one at a time, with work that does not
+    # depend on their values either (tests/mechanisms/test_small_draws.py).
     batch = mechanism.sample(MIN_BATCH, SeededRandomSource(9))
-    for n in (1, 2, 17, MIN_BATCH - 1):
+    for n in (SMALL_DRAWS + 1, 17, MIN_BATCH - 1):
         assert np.array_equal(mechanism.sample(n, SeededRandomSource(9)), batch[:n])
+    t, s = mechanism.scale.numerator, mechanism.scale.denominator
+    for n in range(1, SMALL_DRAWS + 1):
+        one_by_one = discrete_laplace_small(SeededRandomSource(9), t, s, n)
+        assert np.array_equal(mechanism.sample(n, SeededRandomSource(9)), one_by_one)
 
 
 @pytest.mark.statistical

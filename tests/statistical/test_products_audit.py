@@ -133,14 +133,14 @@ def test_released_noise_has_the_mechanisms_law() -> None:
     chi-square test of the noise in units of the scale, binned; seeded)."""
     part = products_part(LAYOUT, Fraction(4), Contribution(), NoiseChoice())
 
-    class Session:  # the part draws from the session it is handed
+    class Source:  # the part draws from the noise source it is handed
         source = SeededRandomSource(31)
 
         def draw(self, mechanism, n: int) -> np.ndarray:
             return mechanism.sample(n, self.source)
 
     exact = np.zeros((4000, 6), dtype=np.int64)  # 4,000 groups of six sums
-    noise = np.asarray(part.release(exact, Session()), dtype=np.float64)  # type: ignore[arg-type]
+    noise = np.asarray(part.release(exact, Source()), dtype=np.float64)  # type: ignore[arg-type]
     assert noise.shape == (4000, 6)
     b = float(part.mechanism.scale)
     edges = np.array([-np.inf, -2, -1, -0.5, 0, 0.5, 1, 2, np.inf]) * b

@@ -113,11 +113,11 @@ def test_preview_errors_match_the_errors_of_many_releases(people, options, prote
     # Laplace noise here (three tables): the Laplace quantile, ln(20)/√2 = 2.118 SDs.
     assert width == pytest.approx(np.log(20) / np.sqrt(2) * out.stat.rmse(out.inputs()))
     exact = reference_table_values(people, list(table))
-    session = priv.dp.session
+    source = priv.dp.session.noise_source
     squares = []
     for _ in range(200):
         noisy = {
-            key: part.release(np.asarray(exact_marginal(people, part)), session)
+            key: part.release(np.asarray(exact_marginal(people, part)), source)
             for key, part in planned.parts.items()
         }
         estimate = out.stat.value(out.inputs(noisy), None)

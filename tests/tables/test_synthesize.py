@@ -18,10 +18,12 @@ import pandas_dp
 from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.api.attach import ATTRS_KEY
 from pandas_dp.api.measurement.marginals import release_rho
+from pandas_dp.api.noise import NoiseSource, os_words
 from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.mechanisms.random import SystemRandomSource
 
 COLUMNS = ["age", "sex", "region", "tenure"]
 
@@ -181,3 +183,43 @@ def test_columns_named_like_the_tree_keep_their_own_marginals(options, protect_s
     assert labels.count("tree") == 1
     assert len(labels) == 3 + 1 + 2
     assert set(synth["tree"]) <= set(keys["tree"])
+
+
+def test_rows_are_sampled_from_the_noise_source_handed_down(options, protect_seeded):
+    # Issue 27: the runner hands each part, and the finishing step, the session's noise
+    # source. The rows' generator is seeded by four words from it: a source whose words
+    # are fixed gives the same rows twice, other words give other rows; seeded sessions
+    # repeat; an unseeded source's words come from the OS CSPRNG.
+    asked: list[int] = []
+
+    def fixed(word: int):
+        def words(n: int) -> np.ndarray:
+            asked.append(n)
+            return np.full(n, word, dtype=np.uint64)
+
+        return words
+
+    def draw(mechanism, n):
+        return np.zeros(n, dtype=np.int64)
+
+    def choose(mechanism, scores, denominator):
+        return np.asarray(np.argmin(scores, axis=1), dtype=np.int64)
+
+    priv = protect_seeded(dependent(), epsilon=30.0, delta=1e-6)
+    session = priv.dp.session
+    runs = []
+    for word in (7, 7, 8):
+        with session.using_noise(NoiseSource("captured", draw, choose, fixed(word))):
+            runs.append(priv.dp.synthesize(COLUMNS, **options, epsilon=1.0))
+    assert asked == [4, 4, 4]
+    pd.testing.assert_frame_equal(runs[0], runs[1])
+    assert not runs[0].equals(runs[2])
+    seeded = [
+        protect_seeded(dependent(), seed=3, epsilon=3.0, delta=1e-6).dp.synthesize(
+            COLUMNS, **options, epsilon=1.0
+        )
+        for _ in range(2)
+    ]
+    pd.testing.assert_frame_equal(*seeded)
+    assert NoiseSource.from_random(SystemRandomSource()).kind == "os"
+    assert NoiseSource("captured", draw, choose).words_from is os_words

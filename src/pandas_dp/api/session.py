@@ -25,10 +25,7 @@ from pandas_dp.api.unit_ids import UnitIds
 from pandas_dp.budget import AnyBudget
 from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning, warn
-from pandas_dp.mechanisms.exponential import ExponentialMechanism
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
-from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.random import I64, RandomSource, SeededRandomSource, SystemRandomSource
+from pandas_dp.mechanisms.random import RandomSource, SeededRandomSource, SystemRandomSource
 from pandas_dp.schema import SchemaRules
 from pandas_dp.units import PrivacyUnit
 
@@ -141,16 +138,6 @@ class Session:
         release = release.with_origin(tag or release.tag, self._noise.kind)
         output = output_to_json(result) if self.accountant.keeps_outputs else None
         self.accountant.charge(release, output)
-
-    def draw(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
-        """Draw ``n`` noise variates for ``mechanism`` from this session's noise source."""
-        return self._noise.draw(mechanism, n)
-
-    def choose(
-        self, mechanism: ExponentialMechanism, scores: npt.NDArray[np.int64], denominator: int
-    ) -> I64:
-        """One candidate per row of ``scores`` by the exponential mechanism."""
-        return self._noise.choose(mechanism, scores, denominator)
 
     def priorities(self, n: int) -> npt.NDArray[np.uint64]:
         """``n`` uniform 64-bit words, for choosing at random which rows a unit keeps."""

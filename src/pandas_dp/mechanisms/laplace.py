@@ -19,10 +19,17 @@ from pandas_dp.mechanisms.samplers import (
     MAX_SCALE_TERM,
     discrete_laplace,
 )
+from pandas_dp.mechanisms.small_draws import discrete_laplace_small
 
 #: Noise is always drawn in batches of at least this many variates and the surplus thrown
 #: away, so that the time a release takes says little about the size of its own noise.
 MIN_BATCH = 256
+#: Up to this many variates are drawn one at a time (:mod:`pandas_dp.mechanisms.small_draws`):
+#: a vectorised batch costs as much as about five of them. Their work does not depend on
+#: the values drawn either, which is what the batch is for. Scales ``1/s`` (``t = 1``) take
+#: half as many: the batch's uniform and acceptance steps are trivial there (it costs about
+#: two and a half single draws).
+SMALL_DRAWS = 4
 
 
 def sampler_terms(scale: Fraction) -> tuple[int, int]:
@@ -88,10 +95,16 @@ class DiscreteLaplace:
         return Fraction(t, s)
 
     def sample(self, n: int, source: RandomSource) -> I64:
-        """Draw ``n`` independent variates (at least :data:`MIN_BATCH` are drawn)."""
+        """Draw ``n`` independent variates.
+
+        Up to :data:`SMALL_DRAWS` (half as many at scales ``1/s``) are drawn one at a time;
+        more, in a vectorised batch of at least :data:`MIN_BATCH` (same law either way).
+        """
         if n < 0:
             raise ValueError(f"cannot draw a negative number of variates ({n})")
         t, s = self._terms
+        if n <= (SMALL_DRAWS if t > 1 else SMALL_DRAWS // 2):
+            return discrete_laplace_small(source, t, s, n)
         return discrete_laplace(source, t, s, max(n, MIN_BATCH))[:n]
 
     @cached_property

@@ -58,8 +58,8 @@ def coin_chain_ends(source: RandomSource, n: int, start: int = 2) -> I64:
     modulo 5040, which keeps it uniform; a table gives the end of each chain.
     """
     if start == 2:
-        x = uniform_below(source, 13 * _TABLE_SPAN, n) % _TABLE_SPAN
-        ends, stop = _CHAIN_END[x].astype(np.int64), 7
+        x = uniform_below(source, 13 * TABLE_SPAN, n) % TABLE_SPAN
+        ends, stop = CHAIN_END[x].astype(np.int64), 7
     else:
         stop, product = start, start
         while product * (stop + 1) <= MAX_MODULUS:
@@ -78,19 +78,19 @@ def coin_chain_ends(source: RandomSource, n: int, start: int = 2) -> I64:
 
 
 def _chain_end_table() -> npt.NDArray[np.int8]:
-    """``_CHAIN_END[r]``: the first ``k`` in ``2..7`` with ``k!`` not dividing ``r``, else 8.
+    """``CHAIN_END[r]``: the first ``k`` in ``2..7`` with ``k!`` not dividing ``r``, else 8.
 
     Bytes, so that the table (5 KB) stays in the processor's fastest cache.
     """
-    r = np.arange(_TABLE_SPAN, dtype=np.int64)
-    ends = np.full(_TABLE_SPAN, 8, dtype=np.int8)
+    r = np.arange(TABLE_SPAN, dtype=np.int64)
+    ends = np.full(TABLE_SPAN, 8, dtype=np.int8)
     for k in range(7, 1, -1):
         ends[r % math.factorial(k) != 0] = k
     return ends
 
 
-_TABLE_SPAN = 5040  # 7!
-_CHAIN_END = _chain_end_table()
+TABLE_SPAN = 5040  # 7!
+CHAIN_END = _chain_end_table()
 
 
 def first_failures(

@@ -61,7 +61,7 @@ from pandas_dp.mechanisms.reconstruction import marginalize
 from pandas_dp.mechanisms.tree_model import SCORE_EXPONENT, SCORE_STEPS
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 #: The most cells the model's junction tree may hold after the last round.
 MAX_MODEL_CELLS = 100_000
@@ -119,13 +119,13 @@ class AimChoicePart(SelectPart):
     limit: int = MAX_MODEL_CELLS
 
     def release_after(
-        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+        self, exact: Aggregate, source: NoiseSource, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """Fit the model to the measurements so far, then choose where it errs most."""
         assert self.plan is not None
         model = self.plan.model(noisy, self.stage, ROUND_ITERATIONS)
         allowed, scores = self.scores(exact, model)
-        pick = session.choose(self.mechanism, -scores[None, :], SCORE_STEPS)
+        pick = source.choose(self.mechanism, -scores[None, :], SCORE_STEPS)
         return np.asarray([allowed[int(pick[0])]], dtype=np.int64)
 
     def scores(self, exact: Aggregate, model: Model) -> tuple[list[int], np.ndarray]:
@@ -177,14 +177,14 @@ class AimMeasurePart(Part):
     sizes: tuple[int, ...] = ()
 
     def release_after(
-        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+        self, exact: Aggregate, source: NoiseSource, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """The chosen clique's cells with noise."""
         position = int(np.asarray(noisy[_choice_key(self.stage)])[0])
         clique = self.candidates[position]
         table = candidate_tables(exact, (clique,), self.counted, self.sizes)[0]
         flat = np.asarray(table).reshape(-1)
-        return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
+        return add_noise(cast(Aggregate, flat), source.draw(self.mechanism, flat.size))
 
 
 def _choice_key(r: int) -> MeasurementKey:

@@ -36,7 +36,7 @@ from pandas_dp.mechanisms.quantile_interval import (
 from pandas_dp.units import Contribution
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 
 def quantile_part(
@@ -96,7 +96,7 @@ class SelectPart:
         """Selections are not on a noise lattice."""
         return 0
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """Choose one candidate per group, or ``rounds`` distinct ones by peeling.
 
         Peeling (top-k): each round chooses among the candidates not chosen yet with
@@ -104,12 +104,12 @@ class SelectPart:
         """
         scores, denominator = self.score(exact)
         if self.rounds == 1:
-            return session.choose(self.mechanism, scores, denominator)
+            return source.choose(self.mechanism, scores, denominator)
         each = dataclasses.replace(self.mechanism, epsilon=self.mechanism.epsilon / self.rounds)
         remaining = np.arange(scores.shape[1])
         picked = []
         for _ in range(self.rounds):
-            index = int(session.choose(each, scores[:, remaining], denominator)[0])
+            index = int(source.choose(each, scores[:, remaining], denominator)[0])
             picked.append(remaining[index])
             remaining = np.delete(remaining, index)
         return np.asarray(picked, dtype=np.int64)
@@ -143,13 +143,13 @@ class EndpointPart:
         """Not on a noise lattice."""
         return 0
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """The reported edge's index per group (noise drawn for every edge of every group)."""
         scores = scan_scores(np.asarray(exact, dtype=np.int64), self.q, self.side)
         groups, edges = scores.shape
         threshold = threshold_for(self.threshold_noise, self.query_noise, self.beta, self.q)
-        rho = session.draw(self.threshold_noise, groups)
-        nu = session.draw(self.query_noise, groups * edges).reshape(groups, edges)
+        rho = source.draw(self.threshold_noise, groups)
+        nu = source.draw(self.query_noise, groups * edges).reshape(groups, edges)
         return end_index(first_crossing(scores, threshold, rho, nu), edges, self.side)
 
     def halfwidth(self, alpha: float) -> float:
@@ -198,10 +198,10 @@ class KeyChoicePart:
         """Not on a noise lattice."""
         return 0
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """1 for each key kept, 0 otherwise."""
         units = np.asarray(exact, dtype=np.int64) // self.rows_per_unit
-        words = session.priorities(len(units))
+        words = source.words(len(units))
         return keep(units, self.table, words).astype(np.int64)
 
     def to_real(self, chosen: Any) -> Any:

@@ -41,7 +41,7 @@ from pandas_dp.mechanisms.reconstruction import marginalize
 from pandas_dp.mechanisms.residual_planner import ResidualPlan, measure, row_norms
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,10 @@ class MarginalPart(Part):
         """The noise's variance (for Gaussian noise, slightly below ``σ²``)."""
         return self.mechanism.variance()
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """One independent noise variate per cell."""
         flat = np.asarray(exact).reshape(-1)
-        return add_noise(cast(Aggregate, flat), session.draw(self.mechanism, flat.size))
+        return add_noise(cast(Aggregate, flat), source.draw(self.mechanism, flat.size))
 
     def from_home(self, table: np.ndarray) -> Aggregate:
         """The exact marginal, summed (in integers) from the table of the home clique."""
@@ -99,10 +99,10 @@ class ResidualPart(MarginalPart):
         marginal = marginalize(table, self.home, self.clique)
         return cast(Aggregate, measure(marginal, self.clique, self.sizes))
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """One independent variate per value, of its row's mechanism."""
         flat = np.asarray(exact).reshape(-1)
-        return add_noise(cast(Aggregate, flat), self.noise(session.draw))
+        return add_noise(cast(Aggregate, flat), self.noise(source.draw))
 
     def noise(self, draw: Callable[[DiscreteGaussian, int], I64]) -> I64:
         """The noise of every value, drawn by ``draw(mechanism, n)`` one norm at a time.

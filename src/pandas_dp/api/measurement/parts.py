@@ -34,7 +34,7 @@ from pandas_dp.mechanisms.quantile import square_units
 from pandas_dp.units import Contribution
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 Noise = DiscreteLaplace | DiscreteGaussian
 
@@ -85,9 +85,9 @@ class Part:
             return np.asarray(units)
         return np.ldexp(np.asarray(units, dtype=np.float64), self.exponent)
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
-        """Round, then add exact noise drawn from the session's random source."""
-        return self.add(exact, session.draw(self.mechanism, len(exact)))
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
+        """Round, then add exact noise drawn from ``source`` (handed down by the runner)."""
+        return self.add(exact, source.draw(self.mechanism, len(exact)))
 
     def add(self, exact: Aggregate, noise: np.ndarray) -> Aggregate:
         """Round, then add ``noise`` drawn for this part (``len(exact)`` variates)."""

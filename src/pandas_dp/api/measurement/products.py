@@ -31,7 +31,7 @@ from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.units import Contribution
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 #: Values are rounded to ``2**-DIGITS`` of their bounds' half-width (about 1.5e-5).
 DIGITS = 16
@@ -198,10 +198,10 @@ class ProductsPart(Part):
         """
         return self.shift - 2 * DIGITS
 
-    def release(self, exact: Aggregate, session: Session) -> Aggregate:
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """One independent noise variate per sum (and group)."""
         flat = cast(Aggregate, np.asarray(exact).reshape(-1))
-        noisy = self.add(flat, session.draw(self.mechanism, flat.size))
+        noisy = self.add(flat, source.draw(self.mechanism, flat.size))
         return cast(Aggregate, noisy.reshape(np.shape(exact)))
 
 

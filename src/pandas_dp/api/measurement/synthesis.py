@@ -60,7 +60,7 @@ from pandas_dp.mechanisms.tree_model import (
 )
 
 if TYPE_CHECKING:
-    from pandas_dp.api.session import Session
+    from pandas_dp.api.noise import NoiseSource
 
 #: The tree's key; ``level`` sets it (and the pairs' keys) apart from any column's marginal.
 TREE = Marginal(("tree",), level=0)
@@ -117,7 +117,7 @@ class TreeChoicePart(SelectPart):
     sizes: tuple[int, ...] = ()
 
     def release_after(
-        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+        self, exact: Aggregate, source: NoiseSource, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """Positions (among :attr:`pairs`) of the chosen pairs, in the order chosen."""
         columns = self.compressing.columns(noisy)
@@ -131,7 +131,7 @@ class TreeChoicePart(SelectPart):
         chosen: list[int] = []
         for _ in range(self.rounds):
             candidates = joining(self.pairs, chosen, len(self.sizes))
-            pick = session.choose(each, -scores[candidates][None, :], SCORE_STEPS)
+            pick = source.choose(each, -scores[candidates][None, :], SCORE_STEPS)
             chosen.append(int(candidates[int(pick[0])]))
         return np.asarray(chosen, dtype=np.int64)
 
@@ -149,13 +149,13 @@ class ChosenPairPart(Part):
     compressing: Compressing = Compressing((), ())
 
     def release_after(
-        self, exact: Aggregate, session: Session, noisy: dict[MeasurementKey, Any]
+        self, exact: Aggregate, source: NoiseSource, noisy: dict[MeasurementKey, Any]
     ) -> Aggregate:
         """The chosen pair's cells with noise."""
         pair = self.pairs[int(np.asarray(noisy[TREE])[self.position])]
         table = clique_tables(exact, self.pairs, self.sizes)[self.pairs.index(pair)]
         cells = compress_table(table, pair, self.compressing.columns(noisy)).reshape(-1)
-        return add_noise(cast(Aggregate, cells), session.draw(self.mechanism, cells.size))
+        return add_noise(cast(Aggregate, cells), source.draw(self.mechanism, cells.size))
 
 
 def marginal_noise(

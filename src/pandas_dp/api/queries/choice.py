@@ -11,6 +11,7 @@ import pandas as pd
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_keys
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
@@ -75,7 +76,9 @@ def plan_top_k(
     def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
         (key,) = outputs[0].keys
 
-        def finish(released: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        def finish(
+            released: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> Any:
             assert released is not None
             chosen = released[np.asarray(noisy[key], dtype=np.int64)]
             return chosen[0] if mode else list(chosen)

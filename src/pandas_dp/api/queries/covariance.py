@@ -20,6 +20,7 @@ import pandas as pd
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.planner import may_hold_missing, noise_choice
@@ -103,7 +104,9 @@ def _finisher(how: str, labels: pd.Index) -> Finisher:
     """Shape the pairs' values as pandas shapes ``df.cov()`` (grouped: stacked by key)."""
 
     def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
-        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> pd.DataFrame:
+        def finish(
+            keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> pd.DataFrame:
             alpha = None if request.confidence is None else 1.0 - request.confidence
             # Each pair's values (and interval ends) for every group at once.
             pairs = _pairs(outputs, noisy)

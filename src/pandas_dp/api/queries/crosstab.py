@@ -19,6 +19,7 @@ import pandas as pd
 
 from pandas_dp.api.keys import parse_by
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
@@ -79,7 +80,9 @@ def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layo
     post = request.post or PostProcess()
     alpha = None if request.confidence is None else 1.0 - request.confidence
 
-    def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> pd.DataFrame:
+    def finish(
+        keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+    ) -> pd.DataFrame:
         assert keys is not None
         rows, cols = _split(keys, len(layout.index))
         shape = (len(rows), len(cols))

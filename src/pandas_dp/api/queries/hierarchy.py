@@ -21,6 +21,7 @@ from pandas_dp.api.keys import check_key_types, parse_by
 from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import Part
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
@@ -214,7 +215,9 @@ class DPHierarchy(KeywordChecked):
             keys = [out.keys[0] for out in outputs]
             variances = [_variance(out.parts[0]) for out in outputs]
 
-            def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Counts:
+            def finish(
+                _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+            ) -> Counts:
                 raw = [noisy[key] for key in keys]
                 return _shape(hierarchy, consistent_counts(hierarchy.tree, raw, variances), output)
 

@@ -26,6 +26,7 @@ from pandas_dp.api.measurement.marginals import (
     marginal_parts,
     residual_parts,
 )
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.domains import Domains
 from pandas_dp.api.release import PlannedRelease, Request, plan
 from pandas_dp.api.release.types import PlannedOutput, Target
@@ -105,7 +106,9 @@ def plan_marginals(
         ]
 
     def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:
-        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> Any:
+        def finish(
+            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> Any:
             tables, sigma2 = {}, {}
             for key, part in parts.items():
                 assert isinstance(part, MarginalPart)

@@ -22,6 +22,7 @@ from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.measurement.design import FormulaDesign, check_transforms, design_of
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.planner import noise_choice
@@ -103,7 +104,9 @@ def _finisher(part: ProductsPart, design: FormulaDesign, alpha: float) -> Finish
     def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
         (out,) = outputs
 
-        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> OLSResults:
+        def finish(
+            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> OLSResults:
             gram = out.stat.value(out.inputs(noisy), None)  # type: ignore[arg-type]
             laplace = not part.measurement.is_gaussian
             return fit(np.asarray(gram), noise_sd, design, alpha, laplace=laplace)

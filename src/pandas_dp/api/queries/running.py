@@ -25,6 +25,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import RunningTotals
 from pandas_dp.api.measurement.running import PrefixPart
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan
 from pandas_dp.api.release.arguments import Mechanism, Real
@@ -101,7 +102,7 @@ def plan_running_totals(
         (out,) = outputs
 
         def finish(
-            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]
+            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
         ) -> pd.Series | pd.DataFrame:
             inputs = out.inputs(noisy)
             values = np.rint(stat.value(inputs, None)).astype(np.int64)  # type: ignore[arg-type]

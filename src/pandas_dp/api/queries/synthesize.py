@@ -25,6 +25,7 @@ from pandas_dp.api.measurement.aim import AimPlan, aim_parts
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.marginals import MarginalPart
 from pandas_dp.api.measurement.synthesis import TREE, TreeChoicePart, mst_parts
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
@@ -93,12 +94,14 @@ def plan_synthesize(
         notes=_notes(domains, gaussian, caps.describe() if caps.bounding else "", method),
     )  # fmt: skip
     dtypes = dict(target.engine.dtypes(target.data).items())
-    session = target.session
 
     def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
-        def finish(_: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> pd.DataFrame:
-            words = [int(w) for w in session.priorities(4)]  # the session's CSPRNG
-            gen = np.random.Generator(np.random.PCG64(words))
+        def finish(
+            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> pd.DataFrame:
+            # Rows are sampled by a PCG64 seeded with 256 bits from the source handed down:
+            # the OS CSPRNG, or (tests only) the seeded stream, so seeded runs repeat.
+            gen = np.random.Generator(np.random.PCG64([int(w) for w in source.words(4)]))
             if aim is not None:
                 return _synthesize_aim(aim, noisy, domains, count, gen, dtypes, eps)
             return _synthesize(parts, noisy, domains, count, gen, dtypes, eps)

@@ -15,6 +15,7 @@ import pandas as pd
 from pandas._typing import ArrayLike
 
 from pandas_dp.api.measurement.keys import MeasurementKey
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
@@ -133,7 +134,9 @@ def finisher(outputs: tuple[PlannedOutput, ...], shape: Shape, request: Request)
     alpha = None if confidence is None else 1.0 - confidence
     first = outputs[0].stat
 
-    def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> object:
+    def finish(
+        keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+    ) -> object:
         columns = columns_of(
             outputs, noisy, post, alpha, request.relative_error, request.integral_columns,
             request.kinds,

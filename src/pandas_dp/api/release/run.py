@@ -141,7 +141,7 @@ def _loose(flagged: list[Flagged], post: PostProcess, query: str) -> list[str]:
 def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
     """Exact aggregates, noise, key selection and post-processing: every data-touching step."""
     target = planned.target
-    session = target.session
+    source = target.session.noise_source  # handed down: parts never reach for the session
     measures = tuple(part.measure for part in planned.parts.values())
     exact = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
     aggregates = exact.values if planned.derive is None else planned.derive(exact.values)
@@ -150,9 +150,9 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
         # A staged measurement (the tree of synthetic data) reads what was measured before it.
         after = getattr(part, "release_after", None)
         if after is None:
-            noisy[key] = part.release(values, session)
+            noisy[key] = part.release(values, source)
         else:
-            noisy[key] = after(values, session, noisy)
+            noisy[key] = after(values, source, noisy)
     keys, release = exact.keys, planned.release
     if planned.selection is not None:
         assert keys is not None
@@ -164,7 +164,7 @@ def _compute(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
             keys = keys.remove_unused_levels()
         noisy = {key: values[chosen] for key, values in noisy.items()}
         release = dataclasses.replace(release, groups=len(keys))
-    return release, planned.finish(keys, noisy), _noise_dominated(planned, noisy)
+    return release, planned.finish(keys, noisy, source), _noise_dominated(planned, noisy)
 
 
 def _sorted_selection(keys: pd.Index, keep: np.ndarray) -> np.ndarray:

@@ -21,6 +21,7 @@ from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.weighted import Weights
+from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release.arguments import Bound, Bounds, Fill, Mechanism, NoiseArgs, Real
 from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.budget import epsilon_for_rho
@@ -207,8 +208,9 @@ class PlannedOutput:
         return Inputs(self.parts, self.bounds, values)
 
 
-#: Turns the released keys and noisy aggregates (by measurement) into the user's result.
-Finish = Callable[[pd.Index | None, dict[MeasurementKey, Aggregate]], Any]
+#: Turns the released keys and noisy aggregates (by measurement) into the user's result; the
+#: noise source the runner hands down serves randomised post-processing (synthetic rows).
+Finish = Callable[[pd.Index | None, dict[MeasurementKey, Aggregate], NoiseSource], Any]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -255,8 +257,10 @@ class PlannedRelease(Generic[T]):
         """The same release, its result passed through ``step`` (free post-processing)."""
         first = self.finish
 
-        def finish(keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate]) -> U:
-            return step(first(keys, noisy))
+        def finish(
+            keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> U:
+            return step(first(keys, noisy, source))
 
         return replace(self, finish=finish)  # type: ignore[return-value]
 
