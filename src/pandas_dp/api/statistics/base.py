@@ -88,6 +88,27 @@ class Inputs:
         assert self.bounds is not None
         return (self.bounds[1] - self.bounds[0]) / 2
 
+    def too_few(self, count: int) -> F64:
+        """Where the noisy count (measurement ``count``) is below its own 95% half-width.
+
+        There the group may well be empty.
+        """
+        return self.counts(count) < self.halfwidth(count, DOMINATED_ALPHA)
+
+    def dominated(self, count: int, interval: tuple[F64, F64], span: float) -> F64:
+        """The rule of means and spreads: :meth:`too_few` or :func:`too_wide`."""
+        return np.asarray(too_wide(interval, span) | self.too_few(count), dtype=bool)
+
+
+def too_wide(interval: tuple[F64, F64], span: float) -> F64:
+    """Where a 95% ``interval`` covers at least :data:`DOMINATED_SHARE` of ``span``.
+
+    ``span`` is the range the value can take. With :meth:`Inputs.too_few`, the
+    NoiseDominatedWarning rules of every statistic (post-processing of noisy values).
+    """
+    lower, upper = interval
+    return np.asarray(upper - lower, dtype=np.float64) >= DOMINATED_SHARE * span
+
 
 @dataclass(frozen=True)
 class Statistic(ABC):
