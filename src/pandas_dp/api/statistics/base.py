@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 import numpy as np
@@ -198,3 +198,21 @@ class Statistic(ABC):
     def weigh(self, key: MeasurementKey) -> MeasurementKey:
         """The measurement as this statistic reads it: unweighted here (see ``weighted``)."""
         return key
+
+
+@dataclass(frozen=True)
+class GivenMeasurements(Statistic):
+    """A statistic of whole-release measurements its query planned and passes in (``keys``).
+
+    Tables, synthetic rows and running totals read no column's values of their own; their
+    query measures first and names the measurements here. ``keys`` is keyword-only so that
+    subclasses' own fields keep their positions.
+    """
+
+    keys: tuple[MeasurementKey, ...] = field(default=(), kw_only=True)
+
+    reads_values: ClassVar[bool] = False
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The measurements given in ``keys``."""
+        return self.keys
