@@ -92,6 +92,11 @@ KEYWORD_CASES = {
         lambda p: p["x"].dp.histogram(bins=3, rnage=(0, 3), epsilon=0.1),
         "histogram() got an unexpected keyword argument 'rnage'; did you mean 'range'?",
     ),
+    # ols takes its options as a TypedDict, whose names are read from the signature's hints.
+    "ols": (
+        lambda p: p.dp.ols(y="x", x=[], bounds={"x": (0, 3)}, epsilion=0.1),
+        "ols() got an unexpected keyword argument 'epsilion'; did you mean 'epsilon'?",
+    ),
     "preview": (
         lambda p: p.dp.preview.count(epsilion=0.1),
         "count() got an unexpected keyword argument 'epsilion'; did you mean 'epsilon'?",

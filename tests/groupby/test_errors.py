@@ -237,7 +237,18 @@ BAD_EPSILON |= {
     ),
 }
 
-CASES = BAD_KEYS | BAD_COLUMNS | BAD_BOUNDS | BAD_SPECS | BAD_EPSILON
+BAD_DDOF: dict[str, tuple[Callable[[pd.DataFrame], Any], type[DPError]]] = {
+    f"{how} ddof={ddof!r}": (
+        lambda p, how=how, ddof=ddof: getattr(grouped(p), how)(
+            "income", ddof=ddof, bounds=BOUNDS, epsilon=0.5
+        ),
+        DPValueError,
+    )
+    for how in ("var", "std")
+    for ddof in (-1, 1.5, True)
+}
+
+CASES = BAD_KEYS | BAD_COLUMNS | BAD_BOUNDS | BAD_SPECS | BAD_EPSILON | BAD_DDOF
 
 
 @pytest.mark.parametrize("name", list(CASES))

@@ -57,6 +57,11 @@ def categories_as_keys(
     return categories, f"keys of {names}: the categorical dtype's categories (keys='categories')"
 
 
+def keys_example(by: tuple[Hashable, ...]) -> str:
+    """How to pass public keys for ``by``, as error messages that ask for them show it."""
+    return "keys=[...]" if len(by) == 1 else "keys={column: [...], ...}"
+
+
 def parse_keys(by: tuple[Hashable, ...], keys: object) -> pd.Index | None:
     """Turn the user's ``keys`` into an Index (one level per ``by`` column), or None.
 

@@ -13,7 +13,7 @@ from pandas_dp.api.attach import session_of
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.epsilon_for import epsilon_for
 from pandas_dp.api.queries.ungrouped import plan_one, plan_spread
-from pandas_dp.api.release import PlannedRelease, ReleaseOptions, run
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, preview, run
 from pandas_dp.api.release.arguments import (
     EstimateT,
     KeywordChecked,
@@ -144,3 +144,17 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
         0.0594
         """
         return epsilon_for(self._obj, statistic, error=error, **options)
+
+
+class PreviewMixin:
+    """What ``df.dp.preview`` and ``s.dp.preview`` add: describe instead of release.
+
+    Put first among the bases, so that its ``_execute`` overrides the release one.
+    """
+
+    #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
+    PREVIEW = True
+
+    def _execute(self, planned: PlannedRelease[object]) -> Any:  # a Preview, typed as the result
+        """Describe the planned release: cost, noise and error, without running it."""
+        return preview(planned)

@@ -13,6 +13,7 @@ from typing import Any, Literal, Unpack, overload
 
 import pandas as pd
 
+from pandas_dp.api.accessors.base import PreviewMixin
 from pandas_dp.api.accessors.extremes import FrameExtremes
 from pandas_dp.api.accessors.frame_statistics import FrameStatistics
 from pandas_dp.api.accessors.joins_and_time import FrameJoinsAndTime
@@ -25,7 +26,7 @@ from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouper import grouper_groupby, has_grouper
-from pandas_dp.api.release import PlannedRelease, Preview, ReleaseOptions, preview, resolve
+from pandas_dp.api.release import Preview, ReleaseOptions, resolve
 from pandas_dp.api.release.arguments import (
     CountArgs,
     EstimateT,
@@ -317,12 +318,5 @@ class DataFrameDPAccessor(FrameProtection, FrameReleases[float, Estimate]):
         return DataFramePreview(self._obj)
 
 
-class DataFramePreview(FrameReleases[Preview, Preview]):
+class DataFramePreview(PreviewMixin, FrameReleases[Preview, Preview]):
     """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
-
-    #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
-    PREVIEW = True
-
-    def _execute(self, planned: PlannedRelease[object]) -> Any:  # a Preview, typed as the result
-        """Describe the planned release: cost, noise and error, without running it."""
-        return preview(planned)

@@ -6,8 +6,8 @@ A mixin of the DataFrame accessor (shared by ``.dp.preview``); each method forwa
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, Unpack
+from collections.abc import Hashable, Sequence
+from typing import Literal, Unpack
 
 import pandas as pd
 
@@ -16,13 +16,9 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.covariance import plan_matrix
 from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.release import resolve
-from pandas_dp.api.release.arguments import EstimateT, MatrixArgs, Mechanism, NumberT, Real
+from pandas_dp.api.release.arguments import EstimateT, MatrixArgs, NumberT, OLSArgs
+from pandas_dp.api.statistics.regression import OLSResults
 from pandas_dp.errors import DPValueError
-
-if TYPE_CHECKING:  # loaded with the regression code, on first use
-    from pandas_dp.api.statistics.regression import OLSResults
-
-ColumnBounds = Mapping[Hashable, tuple[Real, Real]] | None
 
 
 class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
@@ -174,13 +170,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         *,
         y: Hashable | None = None,
         x: Sequence[Hashable] | None = None,
-        bounds: ColumnBounds = None,
-        keys: Mapping[Hashable, Sequence[object]] | None = None,
-        epsilon: Real | None = None,
-        delta: Real | None = None,
-        rho: Real | None = None,
-        mechanism: Mechanism = "laplace",
-        alpha: float = 0.05,
+        **options: Unpack[OLSArgs],
     ) -> OLSResults:
         """Release a linear model fitted by least squares, as statsmodels' ``ols(...).fit()``.
 
@@ -243,18 +233,4 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         >>> list(model.params.index), bool(abs(model.params["x"] - 2) < 0.1)
         (['Intercept', 'x'], True)
         """
-        return self._execute(
-            plan_ols(
-                resolve(self._obj),
-                formula,
-                y=y,
-                x=x,
-                bounds=bounds,
-                keys=keys,
-                epsilon=epsilon,
-                delta=delta,
-                rho=rho,
-                mechanism=mechanism,
-                alpha=alpha,
-            )
-        )
+        return self._execute(plan_ols(resolve(self._obj), formula, y=y, x=x, **options))

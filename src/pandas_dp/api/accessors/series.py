@@ -6,13 +6,14 @@ from typing import Any, Literal, Unpack, overload
 
 import pandas as pd
 
+from pandas_dp.api.accessors.base import PreviewMixin
 from pandas_dp.api.accessors.extremes import SeriesExtremes
 from pandas_dp.api.accessors.statistics import SeriesStatistics
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.counts import plan_histogram, plan_value_counts
-from pandas_dp.api.release import PlannedRelease, Preview, ReleaseOptions, preview
+from pandas_dp.api.release import Preview, ReleaseOptions
 from pandas_dp.api.release.arguments import (
     CountArgs,
     EstimateT,
@@ -207,21 +208,9 @@ class SeriesDPAccessor(SeriesReleases[float, Estimate]):
 
     @property
     def preview(self) -> SeriesPreview:
-        """Preview releases without spending: ``priv.dp.preview.count(epsilon=0.1)``.
-
-        The same release methods, returning a :class:`~pandas_dp.api.release.Preview` with
-        the mechanism, noise scale, cost and the error bound at the release's confidence
-        level (``ci``, 95% by default). It reads no data and charges nothing.
-        """
+        """Preview releases without spending; see ``DataFrame.dp.preview``."""
         return SeriesPreview(self._obj)
 
 
-class SeriesPreview(SeriesReleases[Preview, Preview]):
+class SeriesPreview(PreviewMixin, SeriesReleases[Preview, Preview]):
     """``.dp.preview``: every release method of ``.dp``, returning a preview instead."""
-
-    #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
-    PREVIEW = True
-
-    def _execute(self, planned: PlannedRelease[object]) -> Any:  # a Preview, typed as the result
-        """Describe the planned release: cost, noise and error, without running it."""
-        return preview(planned)

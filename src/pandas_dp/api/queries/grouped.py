@@ -135,6 +135,15 @@ class GroupedStatistics(KeywordChecked):
         stats = [kind(c) for c in columns]
         return self._release(stats, "series" if series else "frame", f"groupby.{what}", options)
 
+    def _spread(
+        self, kind: type[Var | Std], column: Columns, ddof: int, options: ReleaseOptions
+    ) -> Table:
+        """The variance or standard deviation (``kind``) per group, ``ddof`` checked first."""
+        if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer) or ddof < 0:
+            raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
+        order = int(ddof)
+        return self._per_column(lambda c: kind(c, c, ddof=order), column, kind.how, options)
+
     @shared_doc
     def median(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[GridArgs]
@@ -212,20 +221,14 @@ class GroupedStatistics(KeywordChecked):
         **options: Unpack[RatioArgs],
     ) -> Table:  # fmt: skip
         """Release the noisy variance per group; see ``Series.dp.var`` (same cost rules)."""
-        order = _ddof(ddof)
-        return self._per_column(
-            lambda c: Var(c, c, ddof=order), column, "var", ReleaseOptions(ci=ci, **options)
-        )
+        return self._spread(Var, column, ddof, ReleaseOptions(ci=ci, **options))
 
     def std(
         self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
     ) -> Table:  # fmt: skip
         """Release the noisy standard deviation per group; see ``Series.dp.std``."""
-        order = _ddof(ddof)
-        return self._per_column(
-            lambda c: Std(c, c, ddof=order), column, "std", ReleaseOptions(ci=ci, **options)
-        )
+        return self._spread(Std, column, ddof, ReleaseOptions(ci=ci, **options))
 
     def sem(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
@@ -314,12 +317,6 @@ class GroupedStatistics(KeywordChecked):
             return result
 
         return self._execute(planned.then(table))
-
-
-def _ddof(ddof: object) -> int:
-    if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer) or ddof < 0:
-        raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
-    return int(ddof)
 
 
 def _stacked(

@@ -27,7 +27,7 @@ import pandas as pd
 from pandas._typing import DtypeObj
 from pandas.tseries.frequencies import to_offset
 
-from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
+from pandas_dp.api.keys import categories_as_keys, check_key_types, keys_example, parse_keys
 from pandas_dp.api.queries.groupby import DPGroupBy, schema_keys
 from pandas_dp.api.queries.resample import relabeller, resample, time_bins, time_kind
 from pandas_dp.api.release import PlannedRelease, Target
@@ -192,11 +192,10 @@ def _other_keys(
     keys, declared = categories_as_keys(keys, names, kinds)
     inner = parse_keys(names, keys)
     if inner is None:
-        example = "keys=[...]" if len(names) == 1 else "keys={column: [...], ...}"
         raise DPValueError(
             f"groupby with a pd.Grouper needs public keys for {', '.join(map(repr, names))} "
-            f"({example}, or a schema's isin check); the time bins come from range=. "
-            "Nothing was charged"
+            f"({keys_example(names)}, or a schema's isin check); the time bins come from "
+            "range=. Nothing was charged"
         )
     check_key_types(inner, [kinds[name] for name in names])
     return inner, declared or keys_from

@@ -89,7 +89,9 @@ def plan_marginals(
     else:
         parts = marginal_parts(spec.strategy, domains.axes, homes, epsilon, delta, k)
     keys = tuple(parts)
-    stats = tuple(Table(name, None, clique, domains.sizes, keys) for name, clique in spec.reported)
+    stats = tuple(
+        Table(name, None, clique, domains.sizes, keys=keys) for name, clique in spec.reported
+    )
     request = Request(
         stats=stats, epsilon=epsilon, query=spec.query, caps=caps, delta=delta,
         gaussian=delta is not None,

@@ -83,11 +83,11 @@ def plan_synthesize(
         parts = mst_parts(domains.axes, eps, d if gaussian else None, gaussian, k)
     everything = tuple(parts)
     stats = [
-        Table((label,), None, (i,), domains.sizes, (everything[i],))
+        Table((label,), None, (i,), domains.sizes, keys=(everything[i],))
         for i, label in enumerate(labels)
     ]
     request = Request(
-        stats=(*stats, Synthetic("synthetic rows", None, everything)), epsilon=eps,
+        stats=(*stats, Synthetic("synthetic rows", None, keys=everything)), epsilon=eps,
         query="synthesize", caps=caps,
         delta=d if gaussian else None, gaussian=gaussian and d is not None,
         shares=tuple(p.measurement.epsilon / eps for p in parts.values()),

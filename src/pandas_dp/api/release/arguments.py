@@ -107,6 +107,18 @@ class MatrixArgs(TypedDict, total=False):
     use: Literal["pairwise", "complete"]
 
 
+class OLSArgs(TypedDict, total=False):
+    """Linear models: the variables' bounds and levels, the cost, the intervals' level."""
+
+    bounds: Mapping[Hashable, tuple[Real, Real]] | None
+    keys: Mapping[Hashable, Sequence[object]] | None
+    epsilon: Real | None  # or rho, in a zCDP session: one of them is required
+    delta: Real | None
+    rho: Real | None
+    mechanism: Mechanism
+    alpha: float
+
+
 class GridArgs(TypedDict, total=False):
     """Quantiles: bounds, the cost, and the grid the answer lies on."""
 

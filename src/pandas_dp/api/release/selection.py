@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Measurement
+from pandas_dp.api.keys import keys_example
 from pandas_dp.api.measurement.choices import AnyPart, KeyChoicePart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import KeyChoice, RowCount
@@ -102,11 +103,10 @@ def asked_selection(
             f"keys={{{', '.join(f'{label!r}: [...]' for label in by)}}} (or a schema's isin)"
         )
     if selection is None:
-        example = "keys=[...]" if len(by) == 1 else "keys={column: [...], ...}"
         raise DPValueError(
             f"{called}() got no keys for {columns}, and pandas-dp never takes keys from the "
-            f"data unasked. Pass the public keys ({example}, or a schema's isin check); or "
-            "ask for keys chosen from the data by DP partition selection with "
+            f"data unasked. Pass the public keys ({keys_example(by)}, or a schema's isin "
+            "check); or ask for keys chosen from the data by DP partition selection with "
             "selection='threshold' (or 'optimal'): it drops rare keys and needs a session "
             "with δ > 0. Nothing was charged"
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from abc import ABC, abstractmethod
 from collections.abc import Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal, Protocol
 
 import numpy as np
@@ -87,6 +87,27 @@ class Inputs:
         """Half the width of the bounds."""
         assert self.bounds is not None
         return (self.bounds[1] - self.bounds[0]) / 2
+
+    def too_few(self, count: int) -> F64:
+        """Where the noisy count (measurement ``count``) is below its own 95% half-width.
+
+        There the group may well be empty.
+        """
+        return self.counts(count) < self.halfwidth(count, DOMINATED_ALPHA)
+
+    def dominated(self, count: int, interval: tuple[F64, F64], span: float) -> F64:
+        """The rule of means and spreads: :meth:`too_few` or :func:`too_wide`."""
+        return np.asarray(too_wide(interval, span) | self.too_few(count), dtype=bool)
+
+
+def too_wide(interval: tuple[F64, F64], span: float) -> F64:
+    """Where a 95% ``interval`` covers at least :data:`DOMINATED_SHARE` of ``span``.
+
+    ``span`` is the range the value can take. With :meth:`Inputs.too_few`, the
+    NoiseDominatedWarning rules of every statistic (post-processing of noisy values).
+    """
+    lower, upper = interval
+    return np.asarray(upper - lower, dtype=np.float64) >= DOMINATED_SHARE * span
 
 
 @dataclass(frozen=True)
@@ -177,3 +198,21 @@ class Statistic(ABC):
     def weigh(self, key: MeasurementKey) -> MeasurementKey:
         """The measurement as this statistic reads it: unweighted here (see ``weighted``)."""
         return key
+
+
+@dataclass(frozen=True)
+class GivenMeasurements(Statistic):
+    """A statistic of whole-release measurements its query planned and passes in (``keys``).
+
+    Tables, synthetic rows and running totals read no column's values of their own; their
+    query measures first and names the measurements here. ``keys`` is keyword-only so that
+    subclasses' own fields keep their positions.
+    """
+
+    keys: tuple[MeasurementKey, ...] = field(default=(), kw_only=True)
+
+    reads_values: ClassVar[bool] = False
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The measurements given in ``keys``."""
+        return self.keys

@@ -11,14 +11,7 @@ import numpy as np
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import CentredSum, PlainSum
 from pandas_dp.api.measurement.parts import Part
-from pandas_dp.api.statistics.base import (
-    DOMINATED_ALPHA,
-    DOMINATED_SHARE,
-    F64,
-    Context,
-    Inputs,
-    Statistic,
-)
+from pandas_dp.api.statistics.base import DOMINATED_ALPHA, F64, Context, Inputs, Statistic
 from pandas_dp.api.statistics.planning import mean_halfwidth
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines.plan import Aggregate
@@ -238,7 +231,7 @@ class Mean(Statistic):
         """A noisy count below its 95% half-width, or a 95% interval over half the bounds."""
         assert inputs.bounds is not None
         interval = self.interval(inputs, DOMINATED_ALPHA)
-        return dominated_flags(inputs, 1, interval, inputs.bounds[1] - inputs.bounds[0])
+        return inputs.dominated(1, interval, inputs.bounds[1] - inputs.bounds[0])
 
     def error_weights(
         self, keys: tuple[MeasurementKey, ...], context: Context
@@ -255,16 +248,3 @@ class Mean(Statistic):
     def notes(self) -> tuple[str, ...]:
         """The mean's formula."""
         return ("mean = centre + noisy centred sum / max(noisy count, 1), clipped to bounds",)
-
-
-def dominated_flags(inputs: Inputs, count: int, interval: tuple[F64, F64], span: float) -> F64:
-    """The rule of means and spreads (post-processing of their noisy measurements).
-
-    Dominated where the noisy count (measurement ``count``) is below its own 95%
-    half-width (it may be an empty group), or where the 95% ``interval`` covers at least
-    :data:`DOMINATED_SHARE` of ``span``, the range the value can take.
-    """
-    counts = inputs.counts(count)
-    lower, upper = interval
-    wide = np.asarray(upper - lower, dtype=np.float64) >= DOMINATED_SHARE * span
-    return np.asarray(wide | (counts < inputs.halfwidth(count, DOMINATED_ALPHA)), dtype=bool)

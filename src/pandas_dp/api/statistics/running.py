@@ -7,29 +7,21 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.api.statistics.base import F64, GivenMeasurements, Inputs
 
 if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess
 
 
 @dataclass(frozen=True)
-class RunningTotal(Statistic):
+class RunningTotal(GivenMeasurements):
     """Every prefix sum of a time histogram (entry ``t - 1``: the first ``t`` bins).
 
     Decoded from one measurement (:class:`~pandas_dp.api.measurement.running.PrefixPart`);
     its interval is the plan's conservative half-width per prefix.
     """
 
-    keys: tuple[MeasurementKey, ...] = ()
-
     how: ClassVar[str] = "cumulative size"
-    reads_values: ClassVar[bool] = False
-
-    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
-        """The one continual-counting measurement."""
-        return self.keys
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The decoded prefix sums (post-processing of the noisy measurement)."""

@@ -18,14 +18,7 @@ from pandas_dp.api.measurement.kinds import (
     RowCount,
     TopKChoice,
 )
-from pandas_dp.api.statistics.base import (
-    DOMINATED_ALPHA,
-    DOMINATED_SHARE,
-    F64,
-    Context,
-    Inputs,
-    Statistic,
-)
+from pandas_dp.api.statistics.base import DOMINATED_ALPHA, F64, Context, Inputs, Statistic, too_wide
 from pandas_dp.engines.plan import EdgeRanks
 from pandas_dp.mechanisms.quantile import rank_error
 
@@ -113,13 +106,12 @@ class Quantile(Statistic):
         flags = np.zeros(point.shape, dtype=bool)
         if len(inputs.parts) in (3, 4):  # the interval's two ends
             assert inputs.bounds is not None
-            lower, upper = self.interval(inputs, DOMINATED_ALPHA)
-            flags |= upper - lower >= DOMINATED_SHARE * (inputs.bounds[1] - inputs.bounds[0])
+            interval = self.interval(inputs, DOMINATED_ALPHA)
+            flags |= too_wide(interval, inputs.bounds[1] - inputs.bounds[0])
         if len(inputs.parts) in (2, 4):  # the group's count, last
             last = len(inputs.parts) - 1
-            counts = inputs.counts(last)
-            flags |= counts < inputs.halfwidth(last, DOMINATED_ALPHA)
-            flags |= counts < 2 * self.preview_error(inputs, DOMINATED_ALPHA)
+            flags |= inputs.too_few(last)
+            flags |= inputs.counts(last) < 2 * self.preview_error(inputs, DOMINATED_ALPHA)
         return flags
 
     def notes(self) -> tuple[str, ...]:

@@ -13,7 +13,6 @@ import numpy as np
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import CentredSum, Squares
 from pandas_dp.api.statistics.base import DOMINATED_ALPHA, F64, Context, Inputs, Statistic
-from pandas_dp.api.statistics.moments import dominated_flags
 from pandas_dp.api.statistics.planning import spread_moments
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.mechanisms.accuracy import variance_interval
@@ -77,7 +76,7 @@ class Var(Statistic):
         variance's interval ends cover at least half of ``[0, (upper - lower)/2]``.
         """
         lower, upper = self.variance_interval(inputs, DOMINATED_ALPHA)
-        return dominated_flags(inputs, 2, (np.sqrt(lower), np.sqrt(upper)), inputs.reach)
+        return inputs.dominated(2, (np.sqrt(lower), np.sqrt(upper)), inputs.reach)
 
     def planned_error(
         self, inputs: Inputs, alpha: float, expected_rows: float, mean: float | None = None

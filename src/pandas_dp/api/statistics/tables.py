@@ -12,9 +12,8 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.marginals import MarginalPart, ResidualPart
-from pandas_dp.api.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.api.statistics.base import F64, GivenMeasurements, Inputs
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import Clique, residual_variances, table_variance
 from pandas_dp.mechanisms.reconstruction import assemble, consistent_tables
@@ -25,7 +24,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
-class Table(Statistic):
+class Table(GivenMeasurements):
     """The counts of one workload table ``clique`` (attribute positions, sorted).
 
     ``sizes`` are the sizes of all the release's attributes; ``keys`` its measurements.
@@ -33,14 +32,8 @@ class Table(Statistic):
 
     clique: Clique = ()
     sizes: tuple[int, ...] = ()
-    keys: tuple[MeasurementKey, ...] = ()
 
     how: ClassVar[str] = "table"
-    reads_values: ClassVar[bool] = False
-
-    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
-        """Every marginal the release measures."""
-        return self.keys
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """The least-squares estimate of the table's cells (consistent, not clamped), flat."""
@@ -91,21 +84,14 @@ def _marginals(inputs: Inputs) -> list[MarginalPart]:
 
 
 @dataclass(frozen=True)
-class Synthetic(Statistic):
+class Synthetic(GivenMeasurements):
     """Synthetic rows: they read every measurement of the release (``keys``).
 
     Their error depends on the tree chosen from the data, so a preview reports none (NaN);
     the one-way tables' rows of the same preview give those marginals' errors.
     """
 
-    keys: tuple[MeasurementKey, ...] = ()
-
     how: ClassVar[str] = "synthetic"
-    reads_values: ClassVar[bool] = False
-
-    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
-        """Every measurement of the release."""
-        return self.keys
 
     def value(self, inputs: Inputs, post: PostProcess) -> F64:
         """Not a number: the rows come from the release's own post-processing."""
