@@ -275,36 +275,35 @@ class _Joint(MeasurementKey):
         )
 
 
-class Marginal(_Joint):
+class _Table(_Joint):
+    """A joint measurement over the cells of a contingency table of the ``column`` tuple."""
+
+    noun: ClassVar[str]
+
+    @property
+    def label(self) -> str:
+        """``marginal(age × sex)``, ``residual(age × sex)``."""
+        return f"{self.word}({table(self.column)})"
+
+    def describe(self) -> str:
+        """``the counts of age × sex``, ``the residual of age × sex``."""
+        return f"the {self.noun} of {table(self.column)}"
+
+
+class Marginal(_Table):
     """The row counts in each cell of a contingency table of the ``column`` tuple."""
 
     kind: ClassVar[str] = "marginal"
     word: ClassVar[str] = "marginal"
-
-    @property
-    def label(self) -> str:
-        """``marginal(age × sex)``."""
-        return f"{self.word}({table(self.column)})"
-
-    def describe(self) -> str:
-        """``the counts of age × sex``."""
-        return f"the counts of {table(self.column)}"
+    noun: ClassVar[str] = "counts"
 
 
-class Residual(_Joint):
-    """A contingency table centred along each of its columns (through an integer frame)."""
+class Residual(_Table):
+    """A contingency table centred along each of its columns (ResidualPlanner's residual)."""
 
     kind: ClassVar[str] = "residual"
     word: ClassVar[str] = "residual"
-
-    @property
-    def label(self) -> str:
-        """``residual(age × sex)``."""
-        return f"{self.word}({table(self.column)})"
-
-    def describe(self) -> str:
-        """``the residual of age × sex``."""
-        return f"the residual of {table(self.column)}"
+    noun: ClassVar[str] = "residual"
 
 
 class RunningTotals(_Joint):
