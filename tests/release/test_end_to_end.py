@@ -530,3 +530,33 @@ def test_ledger_with_a_different_budget_is_refused(
     assert "refused" in err
     assert "budget" in err
     assert snapshot(out) == before
+
+
+def test_a_charged_release_that_failed_is_reported_not_recovered(
+    people: tuple[pd.DataFrame, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A release that fails after reading the data is charged with no output in the ledger
+    # (a bug by definition). Re-running the spec must say so, release the other queries, and
+    # leave --force as the only way to release it again: it used to crash on the missing output.
+    from pandas_dp.api.noise import NoiseSource
+    from pandas_dp.errors import ReleaseFailedError
+
+    spec = load_spec(write_spec(tmp_path, people[1] / "people.csv"))
+    out = tmp_path / "out"
+
+    def boom(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("a bug after the check")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(NoiseSource, "draw", boom)
+        with pytest.raises(ReleaseFailedError):
+            run_release(spec, out, charts=False)
+    (failed,) = entries_of(out)
+    assert failed.output is None
+    outcome = run_release(spec, out, charts=False)
+    assert outcome.status["by_region"] == spec_runner.FAILED
+    assert outcome.status["overall"] == outcome.status["seniors"] == "released"
+    assert not (out / "by_region.csv").exists()
+    assert "by_region" not in outcome.outputs
+    forced = run_release(spec, out, force=True, charts=False)
+    assert forced.status["by_region"] == "released"

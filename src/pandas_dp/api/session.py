@@ -132,11 +132,14 @@ class Session:
     def charge(self, release: Release, result: object = None) -> None:
         """Charge ``release``; a ledger file also records ``result``, the released values.
 
-        Inside :func:`tagged` the release carries that tag.
+        Inside :func:`tagged` the release carries that tag. A release that failed after
+        reading the data is charged with no result: its ledger entry's output is null, which
+        no released value is (a NaN is a value), so a release file can tell it apart.
         """
         tag = RELEASE_TAG.get()
         release = release.with_origin(tag or release.tag, self._noise.kind)
-        output = output_to_json(result) if self.accountant.keeps_outputs else None
+        keep = self.accountant.keeps_outputs and result is not None
+        output = output_to_json(result) if keep else None
         self.accountant.charge(release, output)
 
     def priorities(self, n: int) -> npt.NDArray[np.uint64]:

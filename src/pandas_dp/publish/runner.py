@@ -297,12 +297,22 @@ def run_release(
     return outcome
 
 
+#: The status of a query whose release was charged but failed (its ledger entry has no output).
+FAILED = "charged but failed: no output to recover (release it again with --force, charged again)"
+
+
 def _release_one(
     item: PlannedQuery, frame: pd.DataFrame, number: int, outcome: ReleaseOutcome,
     force: bool, progress: Progress | None,
 ) -> None:  # fmt: skip
     query, count, spec = item.query, len(outcome.plan.queries), outcome.plan.spec
     report = progress or (lambda *args: None)
+    if item.entry is not None and item.entry.output is None and not force:
+        # Charged, then failed after reading the data (a pandas-dp bug, reported then): the
+        # charge stands and there is nothing to recover; only --force releases it again.
+        outcome.status[query.name] = FAILED
+        report(number, count, query.name, FAILED)
+        return
     if item.entry is not None and not force:
         table = as_table(output_from_json(item.entry.output))
         missing = [f for f in spec.formats if not (outcome.out_dir / f"{query.name}.{f}").exists()]
