@@ -124,7 +124,8 @@ class EndpointPart:
     """One end of a quantile's confidence interval, by the sparse vector technique.
 
     See :mod:`pandas_dp.mechanisms.quantile_interval`: the scan over the grid's edges costs
-    ``measurement.epsilon`` and holds with probability ``1 - beta``.
+    ``measurement.epsilon`` and holds with probability ``1 - beta``. Its ``threshold`` is
+    set at planning from public inputs, so nothing about it can fail after the charge.
     """
 
     label: str
@@ -135,6 +136,7 @@ class EndpointPart:
     beta: float
     threshold_noise: DiscreteLaplace
     query_noise: DiscreteLaplace
+    threshold: int
     to_real: Callable[[Any], Any]
     lattice: Lattice | None = None
 
@@ -147,10 +149,9 @@ class EndpointPart:
         """The reported edge's index per group (noise drawn for every edge of every group)."""
         scores = scan_scores(np.asarray(exact, dtype=np.int64), self.q, self.side)
         groups, edges = scores.shape
-        threshold = threshold_for(self.threshold_noise, self.query_noise, self.beta, self.q)
         rho = source.draw(self.threshold_noise, groups)
         nu = source.draw(self.query_noise, groups * edges).reshape(groups, edges)
-        return end_index(first_crossing(scores, threshold, rho, nu), edges, self.side)
+        return end_index(first_crossing(scores, self.threshold, rho, nu), edges, self.side)
 
     def halfwidth(self, alpha: float) -> float:
         """An interval's end has no error of its own in the column's units."""
@@ -174,7 +175,10 @@ def endpoint_part(
     def to_real(index: Any) -> Any:
         return grid_value(np.asarray(index, dtype=np.int64), grid.lower, grid.upper, grid.cells)
 
-    return EndpointPart(label, grid, record, q, side, beta, threshold_noise, query_noise, to_real)
+    threshold = threshold_for(threshold_noise, query_noise, beta, q)
+    return EndpointPart(
+        label, grid, record, q, side, beta, threshold_noise, query_noise, threshold, to_real
+    )
 
 
 @dataclass(frozen=True)
