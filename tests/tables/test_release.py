@@ -154,3 +154,26 @@ def test_a_ledger_file_keeps_the_released_tables(people, options, tmp_path):
     assert list(back) == list(tables)
     for key, table in tables.items():
         assert back[key].to_numpy() == pytest.approx(table.to_numpy())
+
+
+def test_a_one_key_column_and_a_huge_epsilon_release_instead_of_failing(protect_seeded):
+    # Found by a sweep of random small tables. A one-key column makes its tables add
+    # nothing, and the optimal split gave them about 1e-10 of ε, which rounded to 0 (a raw
+    # ZeroDivisionError at planning). At ε = 10^5 the Laplace noise's variance underflows to
+    # 0.0 and the reconstruction divided by it after the charge (ReleaseFailedError).
+    gen = np.random.default_rng(5)
+    data = pd.DataFrame({
+        "a": gen.integers(0, 7, 40), "one": np.zeros(40, dtype=np.int64),
+        "b": gen.integers(0, 7, 40), "c": gen.integers(0, 4, 40),
+    })  # fmt: skip
+    keys = {"a": range(7), "one": [0], "b": range(7), "c": range(4)}
+    workload = [list(t) for t in itertools.combinations(data.columns, 3)]
+    priv = protect_seeded(data, seed=3, epsilon=200_000)
+    tables = priv.dp.tables(workload, keys=keys, epsilon=0.01)
+    assert len(tables) == len(workload)
+    shares = [m.epsilon for m in priv.dp.session.releases[-1].measurements]
+    assert all(share > 0 for share in shares)
+    exact = priv.dp.tables([["a", "b"], ["a", "c"]], keys=keys, epsilon=100_000)
+    # Noise of scale 1e-5 or so is 0 but with a probability far below 1e-1000: exact tables.
+    truth = pd.crosstab(data["a"], data["b"]).reindex(index=range(7), columns=range(7))
+    np.testing.assert_allclose(exact[("a", "b")].to_numpy(), truth.fillna(0).to_numpy(), atol=1e-9)

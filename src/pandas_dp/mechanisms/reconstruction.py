@@ -57,12 +57,21 @@ def residuals(
     """Least-squares residuals of every subset of the tables' cliques.
 
     Table ``B`` estimates residual ``C`` with variance ``σ_B² n_{B∖C}`` per coordinate.
+    Variances count relative to the smallest positive one, so the weights stay at most 1;
+    a variance of 0 (noise so small that its float underflows, as ε = 1000 gives) makes its
+    tables exact: they alone estimate the residuals they cover, the limit of least squares.
     """
+    positive = [v for v in sigma2.values() if v > 0]
+    unit = min(positive) if positive else 1.0
+    exact = {c for b in tables if sigma2[b] <= 0 for c in subsets(b)}
     total: dict[Clique, F64] = {}
     weight: dict[Clique, float] = {}
     for b, table in tables.items():
         for c in subsets(b):
-            w = cells(c, sizes) / (sigma2[b] * cells(b, sizes))
+            if c in exact and sigma2[b] > 0:
+                continue  # an exact table covers this residual
+            relative = sigma2[b] / unit if sigma2[b] > 0 else 1.0
+            w = cells(c, sizes) / (relative * cells(b, sizes))
             part = w * centre(marginalize(table, b, c))
             total[c] = total[c] + part if c in total else part
             weight[c] = weight.get(c, 0.0) + w

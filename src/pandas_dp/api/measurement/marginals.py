@@ -125,10 +125,26 @@ def release_rho(epsilon: Fraction, delta: Fraction | None) -> float:
     return 1.0 / (2.0 * sigma * sigma)
 
 
+#: The least share of a release's ε or ρ a measured marginal gets: the smallest that
+#: rounding to a denominator of 10⁹ leaves non-zero, so only shares that rounded to 0 move.
+#: The optimiser gives a table that adds nothing (one over a one-key column) about 1e-10,
+#: and a zero share would calibrate noise for ε = 0.
+MIN_SHARE = Fraction(1, 10**9)
+
+
 def exact_shares(shares: Sequence[float]) -> tuple[Fraction, ...]:
-    """Float shares as fractions summing to exactly 1 (the last takes the remainder)."""
-    fractions = [Fraction(s).limit_denominator(10**9) for s in shares[:-1]]
-    return (*fractions, 1 - sum(fractions, Fraction(0)))
+    """Float shares as positive fractions summing to exactly 1.
+
+    The last takes the rest, unless that would leave it below :data:`MIN_SHARE` (a last
+    table that adds nothing): then it gets that least share and the largest the rest.
+    """
+    fractions = [max(Fraction(s).limit_denominator(10**9), MIN_SHARE) for s in shares]
+    rest = 1 - sum(fractions[:-1], Fraction(0))
+    if rest >= MIN_SHARE:
+        return (*fractions[:-1], rest)
+    largest = max(range(len(fractions)), key=fractions.__getitem__)
+    fractions[largest] += 1 - sum(fractions, Fraction(0))
+    return tuple(fractions)
 
 
 def marginal_parts(
