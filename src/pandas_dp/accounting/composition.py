@@ -21,7 +21,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
 
 from pandas_dp.accounting.events import BoundedRangeMeasurement, Measurement, Release
 from pandas_dp.budget import AnyBudget, Budget, RhoBudget, zcdp_to_epsilon
@@ -55,24 +55,41 @@ class Composition(Protocol):
         """The guarantee that holds for all releases folded into ``state``."""
 
 
-class BasicComposition:
+B = TypeVar("B", Budget, RhoBudget)
+
+
+class _SummedComposition(Generic[B]):
+    """Shared logic of the exact sums: the state is the budget spent so far, ``kind``."""
+
+    kind: type[B]
+
+    def start(self) -> B:
+        """Nothing spent."""
+        return self.kind(Fraction(0))
+
+    def add(self, state: object, release: Release) -> B:
+        """Add the release's cost (see :meth:`_cost`)."""
+        assert isinstance(state, self.kind)
+        return state + self._cost(release)
+
+    def _cost(self, release: Release) -> B:
+        raise NotImplementedError
+
+    def guarantee(self, state: object) -> B:
+        """The summed budget itself."""
+        assert isinstance(state, self.kind)
+        return state
+
+
+class BasicComposition(_SummedComposition[Budget]):
     """Sequential composition: ε and δ of successive releases add up (Dwork et al. 2006)."""
 
     name = "basic"
+    kind = Budget
 
-    def start(self) -> Budget:
-        """Nothing spent."""
-        return Budget(Fraction(0))
-
-    def add(self, state: object, release: Release) -> Budget:
-        """Add the release's (ε, δ)."""
-        assert isinstance(state, Budget)
-        return state + release.cost
-
-    def guarantee(self, state: object) -> Budget:
-        """The summed budget itself."""
-        assert isinstance(state, Budget)
-        return state
+    def _cost(self, release: Release) -> Budget:
+        """The release's (ε, δ)."""
+        return release.cost
 
 
 def _round_up(x: float) -> Fraction:
@@ -165,24 +182,15 @@ class ZCDPComposition(_TightComposition):
         return zcdp_to_epsilon(rho, delta) if rho > 0 else 0.0
 
 
-class RhoComposition:
+class RhoComposition(_SummedComposition[RhoBudget]):
     """For a ρ-zCDP budget: the exact sum of ρ (no δ can be spent)."""
 
     name = "zcdp"
+    kind = RhoBudget
 
-    def start(self) -> RhoBudget:
-        """Nothing spent."""
-        return RhoBudget(Fraction(0))
-
-    def add(self, state: object, release: Release) -> RhoBudget:
-        """Add the release's exact ρ (the accountant refuses explicit δ beforehand)."""
-        assert isinstance(state, RhoBudget)
-        return state + RhoBudget(sum((m.rho for m in release.measurements), Fraction(0)))
-
-    def guarantee(self, state: object) -> RhoBudget:
-        """The summed ρ."""
-        assert isinstance(state, RhoBudget)
-        return state
+    def _cost(self, release: Release) -> RhoBudget:
+        """The release's exact ρ (the accountant refuses explicit δ beforehand)."""
+        return RhoBudget(sum((m.rho for m in release.measurements), Fraction(0)))
 
 
 class PLDComposition(_TightComposition):

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
 from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -38,15 +39,26 @@ LEDGER_COLUMNS = [
 #: The tag the releases made in this context carry (see :func:`tagged`).
 RELEASE_TAG: ContextVar[str] = ContextVar("pandas_dp_release_tag", default="")
 
+T = TypeVar("T")
+
 
 @contextlib.contextmanager
-def tagged(tag: str) -> Iterator[None]:
-    """Tag every release charged inside the block (a release spec's query id)."""
-    token = RELEASE_TAG.set(tag)
+def setting(var: ContextVar[T], value: T) -> Iterator[None]:
+    """``var`` set to ``value`` inside the block, and reset after it even on an error.
+
+    The API hands per-call values (a release tag, a preview's planning row count) down
+    through context variables, so that the functions between keep one signature.
+    """
+    token = var.set(value)
     try:
         yield
     finally:
-        RELEASE_TAG.reset(token)
+        var.reset(token)
+
+
+def tagged(tag: str) -> contextlib.AbstractContextManager[None]:
+    """Tag every release charged inside the block (a release spec's query id)."""
+    return setting(RELEASE_TAG, tag)
 
 
 def random_source(rng: object) -> RandomSource:

@@ -109,7 +109,7 @@ def plan(
         )
         for stat in request.stats
     )
-    release = _release(request, parts, outputs, selection_note, shares)
+    release = _release(request, parts, _notes(request, parts, outputs, selection_note, shares))
     finish = shape(outputs, request) if callable(shape) else finisher(outputs, shape, request)
     return PlannedRelease(
         target=target, parts=parts, outputs=outputs, release=release, finish=finish,
@@ -205,14 +205,8 @@ def noise_choice(target: Target, request: Request, shares: tuple[Fraction, ...])
     return NoiseChoice(gaussian=True, delta=delta / len(shares))
 
 
-def _release(
-    request: Request,
-    parts: dict[MeasurementKey, AnyPart],
-    outputs: tuple[PlannedOutput, ...],
-    selection_note: str,
-    shares: tuple[Fraction, ...],
-) -> Release:
-    """The ledger record, its note written from the planned structure."""
+def _release(request: Request, parts: dict[MeasurementKey, AnyPart], notes: list[str]) -> Release:
+    """The ledger record; ``notes`` are its note's lines (see :func:`_notes`)."""
     grouping = request.grouping
     columns = [str(c) for c in (grouping.by if grouping else ())]
     columns += [str(s.column) for s in request.stats if s.column is not None]
@@ -221,7 +215,6 @@ def _release(
     if not all(s.per_group for s in request.stats):  # a choice among the groups
         grouping = None
     groups = 1 if grouping is None or grouping.keys is None else len(grouping.keys)
-    notes = _notes(request, parts, outputs, selection_note, shares)
     return Release(
         request.query,
         tuple(dict.fromkeys(columns)),

@@ -14,14 +14,14 @@ context variable set for the duration of that call only, so the release methods,
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from contextvars import ContextVar
 from numbers import Real
 from typing import TypeVar
 
 import numpy as np
 
+from pandas_dp.api.session import setting
 from pandas_dp.errors import DPTypeError, DPValueError, warn
 
 NAME = "expected_rows"
@@ -84,7 +84,7 @@ def with_planning_rows(
             "measures its own count"
         )
     rows = planning_rows(kwargs.pop(NAME), None, function.__name__)
-    with _planning(rows):
+    with setting(EXPECTED_ROWS, rows):
         result = function(*args, **kwargs)
     if not hasattr(result, "errors"):  # not a release's preview: the value would be lost
         raise DPTypeError(
@@ -92,12 +92,3 @@ def with_planning_rows(
             "(e.g. priv.dp.preview.groupby(...).mean(..., expected_rows=...))"
         )
     return result
-
-
-@contextmanager
-def _planning(rows: float) -> Iterator[None]:
-    token = EXPECTED_ROWS.set(rows)
-    try:
-        yield
-    finally:
-        EXPECTED_ROWS.reset(token)
