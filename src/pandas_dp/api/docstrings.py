@@ -42,10 +42,6 @@ ci : float, optional
 bounds : (float, float)
     Public ``(lower, upper)`` limits, ``lower < upper``; values are clipped to them.
     Required (or from the session's schema), never read off the data.""",
-    "bounds_dict": """\
-bounds : dict, optional
-    ``{column: (lower, upper)}`` for every column whose values are read (or from the
-    session's schema).""",
     "fillna": """\
 fillna : float, optional
     Public value used for missing entries. By default missing entries are skipped.""",
@@ -76,6 +72,29 @@ cells : int, optional
     Quantile grid resolution (default 4,096, at most 65,536). An integer column with
     integer bounds at most ``cells`` apart gets the grid of the integers between them.""",
 }
+
+#: What a covariance or correlation matrix reads and how it is noised (cov and corr).
+_BLOCKS["matrix_inputs"] = "\n".join(
+    (
+        """\
+columns : list of labels, optional
+    Numeric or bool columns; by default the keys of ``bounds`` (or the columns the
+    session's schema bounds).
+bounds : dict, optional
+    ``{column: (lower, upper)}`` for every column whose values are read (or from the
+    session's schema).""",
+        _BLOCKS["epsilon"],
+        _BLOCKS["delta"],
+        _BLOCKS["mechanism"],
+    )
+)
+#: The correlated example frame ``df`` (protected: ``priv``) of the cov and corr examples.
+_BLOCKS["matrix_example"] = """\
+>>> import numpy as np, pandas as pd, pandas_dp
+>>> rng = np.random.default_rng(0)  # test-only: example data, never noise
+>>> x = rng.uniform(0, 10, 20_000)
+>>> df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 1, 20_000)})
+>>> priv = df.dp.protect(epsilon=1.0)"""
 
 _TOKEN = re.compile(r"^(?P<indent>[ \t]*)\{(?P<name>[a-z_]+)\}[ \t]*$", re.MULTILINE)
 

@@ -38,13 +38,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
 
         Parameters
         ----------
-        columns : list of labels, optional
-            Numeric or bool columns; by default the keys of ``bounds`` (or the columns the
-            session's schema bounds).
-        {bounds_dict}
-        {epsilon}
-        {delta}
-        {mechanism}
+        {matrix_inputs}
             Gaussian noise suits matrices: its scale grows with the square root of the
             number of sums, Laplace noise's with the number itself.
         ci : float, optional
@@ -87,11 +81,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
 
         Examples
         --------
-        >>> import numpy as np, pandas as pd, pandas_dp
-        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
-        >>> x = rng.uniform(0, 10, 20_000)
-        >>> df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 1, 20_000)})
-        >>> priv = df.dp.protect(epsilon=1.0)
+        {matrix_example}
         >>> c = priv.dp.cov(bounds={"x": (0, 10), "y": (-5, 25)}, epsilon=1.0)
         >>> c.shape, list(c.columns), bool(abs(c.loc["x", "y"] - df.cov().loc["x", "y"]) < 2)
         ((2, 2), ['x', 'y'], True)
@@ -111,13 +101,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
 
         Parameters
         ----------
-        columns : list of labels, optional
-            Numeric or bool columns; by default the keys of ``bounds`` (or the columns the
-            session's schema bounds).
-        {bounds_dict}
-        {epsilon}
-        {delta}
-        {mechanism}
+        {matrix_inputs}
         ci : float, optional
             Confidence level: one row per pair (as ``df.corr().stack()``) with ``corr``,
             ``corr_lower`` and ``corr_upper`` (conservative bounds within ``[-1, 1]``).
@@ -147,11 +131,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
 
         Examples
         --------
-        >>> import numpy as np, pandas as pd, pandas_dp
-        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
-        >>> x = rng.uniform(0, 10, 20_000)
-        >>> df = pd.DataFrame({"x": x, "y": 2 * x + rng.normal(0, 1, 20_000)})
-        >>> priv = df.dp.protect(epsilon=1.0)
+        {matrix_example}
         >>> r = priv.dp.corr(bounds={"x": (0, 10), "y": (-5, 25)}, epsilon=1.0)
         >>> bool(abs(r.loc["x", "y"] - df.corr().loc["x", "y"]) < 0.05)
         True
