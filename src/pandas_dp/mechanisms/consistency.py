@@ -284,12 +284,8 @@ def consistent_counts(
 
     Parameters
     ----------
-    tree : Tree
-        The hierarchy.
-    noisy : sequence of array-like
-        One array of noisy counts per level, root first.
-    variances : sequence of float
-        The noise variance of each level.
+    tree, noisy, variances
+        As for :func:`least_squares`, whose estimate :func:`top_down` then rounds.
 
     Returns
     -------

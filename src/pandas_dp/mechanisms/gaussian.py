@@ -24,7 +24,11 @@ from pandas_dp.mechanisms.gaussian_calibration import (
     calibrate_sigma_zcdp,
 )
 from pandas_dp.mechanisms.random import I64, RandomSource
-from pandas_dp.mechanisms.samplers import bernoulli_exp_neg, discrete_laplace
+from pandas_dp.mechanisms.samplers import (
+    bernoulli_exp_neg,
+    check_positive_fraction,
+    discrete_laplace,
+)
 
 _MIN_BATCH = 256
 
@@ -124,8 +128,7 @@ class DiscreteGaussian:
     name = "discrete_gaussian"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.sigma2, Fraction) or self.sigma2 <= 0:
-            raise ValueError(f"sigma2 must be a positive Fraction, got {self.sigma2!r}")
+        check_positive_fraction(self.sigma2, "sigma2")
 
     @classmethod
     def calibrated(cls, sensitivity: int, epsilon: float, delta: float) -> DiscreteGaussian:

@@ -17,6 +17,7 @@ from functools import cached_property, lru_cache
 from pandas_dp.mechanisms.random import I64, RandomSource
 from pandas_dp.mechanisms.samplers import (
     MAX_SCALE_TERM,
+    check_positive_fraction,
     discrete_laplace,
 )
 from pandas_dp.mechanisms.small_draws import discrete_laplace_small
@@ -73,8 +74,7 @@ class DiscreteLaplace:
     name = "discrete_laplace"
 
     def __post_init__(self) -> None:
-        if not isinstance(self.scale, Fraction) or self.scale <= 0:
-            raise ValueError(f"scale must be a positive Fraction, got {self.scale!r}")
+        check_positive_fraction(self.scale, "scale")
 
     @classmethod
     def calibrated(cls, sensitivity: int, epsilon: Fraction) -> DiscreteLaplace:

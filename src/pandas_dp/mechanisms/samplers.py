@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import numpy as np
 import numpy.typing as npt
@@ -205,6 +206,32 @@ def geometric_exp_neg_one(source: RandomSource, n: int) -> I64:
     return parts[-1] if len(parts) == 2 else np.concatenate(parts)
 
 
+def check_positive_fraction(value: object, name: str) -> None:
+    """Refuse a noise parameter (a scale, a variance) that is not a positive Fraction.
+
+    The samplers need its exact numerator and denominator: a float would already be rounded.
+
+    Raises
+    ------
+    ValueError
+        Unless ``value`` is a :class:`~fractions.Fraction` above 0.
+    """
+    if not isinstance(value, Fraction) or value <= 0:
+        raise ValueError(f"{name} must be a positive Fraction, got {value!r}")
+
+
+def check_scale_terms(t: int, s: int) -> None:
+    """Refuse a discrete Laplace scale ``t / s`` whose terms the samplers cannot take.
+
+    Raises
+    ------
+    ValueError
+        Unless ``t`` and ``s`` both lie in ``[1, MAX_SCALE_TERM]``.
+    """
+    if not (1 <= t <= MAX_SCALE_TERM and 1 <= s <= MAX_SCALE_TERM):
+        raise ValueError(f"scale terms must lie in [1, 2**52], got t={t}, s={s}")
+
+
 def discrete_laplace(source: RandomSource, t: int, s: int, n: int) -> I64:
     """Draw ``n`` exact discrete Laplace variates with scale ``t / s``.
 
@@ -251,8 +278,7 @@ def discrete_laplace_many(
     :func:`discrete_laplace` for each request, independently.
     """
     for t, s, _ in requests:
-        if not (1 <= t <= MAX_SCALE_TERM and 1 <= s <= MAX_SCALE_TERM):
-            raise ValueError(f"scale terms must lie in [1, 2**52], got t={t}, s={s}")
+        check_scale_terms(t, s)
     outs = [np.empty(n, dtype=np.int64) for _, _, n in requests]
     filled = [0] * len(requests)
     wants = [out.size for out in outs]

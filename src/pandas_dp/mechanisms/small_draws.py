@@ -31,8 +31,8 @@ import numpy as np
 from pandas_dp.mechanisms.random import I64, RandomSource
 from pandas_dp.mechanisms.samplers import (
     CHAIN_END,
-    MAX_SCALE_TERM,
     TABLE_SPAN,
+    check_scale_terms,
     coin_chain_ends,
 )
 
@@ -84,10 +84,8 @@ def discrete_laplace_small(source: RandomSource, t: int, s: int, n: int) -> I64:
 
     Parameters
     ----------
-    source : RandomSource
-        Where the random bytes come from.
-    t, s : int
-        Numerator and denominator of the scale, each in ``[1, 2**52]``.
+    source, t, s
+        As for :func:`pandas_dp.mechanisms.samplers.discrete_laplace`.
     n : int
         How many variates to draw (meant for a few; large ``n`` is faster vectorised).
 
@@ -96,8 +94,7 @@ def discrete_laplace_small(source: RandomSource, t: int, s: int, n: int) -> I64:
     numpy.ndarray of int64
         The law of :func:`pandas_dp.mechanisms.samplers.discrete_laplace`, exactly.
     """
-    if not (1 <= t <= MAX_SCALE_TERM and 1 <= s <= MAX_SCALE_TERM):
-        raise ValueError(f"scale terms must lie in [1, 2**52], got t={t}, s={s}")
+    check_scale_terms(t, s)
     bits = _Bits(source)
     return np.array([_one(bits, source, t, s) for _ in range(n)], dtype=np.int64)
 
