@@ -12,7 +12,7 @@ import numbers
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import TypeVar
+from typing import ClassVar, TypeVar
 
 from pandas_dp.errors import DPTypeError, DPValueError
 
@@ -76,7 +76,7 @@ def _show(x: Fraction) -> str:
     return f"{float(x):.6g}"
 
 
-B = TypeVar("B", "Budget", "RhoBudget")
+B = TypeVar("B")
 
 
 def _same_kind(kind: type[B], other: object, operation: str) -> B:
@@ -90,8 +90,30 @@ def _same_kind(kind: type[B], other: object, operation: str) -> B:
     return other
 
 
-@dataclass(frozen=True, order=False)
-class Budget:
+class _Amounts:
+    """What both kinds of budget do alike, amount by amount: compare, show and print.
+
+    ``_AMOUNTS`` names each amount (a field, in the constructor's order) and its symbol.
+    """
+
+    _AMOUNTS: ClassVar[tuple[tuple[str, str], ...]]
+
+    def covers(self, other: AnyBudget) -> bool:
+        """Whether ``other`` fits inside this budget (exact comparison)."""
+        theirs = _same_kind(type(self), other, "compare")
+        return all(getattr(theirs, name) <= getattr(self, name) for name, _ in self._AMOUNTS)
+
+    def __repr__(self) -> str:
+        shown = ", ".join(f"{name}={getattr(self, name)}" for name, _ in self._AMOUNTS)
+        return f"{type(self).__name__}({shown})"
+
+    def __str__(self) -> str:
+        return ", ".join(f"{symbol}={_show(getattr(self, name))}" for name, symbol in self._AMOUNTS)
+
+
+# repr=False: the amounts' own __repr__ (exact fractions), not the dataclass one.
+@dataclass(frozen=True, order=False, repr=False)
+class Budget(_Amounts):
     """An exact (ε, δ) privacy budget; pure ε-DP when δ = 0.
 
     Parameters
@@ -118,6 +140,7 @@ class Budget:
 
     epsilon: Fraction
     delta: Fraction = Fraction(0)
+    _AMOUNTS = (("epsilon", "ε"), ("delta", "δ"))
 
     def __post_init__(self) -> None:
         for name in ("epsilon", "delta"):
@@ -161,11 +184,6 @@ class Budget:
     def __mul__(self, k: int) -> Budget:
         return Budget(self.epsilon * k, self.delta * k)
 
-    def covers(self, other: AnyBudget) -> bool:
-        """Whether ``other`` fits inside this budget (exact comparison)."""
-        other = _same_kind(Budget, other, "compare")
-        return other.epsilon <= self.epsilon and other.delta <= self.delta
-
     @property
     def is_pure(self) -> bool:
         """True for a pure ε-DP budget (δ = 0)."""
@@ -176,15 +194,9 @@ class Budget:
         """False: see :class:`RhoBudget`."""
         return False
 
-    def __repr__(self) -> str:
-        return f"Budget(epsilon={self.epsilon}, delta={self.delta})"
 
-    def __str__(self) -> str:
-        return f"ε={_show(self.epsilon)}, δ={_show(self.delta)}"
-
-
-@dataclass(frozen=True, order=False)
-class RhoBudget:
+@dataclass(frozen=True, order=False, repr=False)
+class RhoBudget(_Amounts):
     """An exact ρ-zero-concentrated-DP budget (Bun & Steinke 2016).
 
     It has no ε or δ of its own (both read 0); mixing it with a :class:`Budget` raises
@@ -197,6 +209,7 @@ class RhoBudget:
     """
 
     rho: Fraction
+    _AMOUNTS = (("rho", "ρ"),)
 
     def __post_init__(self) -> None:
         value: object = self.rho
@@ -225,11 +238,6 @@ class RhoBudget:
     def __mul__(self, k: int) -> RhoBudget:
         return RhoBudget(self.rho * k)
 
-    def covers(self, other: AnyBudget) -> bool:
-        """Whether ``other`` fits inside this budget (exact comparison)."""
-        other = _same_kind(RhoBudget, other, "compare")
-        return other.rho <= self.rho
-
     @property
     def is_pure(self) -> bool:
         """False: zCDP is not pure ε-DP."""
@@ -239,12 +247,6 @@ class RhoBudget:
     def is_zcdp(self) -> bool:
         """True."""
         return True
-
-    def __repr__(self) -> str:
-        return f"RhoBudget(rho={self.rho})"
-
-    def __str__(self) -> str:
-        return f"ρ={_show(self.rho)}"
 
 
 #: Either kind of budget.
