@@ -154,21 +154,24 @@ def gaussian_sum_halfwidth(norm2: F64, sigma2: float, alpha: float) -> F64:
     return np.sqrt(np.asarray(norm2, dtype=np.float64) * sigma2 * 2.0 * math.log(2.0 / alpha))
 
 
-# --- the baseline ----------------------------------------------------------------------------
+# --- what the strategies share ---------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class NoisyBins:
-    """Noise on every bin, then a cumulative sum: the baseline.
+class Strategy:
+    """What the three strategies share: their attributes, the release and the error spread.
+
+    A strategy measures the clipped counts exactly (:meth:`measure`: ``size`` integers),
+    adds one noise draw to each measurement and decodes the prefix sums (:meth:`decode`).
 
     Attributes
     ----------
     bins : int
         ``T``, the number of bins.
     rows_per_unit : int
-        Rows one privacy unit may add (to any bins).
+        ``k``: rows one privacy unit may add (to any bins).
     mechanism : DiscreteLaplace or DiscreteGaussian
-        Scale ``k/ε`` (L1 sensitivity ``k``) or ``σ² >= k²/(2ρ)`` (L2 sensitivity ``k``).
+        The noise on each measurement, calibrated to the strategy's sensitivity.
     cost : Budget or RhoBudget
         What one release costs.
     """
@@ -177,6 +180,44 @@ class NoisyBins:
     rows_per_unit: int
     mechanism: DiscreteLaplace | DiscreteGaussian
     cost: Budget | RhoBudget
+
+    @property
+    def size(self) -> int:
+        """How many noisy measurements a release draws."""
+        raise NotImplementedError
+
+    def measure(self, counts: npt.ArrayLike) -> I64:
+        """The exact measurements of the clipped counts."""
+        raise NotImplementedError
+
+    def decode(self, noisy: I64) -> F64:
+        """Prefix sums from noisy measurements (last axis); post-processing."""
+        raise NotImplementedError
+
+    def variance(self) -> F64:
+        """Variance of each prefix's error."""
+        raise NotImplementedError
+
+    def release(self, counts: npt.ArrayLike, source: RandomSource) -> F64:
+        """All ``T`` noisy prefix sums."""
+        exact = self.measure(counts)
+        return self.decode(exact + self.mechanism.sample(self.size, source))
+
+    def stddev(self) -> F64:
+        """Standard deviation of each prefix's error."""
+        return np.sqrt(self.variance())
+
+
+# --- the baseline ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NoisyBins(Strategy):
+    """Noise on every bin, then a cumulative sum: the baseline.
+
+    Its ``mechanism`` has scale ``k/ε`` (L1 sensitivity ``k``) or ``σ² >= k²/(2ρ)`` (L2
+    sensitivity ``k``); the other attributes are those of :class:`Strategy`.
+    """
 
     @classmethod
     def plan(
@@ -211,18 +252,9 @@ class NoisyBins:
         """Prefix sums from noisy measurements (last axis); post-processing."""
         return np.cumsum(np.asarray(noisy, dtype=np.int64), axis=-1).astype(np.float64)
 
-    def release(self, counts: npt.ArrayLike, source: RandomSource) -> F64:
-        """All ``T`` noisy prefix sums."""
-        exact = self.measure(counts)
-        return self.decode(exact + self.mechanism.sample(self.size, source))
-
     def variance(self) -> F64:
         """Exact variance of each prefix's error: ``t`` times the noise variance."""
         return np.arange(1, self.bins + 1, dtype=np.float64) * self.mechanism.variance()
-
-    def stddev(self) -> F64:
-        """Standard deviation of each prefix's error."""
-        return np.sqrt(self.variance())
 
     def halfwidth(self, alpha: float) -> F64:
         """Per prefix, ``h_t`` with ``P(|error_t| >= h_t) <= alpha`` (a Chernoff bound)."""

@@ -20,6 +20,7 @@ from pandas_dp.mechanisms.continual import (
     MAX_BINS,
     MAX_ROWS_PER_UNIT,
     SHIFT,
+    Strategy,
     _as_counts,
     _check_alpha,
     _check_int,
@@ -27,7 +28,7 @@ from pandas_dp.mechanisms.continual import (
     gaussian_sum_halfwidth,
 )
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
-from pandas_dp.mechanisms.random import I64, RandomSource
+from pandas_dp.mechanisms.random import I64
 
 
 @lru_cache(maxsize=16)
@@ -83,15 +84,15 @@ def _toeplitz_times(c: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class SqrtFactorization:
+class SqrtFactorization(Strategy):
     """The square-root factorization for running totals, ρ-zCDP.
+
+    ``bins`` and ``rows_per_unit`` (``k``) as in
+    :class:`~pandas_dp.mechanisms.continual.Strategy`; the L2 sensitivity of ``x -> R' x``
+    is ``k Δ``, ``Δ² = Σ_{k<T} c'_k²``.
 
     Attributes
     ----------
-    bins : int
-        ``T``.
-    rows_per_unit : int
-        ``k``: the L2 sensitivity of ``x -> R' x`` is ``k Δ``, ``Δ² = Σ_{k<T} c'_k²``.
     mechanism : DiscreteGaussian
         ``σ² >= k² Δ² / (2ρ)`` (exact rational comparison).
     cost : RhoBudget
@@ -100,8 +101,6 @@ class SqrtFactorization:
         ``s``: ``c'_k = round(c_k 2^s)``.
     """
 
-    bins: int
-    rows_per_unit: int
     mechanism: DiscreteGaussian
     cost: RhoBudget
     shift: int = SHIFT
@@ -163,21 +162,12 @@ class SqrtFactorization:
             return whole + _toeplitz_times(self.decoder, r.astype(np.float64))
         return _toeplitz_times(self.decoder, y.astype(np.float64))
 
-    def release(self, counts: npt.ArrayLike, source: RandomSource) -> F64:
-        """All ``T`` noisy prefix sums."""
-        exact = self.measure(counts)
-        return self.decode(exact + self.mechanism.sample(self.size, source))
-
     def variance(self) -> F64:
         """Variance of each prefix's error: ``Var(Z) Σ_{j<t} D_j²``.
 
         ``Σ_{j<t} D_j²`` is the squared norm of row ``t`` of ``A R'^{-1}``.
         """
         return np.cumsum(self.decoder**2) * self.mechanism.variance()
-
-    def stddev(self) -> F64:
-        """Standard deviation of each prefix's error."""
-        return np.sqrt(self.variance())
 
     def halfwidth(self, alpha: float) -> F64:
         """Per prefix, ``h_t`` with ``P(|error_t| >= h_t) <= alpha`` (sub-Gaussian bound)."""

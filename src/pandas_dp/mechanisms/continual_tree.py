@@ -16,13 +16,14 @@ from pandas_dp.mechanisms.continual import (
     F64,
     MAX_BINS,
     MAX_ROWS_PER_UNIT,
+    Strategy,
     _as_counts,
     _check_alpha,
     _check_int,
     laplace_sum_halfwidth,
 )
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
-from pandas_dp.mechanisms.random import I64, RandomSource
+from pandas_dp.mechanisms.random import I64
 
 # --- the binary tree -------------------------------------------------------------------------
 
@@ -102,15 +103,15 @@ def _least_squares_levels(levels: list[np.ndarray]) -> list[np.ndarray]:
 
 
 @dataclass(frozen=True)
-class BinaryTree:
+class BinaryTree(Strategy):
     """The binary tree mechanism for running totals, pure ε-DP.
+
+    ``bins`` and ``rows_per_unit`` (``k``) as in
+    :class:`~pandas_dp.mechanisms.continual.Strategy`; the node vector's L1 sensitivity is
+    ``k L`` with ``L = T.bit_length()``.
 
     Attributes
     ----------
-    bins : int
-        ``T``.
-    rows_per_unit : int
-        ``k``: the node vector's L1 sensitivity is ``k L`` with ``L = T.bit_length()``.
     mechanism : DiscreteLaplace
         Scale ``k L / ε``.
     cost : Budget
@@ -119,8 +120,6 @@ class BinaryTree:
         Decode by least squares (default) or by the binary decomposition alone.
     """
 
-    bins: int
-    rows_per_unit: int
     mechanism: DiscreteLaplace
     cost: Budget
     least_squares: bool = True
@@ -169,11 +168,6 @@ class BinaryTree:
         correction = _decomposition_sums(fitted, self.bins) - _decomposition_sums(d, self.bins)
         return plain.astype(np.float64) + correction
 
-    def release(self, counts: npt.ArrayLike, source: RandomSource) -> F64:
-        """All ``T`` noisy prefix sums."""
-        exact = self.measure(counts)
-        return self.decode(exact + self.mechanism.sample(self.size, source))
-
     @cached_property
     def _weights(self) -> tuple[F64, F64]:
         """Per prefix, ``Σ w²`` and ``max |w|`` of its estimator's node weights."""
@@ -186,10 +180,6 @@ class BinaryTree:
     def variance(self) -> F64:
         """Exact variance of each prefix's error: noise variance times ``Σ w²``."""
         return self._weights[0] * self.mechanism.variance()
-
-    def stddev(self) -> F64:
-        """Standard deviation of each prefix's error."""
-        return np.sqrt(self.variance())
 
     def halfwidth(self, alpha: float) -> F64:
         """Per prefix, ``h_t`` with ``P(|error_t| >= h_t) <= alpha``.
