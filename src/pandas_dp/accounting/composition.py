@@ -113,9 +113,11 @@ class _TightComposition:
         self.total = total
 
     def start(self) -> _TightState:
+        """Nothing spent."""
         return _TightState(Budget(Fraction(0)))
 
     def add(self, state: object, release: Release) -> _TightState:
+        """Add the release to the basic sum and to the measurements the tight rule reads."""
         assert isinstance(state, _TightState)
         return _TightState(
             state.basic + release.cost,
@@ -132,6 +134,7 @@ class _TightComposition:
         raise NotImplementedError
 
     def guarantee(self, state: object) -> Budget:
+        """The tight rule's (ε, δ), or the basic sum when its δ fits and its ε is no larger."""
         assert isinstance(state, _TightState)
         explicit = sum((m.extra_delta for m in state.measurements), Fraction(0))
         room = float(self.total.delta - explicit)
