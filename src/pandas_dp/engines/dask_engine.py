@@ -63,6 +63,7 @@ from pandas_dp.engines.plan import (
     Measure,
     NonNull,
     ProductSums,
+    Request,
     WeightedSum,
 )
 
@@ -237,19 +238,14 @@ class DaskEngine(Engine):
         """Whether ``data`` is a Dask Series."""
         return isinstance(data, dd.Series)
 
-    def aggregate(
-        self,
-        data: object,
-        measures: tuple[Measure, ...],
-        grouping: Grouping | None,
-        bounding: Bounding | None = None,
-    ) -> Aggregates:
+    def exact(self, data: object, request: Request) -> Aggregates:
         """Exact aggregates of the whole collection, in one ``compute()``.
 
         The needed columns are selected (so readers load only those), shuffled by the unit
         id when units are bounded, aggregated per partition and added up exactly.
         """
         assert isinstance(data, dd.DataFrame)
+        measures, grouping, bounding = request.measures, request.grouping, request.bounding
         # Resolve the scheduler before optimising: optimising a parquet read may compute
         # file statistics inside a temporary dask config, and a first import of distributed
         # there (dask's own scheduler lookup) would lose its settings when that config ends.

@@ -61,6 +61,7 @@ from pandas_dp.engines.plan import (
     Measure,
     NonNull,
     ProductSums,
+    Request,
     Rows,
     WeightedSum,
 )
@@ -336,13 +337,7 @@ class PandasEngine(Engine):
         """Whether ``data`` is a pandas Series."""
         return isinstance(data, pd.Series)
 
-    def aggregate(
-        self,
-        data: object,
-        measures: tuple[Measure, ...],
-        grouping: Grouping | None,
-        bounding: Bounding | None = None,
-    ) -> Aggregates:
+    def exact(self, data: object, request: Request) -> Aggregates:
         """Exact aggregates; see :func:`aggregate_frame`."""
         assert isinstance(data, pd.DataFrame)
-        return aggregate_frame(data, measures, grouping, bounding)
+        return aggregate_frame(data, request.measures, request.grouping, request.bounding)

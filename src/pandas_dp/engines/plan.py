@@ -293,6 +293,15 @@ class Aggregates:
     values: list[Aggregate]
 
 
+@dataclass(frozen=True)
+class Request:
+    """One exact aggregation an engine answers: the measures, per group, after bounding."""
+
+    measures: tuple[Measure, ...]
+    grouping: Grouping | None = None
+    bounding: Bounding | None = None
+
+
 class Engine(Protocol):
     """Computes exact aggregates over one kind of frame (pandas, Dask, ...).
 
@@ -340,4 +349,11 @@ class Engine(Protocol):
         grouping: Grouping | None,
         bounding: Bounding | None = None,
     ) -> Aggregates:
-        """Exact aggregates per group (one group if ungrouped), after contribution bounding."""
+        """Exact aggregates per group (one group if ungrouped), after contribution bounding.
+
+        Every engine answers the same call; each computes it in :meth:`exact`.
+        """
+        return self.exact(data, Request(measures, grouping, bounding))
+
+    def exact(self, data: object, request: Request) -> Aggregates:
+        """The aggregates of ``request`` over ``data`` (the engine's own computation)."""

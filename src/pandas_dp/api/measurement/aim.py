@@ -43,17 +43,16 @@ from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import Marginal
-from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
-from pandas_dp.api.measurement.parts import Part, add_noise
-from pandas_dp.api.measurement.synthesis import (
+from pandas_dp.api.measurement.marginals import (
+    MarginalPart,
     clique_counts,
-    clique_tables,
     marginal_noise,
-    no_score,
-    same,
+    release_rho,
 )
+from pandas_dp.api.measurement.parts import Part, add_noise
+from pandas_dp.api.measurement.synthesis import clique_tables, no_score, same
 from pandas_dp.budget import epsilon_for_rho
-from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
+from pandas_dp.engines.plan import Aggregate, Axis, ManyTables
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.graphical_model import Measured, Model, fit
 from pandas_dp.mechanisms.marginals import Clique, cells, downward_closure
@@ -256,9 +255,9 @@ def aim_parts(
             key.label, epsilon * share, delta * share, float(rho * share), k
         )
         sigma = math.sqrt(float(noise.variance()))
-        others = tuple(a for n, a in enumerate(axes) if n != i)
-        measure = JointCounts((axis,), within=others)
-        parts[key] = MarginalPart(key.label, measure, noise, record, clique=(i,), home=(i,))
+        parts[key] = MarginalPart(
+            key.label, clique_counts(axes, (i,)), noise, record, clique=(i,), home=(i,)
+        )
         measured.append((key, (i,)))
     measured += [(round_key(r), None) for r in range(1, rounds + 1)]
     counted = maximal(candidates)

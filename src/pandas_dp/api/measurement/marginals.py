@@ -147,6 +147,26 @@ def exact_shares(shares: Sequence[float]) -> tuple[Fraction, ...]:
     return tuple(fractions)
 
 
+def marginal_noise(
+    label: str, epsilon: Fraction, delta: Fraction | None, rho: float | None, k: int
+) -> tuple[Noise, Measurement]:
+    """Laplace noise for ``epsilon`` (``rho`` None), else Gaussian noise for ``rho``."""
+    if rho is None:
+        laplace = DiscreteLaplace.calibrated(k, epsilon)
+        return laplace, LaplaceMeasurement(label, laplace.name, epsilon, k, laplace.effective_scale)
+    gauss = DiscreteGaussian(exact_sigma2(k / math.sqrt(2.0 * rho) * (1 + 1e-12)))
+    return gauss, GaussianMeasurement(
+        label, gauss.name, epsilon, k, gauss.scale,
+        delta=delta or Fraction(0), sigma2=gauss.sigma2,
+    )  # fmt: skip
+
+
+def clique_counts(axes: Sequence[Axis], pair: Clique) -> JointCounts:
+    """The table of ``pair`` (any clique), over the rows inside every axis."""
+    others = tuple(a for n, a in enumerate(axes) if n not in pair)
+    return JointCounts(tuple(axes[n] for n in pair), within=others)
+
+
 def marginal_parts(
     strategy: Strategy,
     axes: Sequence[Axis],
@@ -165,24 +185,14 @@ def marginal_parts(
     parts: dict[MeasurementKey, MarginalPart] = {}
     for clique, share, home in zip(strategy.cliques, shares, homes, strict=True):
         key = Marginal(tuple(axes[i].column for i in clique))
-        noise: Noise
-        record: Measurement
-        if strategy.noise == "laplace":
-            noise = DiscreteLaplace.calibrated(rows_per_unit, epsilon * share)
-            record = LaplaceMeasurement(
-                key.label, noise.name, epsilon * share, rows_per_unit, noise.effective_scale
-            )
-        else:
-            # A hair above the exact σ, so float rounding can only add noise.
-            sigma = rows_per_unit / math.sqrt(2.0 * rho * float(share)) * (1 + 1e-12)
-            noise = DiscreteGaussian(exact_sigma2(sigma))
-            record = GaussianMeasurement(
-                key.label, noise.name, epsilon * share, rows_per_unit, noise.scale,
-                delta=Fraction(0) if delta is None else delta * share, sigma2=noise.sigma2,
-            )  # fmt: skip
-        others = tuple(axis for i, axis in enumerate(axes) if i not in home)
-        measure = JointCounts(tuple(axes[i] for i in home), within=others)
-        parts[key] = MarginalPart(key.label, measure, noise, record, clique=clique, home=home)
+        gaussian = strategy.noise != "laplace"
+        noise, record = marginal_noise(
+            key.label, epsilon * share, delta and delta * share,
+            rho * float(share) if gaussian else None, rows_per_unit,
+        )  # fmt: skip
+        parts[key] = MarginalPart(
+            key.label, clique_counts(axes, home), noise, record, clique=clique, home=home
+        )
     return parts
 
 
@@ -217,11 +227,9 @@ def residual_parts(
             delta=Fraction(0) if delta is None else delta * share, coordinates=coordinates,
             sigma2=sigma2,
         )  # fmt: skip
-        others = tuple(axis for i, axis in enumerate(axes) if i not in home)
-        measured = JointCounts(tuple(axes[i] for i in home), within=others)
         parts[key] = ResidualPart(
-            key.label, measured, noise, record, clique=clique, home=home, sizes=plan.sizes,
-            norms=norms, noises=noises,
+            key.label, clique_counts(axes, home), noise, record, clique=clique, home=home,
+            sizes=plan.sizes, norms=norms, noises=noises,
         )  # fmt: skip
     return parts
 

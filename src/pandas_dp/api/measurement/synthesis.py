@@ -35,22 +35,23 @@ import numpy as np
 
 from pandas_dp.accounting.events import (
     BoundedRangeMeasurement,
-    GaussianMeasurement,
-    LaplaceMeasurement,
     Measurement,
     SelectionMeasurement,
 )
 from pandas_dp.api.measurement.choices import SelectPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import Marginal
-from pandas_dp.api.measurement.marginals import MarginalPart, release_rho
+from pandas_dp.api.measurement.marginals import (
+    MarginalPart,
+    clique_counts,
+    marginal_noise,
+    release_rho,
+)
 from pandas_dp.api.measurement.parts import Noise, Part, add_noise
 from pandas_dp.budget import epsilon_for_rho
-from pandas_dp.engines.plan import Aggregate, Axis, JointCounts, ManyTables
+from pandas_dp.engines.plan import Aggregate, Axis, ManyTables
 from pandas_dp.mechanisms.compression import Compressed, compress, compress_table
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
-from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import Clique
 from pandas_dp.mechanisms.tree_model import (
     SCORE_EXPONENT,
@@ -158,20 +159,6 @@ class ChosenPairPart(Part):
         return add_noise(cast(Aggregate, cells), source.draw(self.mechanism, cells.size))
 
 
-def marginal_noise(
-    label: str, epsilon: Fraction, delta: Fraction | None, rho: float | None, k: int
-) -> tuple[Noise, Measurement]:
-    """Laplace noise for ``epsilon`` (``rho`` None), else Gaussian noise for ``rho``."""
-    if rho is None:
-        laplace = DiscreteLaplace.calibrated(k, epsilon)
-        return laplace, LaplaceMeasurement(label, laplace.name, epsilon, k, laplace.effective_scale)
-    gauss = DiscreteGaussian(exact_sigma2(k / math.sqrt(2.0 * rho) * (1 + 1e-12)))
-    return gauss, GaussianMeasurement(
-        label, gauss.name, epsilon, k, gauss.scale,
-        delta=delta or Fraction(0), sigma2=gauss.sigma2,
-    )  # fmt: skip
-
-
 def mst_parts(
     axes: Sequence[Axis], epsilon: Fraction, delta: Fraction | None, gaussian: bool, k: int
 ) -> dict[MeasurementKey, Part | SelectPart]:
@@ -261,10 +248,8 @@ def _pairs(d: int) -> tuple[Clique, ...]:
 
 
 def _oneway_part(axes: Sequence[Axis], i: int, noise: Noise, record: Measurement) -> MarginalPart:
-    others = tuple(a for n, a in enumerate(axes) if n != i)
-    measure = JointCounts((axes[i],), within=others)
     label = _oneway_key(axes[i]).label
-    return MarginalPart(label, measure, noise, record, clique=(i,), home=(i,))
+    return MarginalPart(label, clique_counts(axes, (i,)), noise, record, clique=(i,), home=(i,))
 
 
 def _pair_tables(axes: Sequence[Axis]) -> ManyTables:
@@ -301,12 +286,6 @@ def _pair_part(
         label, within, noise, record, position=r, pairs=pairs, sizes=sizes,
         compressing=compressing,
     )  # fmt: skip
-
-
-def clique_counts(axes: Sequence[Axis], pair: Clique) -> JointCounts:
-    """The table of ``pair`` (any clique), over the rows inside every axis."""
-    others = tuple(a for n, a in enumerate(axes) if n not in pair)
-    return JointCounts(tuple(axes[n] for n in pair), within=others)
 
 
 def no_score(exact: Aggregate) -> tuple[np.ndarray, int]:
