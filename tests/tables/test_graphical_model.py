@@ -18,6 +18,7 @@ from pandas_dp.mechanisms.graphical_model import (
     beliefs,
     fit,
     junction_tree,
+    unbiased_total,
 )
 from pandas_dp.mechanisms.reconstruction import marginalize
 
@@ -122,3 +123,18 @@ def test_empty_and_degenerate_inputs_are_total():
     assert (negative.marginal((0, 1)) >= 0).all()
     assert negative.sample(0, np.random.default_rng(0)).shape == (0, len(SIZES))  # test-only
     assert list(itertools.chain(*junction_tree([], 2).cliques)) == [0, 1]
+
+
+def test_unbiased_total_weights_each_sum_by_its_variance():
+    """Sums 100 (3 cells of σ 1: variance 3) and 130 (one merged cell counting 4 noised cells
+    of σ 2: variance 16) combine as (100/3 + 130/16) / (1/3 + 1/16) = 104.74; weighting the
+    merged cell as one cell (variance 4) would give 112.86. A negative total is 0."""
+    three = Measured((0,), np.array([30.0, 30.0, 40.0]), 1.0)
+    merged = Measured((1,), np.array([130.0]), 2.0)
+    assert unbiased_total([three, merged], [3, 4]) == pytest.approx(
+        (100 / 3 + 130 / 16) / (1 / 3 + 1 / 16)
+    )
+    assert unbiased_total([three, merged], [3, 1]) == pytest.approx(
+        (100 / 3 + 130 / 4) / (1 / 3 + 1 / 4)
+    )
+    assert unbiased_total([Measured((0,), np.array([-5.0, 1.0]), 1.0)], [2]) == 0.0

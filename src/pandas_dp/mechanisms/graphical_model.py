@@ -158,6 +158,19 @@ class _Objective:
         return value, grad
 
 
+def unbiased_total(measured: Sequence[Measured], counted: Sequence[int]) -> float:
+    """The minimum-variance unbiased total of ``measured`` (their sums, inverse-variance weighted).
+
+    ``counted[k]`` is how many independently noised cells table ``k``'s sum adds (more than
+    its size where a cell merges several): its sum's variance is ``counted[k] σ_k²``. This
+    is the total of the least-squares estimate (:mod:`.reconstruction`), as an unbiased
+    combination of the tables' sums; at least 0.
+    """
+    weights = [1.0 / (n * m.sigma**2) for m, n in zip(measured, counted, strict=True)]
+    sums = [float(m.values.sum()) for m in measured]
+    return max(float(np.dot(weights, sums)) / max(sum(weights), 1e-300), 0.0)
+
+
 def fit(
     measured: Sequence[Measured], sizes: Sequence[int], total: float, *,
     start: Model | None = None, iterations: int = ITERATIONS,

@@ -204,9 +204,10 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         The rounds' budgets are fixed in advance (the paper adapts them as it goes), so the
         ledger lists every measurement.
 
-        *Post-processing* (free): MST: consistent non-negative marginals as in
-        :meth:`tables`, then rows drawn from the tree model they define (each column given
-        its parent in the tree, counts by randomized rounding). AIM: rows drawn from the
+        *Post-processing* (free): MST: the graphical model over the tree's pairs fitted to
+        its measurements (Private-PGM, as the paper), then rows drawn from the tree model its
+        marginals define (each column given its parent in the tree, counts by randomized
+        rounding). AIM: rows drawn from the
         graphical model fitted to all its measurements (Private-PGM), clique by clique.
         Randomness from the session's generator.
 
