@@ -15,7 +15,10 @@ Reference. Where ``mbi`` imports and ``PRIVATE_PGM_MECHANISMS`` names Private-PG
 ``mechanisms/`` folder (its ``mst.py`` and ``aim.py``: the papers' authors' code, which the
 ``mbi`` package does not ship), the same table for their ``MST(data, ε, δ)`` and
 ``AIM(ε, δ).run(data, workload)`` (all 2-way marginals, weight 1, its default settings but
-``max_iters``, see :data:`AIM_ITERS`). Ratios are computed in the run.
+``max_iters``, see :data:`AIM_ITERS`), run on ``mbi`` 2.x through the names
+:mod:`_mbi_compat` adds back. Ratios are computed in the run; each mean comes with its
+standard error (MST's is large: its tree is one of two about equally likely, whose errors
+differ by about 15%). ``python bench_synthesize.py mst --trials=40`` runs one method more.
 """
 
 from __future__ import annotations
@@ -98,6 +101,9 @@ def reference(
     """Private-PGM's own MST or AIM on the same data (its numpy randomness, seeded)."""
     import mbi
 
+    from _mbi_compat import install
+
+    install()  # the scripts are written for mbi 1.x
     folder = os.environ["PRIVATE_PGM_MECHANISMS"]
     if folder not in sys.path:
         sys.path.insert(0, folder)
@@ -142,8 +148,10 @@ def run(trials: int = 3, methods: tuple[str, ...] = ("mst", "aim")) -> str:
         for who, results in runs.items():
             errors = [e for e, _ in results]
             seconds = [s for _, s in results]
+            spread = float(np.std(errors, ddof=1) / np.sqrt(len(errors))) if trials > 1 else 0.0
             rows.append([
-                f"{method.upper()}, {who}", float(np.mean(errors)), float(np.mean(errors)) / base,
+                f"{method.upper()}, {who}", f"{np.mean(errors):,.0f} ± {spread:,.0f}",
+                float(np.mean(errors)) / base,
                 " / ".join(f"{e:,.0f}" for e in errors), float(np.mean(seconds)),
             ])  # fmt: skip
     head = (
@@ -152,10 +160,11 @@ def run(trials: int = 3, methods: tuple[str, ...] = ("mst", "aim")) -> str:
     )
     note = "" if refs else "\n\n(reference not run: needs `mbi` and PRIVATE_PGM_MECHANISMS.)"
     return head + "\n\n" + table(
-        ["method", "total L1 error", "÷ reference", "runs", "seconds"], rows
+        ["method", "total L1 error ± s.e.", "÷ reference", "runs", "seconds"], rows
     ) + note  # fmt: skip
 
 
 if __name__ == "__main__":
     chosen = tuple(a for a in sys.argv[1:] if a in ("mst", "aim")) or ("mst", "aim")
-    print(run(methods=chosen))
+    counts = [int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("--trials=")]
+    print(run(trials=counts[0] if counts else 3, methods=chosen))
