@@ -166,5 +166,5 @@ def run(trials: int = 3, methods: tuple[str, ...] = ("mst", "aim")) -> str:
 
 if __name__ == "__main__":
     chosen = tuple(a for a in sys.argv[1:] if a in ("mst", "aim")) or ("mst", "aim")
-    counts = [int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("--trials=")]
-    print(run(trials=counts[0] if counts else 3, methods=chosen))
+    trials = [int(a.split("=")[1]) for a in sys.argv[1:] if a.startswith("--trials=")]
+    print(run(trials=trials[0] if trials else 3, methods=chosen))
