@@ -187,26 +187,28 @@ def tables_measurements(priv, workload, keys) -> tuple[Any, dict, dict]:
     return planned, noisy, planned.finish(counted.keys, noisy, source)
 
 
-@dataclasses.dataclass(frozen=True, eq=False)  # hashed by identity, as mbi's WeightedQuery
+@dataclasses.dataclass(frozen=True)  # equal by value: mbi's compiled steps are reused
 class ResidualQuery:
-    """Some rows of ResidualPlanner's basis ``F_A = ⊗ F_{n_i}``, applied to a marginal.
+    """The rows of squared norm ``norm`` of ResidualPlanner's basis ``F_A = ⊗ F_{n_i}``.
 
-    ``bases`` are the attributes' integer bases (``(n_i - 1) × n_i``, in the clique's
-    order); ``rows`` the positions, among ``F_A``'s rows (C order, as a ``ResidualPart``
-    releases them), of the values measured, all of squared norm ``norm``.
+    Applied to a marginal over domains of ``sizes`` (the clique's order), they give the
+    values a ``ResidualPart`` releases there (C order).
     """
 
-    bases: tuple[np.ndarray, ...]
-    rows: np.ndarray
+    sizes: tuple[int, ...]
     norm: int
 
     def __call__(self, factor):
         import jax.numpy as jnp
 
+        from pandas_dp.mechanisms.residual_basis import basis
+        from pandas_dp.mechanisms.residual_planner import row_norms
+
         x = factor.datavector(flatten=False)
-        for axis, basis_ in enumerate(self.bases):
-            x = jnp.moveaxis(jnp.tensordot(basis_, x, axes=([1], [axis])), 0, axis)
-        return x.reshape(-1)[self.rows]
+        for axis, n in enumerate(self.sizes):
+            x = jnp.moveaxis(jnp.tensordot(basis(n).astype(float), x, axes=([1], [axis])), 0, axis)
+        norms = row_norms(tuple(range(len(self.sizes))), self.sizes)
+        return x.reshape(-1)[np.flatnonzero(norms == self.norm)]
 
     def op_norm_sq(self) -> float:
         """``||Q||²``: the rows are orthogonal, each of squared norm ``norm``."""
@@ -226,7 +228,6 @@ def mbi_measurements(planned, noisy, columns, sizes) -> list:
     import mbi
 
     from pandas_dp.api.measurement.marginals import ResidualPart
-    from pandas_dp.mechanisms.residual_basis import basis
     from pandas_dp.mechanisms.residual_planner import row_norms
 
     out = []
@@ -236,13 +237,11 @@ def mbi_measurements(planned, noisy, columns, sizes) -> list:
         if not isinstance(part, ResidualPart) or not part.clique:
             out.append(mbi.LinearMeasurement(y, names, float(np.sqrt(part.mechanism.variance()))))
             continue
-        bases = tuple(basis(sizes[c]).astype(float) for c in names)
         norms = row_norms(part.clique, part.sizes)
         for norm, mechanism in zip(part.norms, part.noises, strict=True):
-            rows = np.flatnonzero(norms == norm)
-            query = ResidualQuery(bases, rows, norm)
+            query = ResidualQuery(tuple(sizes[c] for c in names), norm)
             sd = float(np.sqrt(mechanism.variance()))
-            out.append(mbi.LinearMeasurement(y[rows], names, sd, query=query))
+            out.append(mbi.LinearMeasurement(y[norms == norm], names, sd, query=query))
     return out
 
 
