@@ -13,11 +13,18 @@ at ε = 1 in a session with δ = 1e-6, averaged over seeded releases:
 - ``separate, Gaussian``: the same with ``mechanism="gaussian"`` and ``delta=1e-6/k`` each;
 - ``synthesize (MST)``, ``synthesize (AIM)``: the workload's tables counted on
   ``priv.dp.synthesize(...)``'s rows (``method="mst"``, ``method="aim"``);
-- ``mbi``: where the ``mbi`` package (Private-PGM, McKenna et al.; needs JAX) is installed,
-  its mirror-descent estimator on the same noisy measurements as ``tables`` (exact inference:
-  the census only, whose full domain has 13,824 cells), and its graphical model and rows from
-  the same noisy measurements as ``synthesize`` (an MST run whose estimation and sampling are
-  Private-PGM's; timed without the measurements).
+- ``mbi on the tables' measurements``: where the ``mbi`` package (Private-PGM, McKenna et
+  al.; needs JAX) is installed, on the census only (exact inference: its full domain has
+  13,824 cells), its mirror-descent estimate (1,000 steps) from the very noisy values the
+  ``tables`` release drew (drawn again from the same seed, and checked to give back that
+  release). They are ResidualPlanner's residuals, ``F_A m_A`` plus independent discrete
+  Gaussian noise per value, and reach mbi as what they are: linear queries of each clique's
+  marginal (the basis rows ``F_A``), one measurement per row norm, with that norm's noise
+  standard deviation; the total (the empty residual) as an identity query;
+- ``mbi on MST's measurements, its rows``: the workload's tables counted on the rows of an
+  MST run whose estimation and sampling are Private-PGM's: the measurements ``synthesize``
+  makes (its own draw, not the values of the ``synthesize`` row), then mbi's graphical model
+  and synthetic rows (timed without the measurements).
 
 Ratios are computed in the run, never written down. The planned variance is also compared
 with ResidualPlanner's closed-form optimum (Xiao et al. 2023), before (whole marginals) and
@@ -31,6 +38,7 @@ on 10**6 rows (plan, one pass of grouped counts per maximal table, noise, post-p
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import time
 import warnings
@@ -149,7 +157,8 @@ def errors(
         times["synthesize (AIM)"] += time.perf_counter() - start
         results["synthesize (AIM)"].append(l1({t: exact(synth, t, sizes) for t in workload}, truth))
         if with_mbi and mbi_tables:
-            seconds, error = mbi_error(frame, priv, workload, keys, sizes, truth)
+            again = protect(frame, seed=100 + trial)  # the tables release's noise, again
+            seconds, error = mbi_error(frame, again, workload, keys, sizes, truth, released)
             times["mbi on the tables' measurements"] += seconds
             results["mbi on the tables' measurements"].append(error)
         if with_mbi:
@@ -159,33 +168,100 @@ def errors(
     return results, {name: t / trials for name, t in times.items()}
 
 
-def mbi_error(frame, priv, workload, keys, sizes, truth) -> tuple[float, float]:
-    """Private-PGM's estimate from the very measurements a ``tables`` release makes."""
+def tables_measurements(priv, workload, keys) -> tuple[Any, dict, dict]:
+    """A ``tables`` release's plan, its noisy values by key, and its tables made from them.
+
+    The runner's steps (exact aggregates, ``derive``, each part's ``release`` with the
+    session's noise source, then ``finish``), so on a session protected with the same seed
+    the values are the very ones ``priv.dp.tables`` draws, and the tables the ones it returns.
+    """
+    planned = plan_tables(priv, [list(t) for t in workload], keys, epsilon=EPSILON, delta=DELTA)
+    target, source = planned.target, priv.dp.session.noise_source
+    measures = tuple(part.measure for part in planned.parts.values())
+    counted = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
+    values = counted.values if planned.derive is None else planned.derive(counted.values)
+    noisy = {
+        key: part.release(v, source)
+        for (key, part), v in zip(planned.parts.items(), values, strict=True)
+    }
+    return planned, noisy, planned.finish(counted.keys, noisy, source)
+
+
+@dataclasses.dataclass(frozen=True)  # equal by value: mbi's compiled steps are reused
+class ResidualQuery:
+    """The rows of squared norm ``norm`` of ResidualPlanner's basis ``F_A = ⊗ F_{n_i}``.
+
+    Applied to a marginal over domains of ``sizes`` (the clique's order), they give the
+    values a ``ResidualPart`` releases there (C order).
+    """
+
+    sizes: tuple[int, ...]
+    norm: int
+
+    def __call__(self, factor):
+        import jax.numpy as jnp
+
+        from pandas_dp.mechanisms.residual_basis import basis
+        from pandas_dp.mechanisms.residual_planner import row_norms
+
+        x = factor.datavector(flatten=False)
+        for axis, n in enumerate(self.sizes):
+            x = jnp.moveaxis(jnp.tensordot(basis(n).astype(float), x, axes=([1], [axis])), 0, axis)
+        norms = row_norms(tuple(range(len(self.sizes))), self.sizes)
+        return x.reshape(-1)[np.flatnonzero(norms == self.norm)]
+
+    def op_norm_sq(self) -> float:
+        """``||Q||²``: the rows are orthogonal, each of squared norm ``norm``."""
+        return float(self.norm)
+
+
+def mbi_measurements(planned, noisy, columns, sizes) -> list:
+    """Private-PGM's ``LinearMeasurement``s equivalent to a ``tables`` release's values.
+
+    A residual ``A`` (``ResidualPart``) is released as ``y = F_A m_A + ξ``, ``m_A`` the
+    clique's marginal and ``ξ_k`` independent discrete Gaussian of the mechanism of row
+    ``k``'s norm: one measurement per distinct norm, with that mechanism's standard
+    deviation. The empty residual is the total, an identity query (mbi's total estimate
+    reads it). A whole marginal (``MarginalPart``, when the plan measures marginals): the
+    identity, with its noise's standard deviation.
+    """
+    import mbi
+
+    from pandas_dp.api.measurement.marginals import ResidualPart
+    from pandas_dp.mechanisms.residual_planner import row_norms
+
+    out = []
+    for key, part in planned.parts.items():
+        names = tuple(columns[i] for i in part.clique)
+        y = np.asarray(noisy[key], dtype=float).reshape(-1)
+        if not isinstance(part, ResidualPart) or not part.clique:
+            out.append(mbi.LinearMeasurement(y, names, float(np.sqrt(part.mechanism.variance()))))
+            continue
+        norms = row_norms(part.clique, part.sizes)
+        for norm, mechanism in zip(part.norms, part.noises, strict=True):
+            query = ResidualQuery(tuple(sizes[c] for c in names), norm)
+            sd = float(np.sqrt(mechanism.variance()))
+            out.append(mbi.LinearMeasurement(y[norms == norm], names, sd, query=query))
+    return out
+
+
+def mbi_error(frame, priv, workload, keys, sizes, truth, released) -> tuple[float, float]:
+    """Private-PGM's estimate from the very noisy values a ``tables`` release drew.
+
+    ``priv`` is protected with the seed of the release ``released``: the values are drawn
+    again as its runner draws them, and checked to give back exactly ``released``.
+    """
     import jax
 
     jax.config.update("jax_enable_x64", True)
     import mbi
 
-    planned = plan_tables(priv, [list(t) for t in workload], keys, epsilon=EPSILON, delta=DELTA)
-    session = priv.dp.session
-    measured, variances = {}, {}
-    for part in planned.parts.values():
-        (counts,) = aggregate_frame(frame, (part.measure,)).values
-        home = counts.reshape([a.size for a in part.measure.axes])
-        axes = tuple(i for i, h in enumerate(part.home) if h not in part.clique)
-        table_ = home.sum(axis=axes) if axes else home
-        noisy = part.release(np.asarray(table_), session)
-        shape = [sizes[frame.columns[i]] for i in part.clique]
-        measured[part.clique] = np.asarray(noisy, dtype=float).reshape(shape)
-        variances[part.clique] = part.variance
+    planned, noisy, ours = tables_measurements(priv, workload, keys)
+    if any(not np.array_equal(ours[t].to_numpy(), released[t].to_numpy()) for t in workload):
+        raise RuntimeError("the measurements drawn again are not the release's")
     columns = list(frame.columns)
+    measurements = mbi_measurements(planned, noisy, columns, sizes)
     domain = mbi.Domain(tuple(columns), tuple(sizes[c] for c in columns))
-    measurements = [
-        mbi.LinearMeasurement(
-            y.ravel(), tuple(columns[i] for i in clique), np.sqrt(variances[clique])
-        )
-        for clique, y in measured.items()
-    ]
     start = time.perf_counter()
     model = mbi.estimation.MirrorDescent().estimate(domain, measurements, iters=1000)
     estimates = {t: np.asarray(model.project(list(t)).datavector(flatten=False)) for t in workload}
@@ -206,12 +282,10 @@ def mbi_mst_error(frame, priv, workload, keys, sizes, truth) -> tuple[float, flo
     planned = plan_synthesize(priv, columns, keys, epsilon=EPSILON, delta=DELTA)
     measures = tuple(part.measure for part in planned.parts.values())
     exact_values = aggregate_frame(frame, measures).values
-    session, noisy = priv.dp.session, {}
+    source, noisy = priv.dp.session.noise_source, {}
     for (key, part), values in zip(planned.parts.items(), exact_values, strict=True):
         after = getattr(part, "release_after", None)
-        noisy[key] = (
-            part.release(values, session) if after is None else after(values, session, noisy)
-        )
+        noisy[key] = part.release(values, source) if after is None else after(values, source, noisy)
     # On the compressed domains the tree's pairs were measured on; rows mapped back.
     compressed = planned.parts[TREE].compressing.columns(noisy)
     measurements = []
