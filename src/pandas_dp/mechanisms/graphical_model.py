@@ -158,6 +158,17 @@ class _Objective:
         return value, grad
 
 
+def with_positive_sigmas(measured: Sequence[Measured]) -> list[Measured]:
+    """``measured`` with a σ whose square underflows to 0 (ε near 10^5) raised to the least other.
+
+    Such a measurement is exact up to float precision; weighting it like the most precise
+    of the others (all alike when every σ is 0) keeps the weights finite, and the fit then
+    reproduces it up to its own precision instead of dividing by zero.
+    """
+    floor = min((m.sigma for m in measured if m.sigma**2 > 0), default=1.0)
+    return [m if m.sigma >= floor else Measured(m.clique, m.values, floor) for m in measured]
+
+
 def unbiased_total(measured: Sequence[Measured], counted: Sequence[int]) -> float:
     """The minimum-variance unbiased total of ``measured`` (their sums, inverse-variance weighted).
 
@@ -166,6 +177,7 @@ def unbiased_total(measured: Sequence[Measured], counted: Sequence[int]) -> floa
     is the total of the least-squares estimate (:mod:`.reconstruction`), as an unbiased
     combination of the tables' sums; at least 0.
     """
+    measured = with_positive_sigmas(measured)
     weights = [1.0 / (n * m.sigma**2) for m, n in zip(measured, counted, strict=True)]
     sums = [float(m.values.sum()) for m in measured]
     return max(float(np.dot(weights, sums)) / max(sum(weights), 1e-300), 0.0)
@@ -182,6 +194,7 @@ def fit(
     warm-starts from an earlier model (its potentials, new cliques at 0). ``total`` is the
     number of rows the model stands for.
     """
+    measured = with_positive_sigmas(measured)
     factors = list(dict.fromkeys(m.clique for m in measured))
     tree = junction_tree(factors, len(sizes))
     theta = {f: np.zeros(tuple(sizes[a] for a in f)) for f in factors}

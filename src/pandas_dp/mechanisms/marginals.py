@@ -212,12 +212,17 @@ def laplace_strategy(workload: Sequence[Clique], sizes: Sequence[int]) -> Strate
 def residual_variances(
     measured: Sequence[Clique], sigma2: Sequence[float], sizes: Sequence[int]
 ) -> dict[Clique, float]:
-    """``τ_C`` for every clique ``C`` under some measured clique (per residual coordinate)."""
+    """``τ_C`` for every clique ``C`` under some measured clique (per residual coordinate).
+
+    A variance of 0 (one that underflowed, at ε near 10^5) measures its residuals exactly:
+    their ``τ`` is 0.
+    """
     precision: dict[Clique, float] = {}
     for b, s2 in zip(measured, sigma2, strict=True):
         for c in subsets(b):
             rest = cells(b, sizes) // cells(c, sizes)
-            precision[c] = precision.get(c, 0.0) + 1.0 / (s2 * rest)
+            weight = s2 * rest
+            precision[c] = precision.get(c, 0.0) + (1.0 / weight if weight > 0 else math.inf)
     return {c: 1.0 / p for c, p in precision.items()}
 
 
