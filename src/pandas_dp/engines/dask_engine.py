@@ -49,6 +49,7 @@ from pandas_dp.engines.divisions import Division, unit_divisions
 from pandas_dp.engines.exchange import exchange
 from pandas_dp.engines.plan import (
     Aggregates,
+    Aggregation,
     CellCounts,
     ClippedSquares,
     ClippedSum,
@@ -63,7 +64,6 @@ from pandas_dp.engines.plan import (
     Measure,
     NonNull,
     ProductSums,
-    Request,
     WeightedSum,
 )
 
@@ -238,14 +238,15 @@ class DaskEngine(Engine):
         """Whether ``data`` is a Dask Series."""
         return isinstance(data, dd.Series)
 
-    def exact(self, data: object, request: Request) -> Aggregates:
+    def exact(self, data: object, aggregation: Aggregation) -> Aggregates:
         """Exact aggregates of the whole collection, in one ``compute()``.
 
         The needed columns are selected (so readers load only those), shuffled by the unit
         id when units are bounded, aggregated per partition and added up exactly.
         """
         assert isinstance(data, dd.DataFrame)
-        measures, grouping, bounding = request.measures, request.grouping, request.bounding
+        measures, grouping = aggregation.measures, aggregation.grouping
+        bounding = aggregation.bounding
         # Resolve the scheduler before optimising: optimising a parquet read may compute
         # file statistics inside a temporary dask config, and a first import of distributed
         # there (dask's own scheduler lookup) would lose its settings when that config ends.

@@ -46,6 +46,7 @@ from pandas_dp.engines.lattice_units import (
 from pandas_dp.engines.plan import (
     Aggregate,
     Aggregates,
+    Aggregation,
     Axis,
     CellCounts,
     ClippedSquares,
@@ -61,7 +62,6 @@ from pandas_dp.engines.plan import (
     Measure,
     NonNull,
     ProductSums,
-    Request,
     Rows,
     WeightedSum,
 )
@@ -337,7 +337,8 @@ class PandasEngine(Engine):
         """Whether ``data`` is a pandas Series."""
         return isinstance(data, pd.Series)
 
-    def exact(self, data: object, request: Request) -> Aggregates:
+    def exact(self, data: object, aggregation: Aggregation) -> Aggregates:
         """Exact aggregates; see :func:`aggregate_frame`."""
         assert isinstance(data, pd.DataFrame)
-        return aggregate_frame(data, request.measures, request.grouping, request.bounding)
+        measures, grouping = aggregation.measures, aggregation.grouping
+        return aggregate_frame(data, measures, grouping, aggregation.bounding)

@@ -232,7 +232,7 @@ class Aggregates:
 
 
 @dataclass(frozen=True)
-class Request:
+class Aggregation:
     """One exact aggregation an engine answers: the measures, per group, after bounding."""
 
     measures: tuple[Measure, ...]
@@ -291,7 +291,7 @@ class Engine(Protocol):
 
         Every engine answers the same call; each computes it in :meth:`exact`.
         """
-        return self.exact(data, Request(measures, grouping, bounding))
+        return self.exact(data, Aggregation(measures, grouping, bounding))
 
-    def exact(self, data: object, request: Request) -> Aggregates:
-        """The aggregates of ``request`` over ``data`` (the engine's own computation)."""
+    def exact(self, data: object, aggregation: Aggregation) -> Aggregates:
+        """The aggregates of ``aggregation`` over ``data`` (the engine's own computation)."""
