@@ -51,7 +51,6 @@ import pandas_dp
 from _util import table
 from pandas_dp.api.queries.tables import plan_tables
 from pandas_dp.cli.demo import load_census
-from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.marginals import residual_planner_variance, workload_variance
 
 ROWS = 1_000_000
@@ -168,23 +167,33 @@ def errors(
     return results, {name: t / trials for name, t in times.items()}
 
 
-def tables_measurements(priv, workload, keys) -> tuple[Any, dict, dict]:
-    """A ``tables`` release's plan, its noisy values by key, and its tables made from them.
+def noisy_values(planned, priv) -> tuple[Any, dict]:
+    """The groups' keys and every part's noisy values, drawn as the release's runner draws them.
 
-    The runner's steps (exact aggregates, ``derive``, each part's ``release`` with the
-    session's noise source, then ``finish``), so on a session protected with the same seed
-    the values are the very ones ``priv.dp.tables`` draws, and the tables the ones it returns.
+    Exact aggregates, ``derive``, then each part's ``release`` (or ``release_after``, which
+    reads the values drawn before it) with the session's noise source: on a session
+    protected with a release's seed, the very values that release drew.
     """
-    planned = plan_tables(priv, [list(t) for t in workload], keys, epsilon=EPSILON, delta=DELTA)
     target, source = planned.target, priv.dp.session.noise_source
     measures = tuple(part.measure for part in planned.parts.values())
     counted = target.engine.aggregate(target.data, measures, planned.grouping, planned.bounding)
     values = counted.values if planned.derive is None else planned.derive(counted.values)
-    noisy = {
-        key: part.release(v, source)
-        for (key, part), v in zip(planned.parts.items(), values, strict=True)
-    }
-    return planned, noisy, planned.finish(counted.keys, noisy, source)
+    noisy: dict = {}
+    for (key, part), exact_values in zip(planned.parts.items(), values, strict=True):
+        after = getattr(part, "release_after", None)
+        noisy[key] = (
+            part.release(exact_values, source)
+            if after is None
+            else after(exact_values, source, noisy)
+        )
+    return counted.keys, noisy
+
+
+def tables_measurements(priv, workload, keys) -> tuple[Any, dict, dict]:
+    """A ``tables`` release's plan, its noisy values by key, and its tables made from them."""
+    planned = plan_tables(priv, [list(t) for t in workload], keys, epsilon=EPSILON, delta=DELTA)
+    groups, noisy = noisy_values(planned, priv)
+    return planned, noisy, planned.finish(groups, noisy, priv.dp.session.noise_source)
 
 
 @dataclasses.dataclass(frozen=True)  # equal by value: mbi's compiled steps are reused
@@ -280,12 +289,7 @@ def mbi_mst_error(frame, priv, workload, keys, sizes, truth) -> tuple[float, flo
 
     columns = list(frame.columns)
     planned = plan_synthesize(priv, columns, keys, epsilon=EPSILON, delta=DELTA)
-    measures = tuple(part.measure for part in planned.parts.values())
-    exact_values = aggregate_frame(frame, measures).values
-    source, noisy = priv.dp.session.noise_source, {}
-    for (key, part), values in zip(planned.parts.items(), exact_values, strict=True):
-        after = getattr(part, "release_after", None)
-        noisy[key] = part.release(values, source) if after is None else after(values, source, noisy)
+    _, noisy = noisy_values(planned, priv)
     # On the compressed domains the tree's pairs were measured on; rows mapped back.
     compressed = planned.parts[TREE].compressing.columns(noisy)
     measurements = []
