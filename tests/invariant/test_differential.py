@@ -183,6 +183,12 @@ def _flat(tables: dict[Any, Any]) -> pd.Series:
     return pd.Series(cells, dtype=np.float64)
 
 
+#: A public lookup table keyed by the same keys (its integer column widens in a left join).
+PUBLIC_KEYS = pd.DataFrame(
+    {"k": KEY_SET, "label": ["A", "B", "C", "D"], "n": [10, 20, 30, 40]}, dtype=object
+).astype({"n": "int64"})
+LABELS = ["A", "B", "C", "D"]
+
 KEY_RELEASES: dict[str, tuple[str, Release]] = {
     "group count": ("count", lambda p: p.dp.groupby("k", keys=KEY_SET).count(epsilon=1.0)),
     "group mean": (
@@ -242,6 +248,22 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
         lambda p: p.dp.synthesize(
             ["k", "g"], keys={"k": KEY_SET, "g": ["a", "b"]}, epsilon=1.0, rows=40, method="aim"
         ),
+    ),
+    "merge, then count by a public column": (
+        "count",
+        lambda p: (
+            p.dp.merge(PUBLIC_KEYS, on="k").dp.groupby("label", keys=LABELS).count(epsilon=1.0)
+        ),
+    ),
+    "left merge, then sum of a public column": (
+        "sum",
+        lambda p: p.dp.merge(PUBLIC_KEYS, on="k", how="left").dp.sum(
+            "n", bounds=BOUNDS, epsilon=1.0
+        ),
+    ),
+    "ols with C(k)": (  # a fit: compared by its refusals, warnings, type and shape
+        "choice",
+        lambda p: p.dp.ols("x ~ C(k)", bounds={"x": BOUNDS}, keys={"k": KEY_SET}, epsilon=1.0),
     ),
     "hierarchy": (  # consistent counts are post-processed: compared as statistics
         "stat",
@@ -323,7 +345,30 @@ def _key_cases() -> list[Case]:
     return cases
 
 
-ALL = _value_cases() + _key_cases()
+#: Values put first before integer-only keys (the fourth audit: a matching step that kept the
+#: first form it met saw only booleans when ``True`` came before ``False``, ``0`` and ``1``).
+FIRST_FORMS = ["True", "1.0", "'1'", "1", "-0.0", "Decimal 1.10", "NaN", "list"]
+
+
+def _integer_key_cases() -> list[Case]:
+    cases = []
+    base = [False] + [1, 0] * (BASE * 4)  # booleans and integers only, False first
+    rows = len(base)
+    for value_name in FIRST_FORMS:
+        before_k = pd.Series(base, dtype=object)
+        groups = ["a", "b"] * (rows // 2) + ["a"] * (rows % 2)
+        before = pd.DataFrame({"k": before_k, "g": groups, "x": 5.0})
+        row = pd.DataFrame({"k": pd.Series([KEYS[value_name]], dtype=object), "g": "a", "x": 5.0})
+        first = pd.concat([row, before], ignore_index=True)
+        for release_name, (kind, release) in KEY_RELEASES.items():
+            if release_name == "mode":  # the choice among mixed-type candidates: its type is
+                continue  # the chosen candidate's, which follows the (noisy) scores
+            name = f"{release_name}-{value_name}-object, integer keys-first"
+            cases.append(Case(name, kind, release, before, first))
+    return cases
+
+
+ALL = _value_cases() + _key_cases() + _integer_key_cases()
 CASES = len(ALL)
 
 

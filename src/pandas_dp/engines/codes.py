@@ -16,7 +16,7 @@ not raise, warn or behave differently because of what another row holds.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Sequence
-from typing import TypeVar, cast
+from typing import TYPE_CHECKING, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +24,9 @@ import pandas as pd
 
 from pandas_dp.engines.canonical import canonical_column, canonical_value, is_missing
 from pandas_dp.engines.integers import integer_codes
+
+if TYPE_CHECKING:
+    from pandas._typing import DtypeObj
 
 I64 = npt.NDArray[np.int64]
 Codes = TypeVar("Codes", I64, npt.NDArray[np.bool_])
@@ -46,60 +49,131 @@ def _total(fast: Callable[[], Codes], slow: Callable[[], Codes]) -> Codes:
         return slow()
 
 
+def matching_form(values: pd.Series) -> pd.Series:
+    """Each value in the one form that is matched against public keys (row-local).
+
+    The canonical representative of :mod:`pandas_dp.engines.canonical`, computed from each
+    value alone and vectorised by dtype: booleans are the integers they equal (``True`` is
+    key ``1``), floats lose the sign of zero, tz-aware instants are in UTC, and an object
+    column is canonicalised value by value (``True``, ``1``, ``1.0`` and ``Decimal(1)`` are
+    one key whatever order the rows come in; a value of a type that cannot be a key is
+    missing). Other dtypes already hold one representation per value. Applied to the
+    public keys too, so both sides of every comparison are in this form.
+    """
+    dtype = values.dtype
+    if isinstance(dtype, np.dtype) and dtype.kind == "b":
+        return values.astype(np.int64)
+    if isinstance(dtype, pd.BooleanDtype):
+        return values.astype("Int64")
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        return values.dt.tz_convert("UTC")
+    if pd.api.types.is_object_dtype(dtype) and _already_canonical(values):
+        return values
+    return canonical_column(values)
+
+
+#: What :func:`pandas.api.types.infer_dtype` calls an object column that is canonical as it
+#: stands: plain texts or Python integers (missing values aside), which no other form equals.
+_CANONICAL_KINDS = frozenset({"string", "integer", "empty"})
+
+
+def _already_canonical(values: pd.Series) -> bool:
+    """Whether an object column needs no value-by-value canonicalisation (same result).
+
+    Only which of two equivalent computations runs depends on the values, never the forms.
+    """
+    return pd.api.types.infer_dtype(values, skipna=True) in _CANONICAL_KINDS
+
+
 def level_codes(column: pd.Series, keys: pd.Index) -> I64:
     """Position of each row's value among the public ``keys`` (one level), or -1.
 
-    Integer columns against dense integer keys read a lookup table
-    (:func:`~pandas_dp.engines.integers.integer_codes`). Otherwise factorises first (one
-    hash pass). A column holding values that cannot be hashed or compared falls back to a
-    lookup row by row in which such values match nothing: the same codes the hash pass
-    gives every other row.
+    The one matching step of pandas-dp: group keys, merge keys, a formula's levels, tables,
+    value counts and privacy-unit ids all compare private values with public ones here.
+    Both sides are put in :func:`matching_form`, so whether a row matches a key depends on
+    that row's value and the keys alone, never on which form another row used. Integer
+    columns against dense integer keys read a lookup table
+    (:func:`~pandas_dp.engines.integers.integer_codes`); a categorical column is matched
+    through its categories (each row reads its category's position).
     """
     table = integer_codes(column, keys)
     if table is not None:
         return table
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        by_category = _positions(pd.Series(column.dtype.categories), keys)
+        codes = np.asarray(column.cat.codes.to_numpy(), dtype=np.int64)
+        return np.asarray(np.append(by_category, -1)[codes], dtype=np.int64)  # -1: missing
+    return _positions(column, keys)
+
+
+def _positions(values: pd.Series, keys: pd.Index) -> I64:
+    """Each value's key position by :func:`matching_form` (-1: no key, missing)."""
+    target, first = _matching_keys(keys)
+    rows = matching_form(values)
+    if _inexact(rows.dtype, target):  # compared as Python numbers, exactly
+        rows = pd.Series(rows.to_numpy(dtype=object), index=rows.index, dtype=object)
 
     def fast() -> I64:
-        codes, found = _hash_pass(column, keys)
-        return np.asarray(np.append(found, -1)[codes], dtype=np.int64)  # -1: missing
+        return np.asarray(target.get_indexer(plain_index(rows.array, None)), dtype=np.int64)
 
     def slow() -> I64:
-        positions = {key: i for i, key in enumerate(keys)}
+        positions = {key: i for i, key in enumerate(target)}
         return np.fromiter(
-            (_lookup(positions, value) for value in column.to_numpy(dtype=object)),
+            (_lookup(positions, value) for value in rows.to_numpy(dtype=object)),
             dtype=np.int64,
-            count=len(column),
+            count=len(rows),
         )
 
-    return _total(fast, slow)
+    found = _total(fast, slow)
+    return np.asarray(np.append(first, -1)[found], dtype=np.int64)
 
 
-def _hash_pass(column: pd.Series, keys: pd.Index) -> tuple[I64, I64]:
-    """Each row's distinct-value code (-1: missing), and each distinct value's key (or -1).
+def _matching_keys(keys: pd.Index) -> tuple[pd.Index, I64]:
+    """The public keys in :func:`matching_form`, unique, and each one's first position.
 
-    May raise on values that cannot be hashed or compared (the callers fall back).
+    Keys that are one value in that form (``1`` and ``True``) match at the first one's
+    position; a key that cannot be a key in that form matches nothing. Public: reads no row.
     """
-    codes, uniques = pd.factorize(column, use_na_sentinel=True)
-    found = plain_index(keys, None).get_indexer(plain_index(uniques, None))
-    return np.asarray(codes, dtype=np.int64), np.asarray(found, dtype=np.int64)
+    canonical = matching_form(pd.Series(plain_index(keys, None), dtype=keys.dtype))
+    if pd.api.types.is_float_dtype(canonical.dtype):  # 2.0 is the key 2, exactly
+        canonical = pd.Series([canonical_value(key) for key in canonical], dtype=object)
+    codes, uniques = pd.factorize(canonical, use_na_sentinel=True)
+    valid = np.flatnonzero(codes >= 0)
+    code, at = np.unique(codes[valid], return_index=True)  # each key's first position
+    first = np.full(len(uniques), -1, dtype=np.int64)
+    first[code] = valid[at]
+    return plain_index(uniques, None), first
+
+
+#: Integers beyond this magnitude are not all float64s: comparing them with floats in
+#: float64 (as pandas would) could match unequal values.
+_FLOAT_EXACT = 1 << 53
+
+
+def _inexact(dtype: DtypeObj, keys: pd.Index) -> bool:
+    """Whether float rows meet integer keys too large to compare in float64 (public)."""
+    if not (pd.api.types.is_float_dtype(dtype) and pd.api.types.is_integer_dtype(keys.dtype)):
+        return False
+    values = np.asarray(keys, dtype=object)
+    return bool(len(values)) and max(abs(int(value)) for value in values) > _FLOAT_EXACT
 
 
 def level_counts(column: pd.Series, keys: pd.Index) -> I64 | None:
     """Rows per public key (one level), without a code per row: a release of counts only.
 
-    The hash pass of :func:`level_codes`, counted per distinct value and then added per
-    key: the same counts as coding every row and counting the codes, without writing and
-    reading a code per row. None where :func:`level_codes` would not hash (integer columns,
-    which may read a lookup table, and values that cannot be hashed or compared): count its
-    codes instead.
+    One hash pass over the rows, then each distinct value matched as :func:`level_codes`
+    matches it and its rows added to its key: the same counts as coding every row and
+    counting the codes. Only for dtypes whose equal values have one form (text, floats,
+    times, categoricals); None for integers (which may read a lookup table), booleans and
+    object columns (matched value by value): count :func:`level_codes` instead.
     """
     dtype = column.dtype
-    if isinstance(dtype, np.dtype) and dtype.kind in "iub":
+    if (isinstance(dtype, np.dtype) and dtype.kind in "iubO") or isinstance(
+        dtype, pd.CategoricalDtype | pd.BooleanDtype
+    ):
         return None
-    try:
-        codes, found = _hash_pass(column, keys)
-    except Exception:  # as in level_codes: the row-by-row path decides
-        return None
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    found = _positions(pd.Series(uniques), keys)
     per_value = np.bincount(codes + 1, minlength=len(found) + 1)[1:]  # code -1: missing
     counts = np.zeros(len(keys), dtype=np.int64)
     matched = found >= 0

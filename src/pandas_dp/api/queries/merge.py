@@ -24,7 +24,11 @@ how=...)`` shapes it: the protected columns, then the public ones (overlapping n
 numbers the result afresh: the labels are how pandas-dp tells that no row was repeated
 (``reset_index(drop=True)`` on pandas' side gives the same frame when nothing was dropped).
 The protected columns are not copied when every row is kept; each public column's values
-are taken at the rows' public positions, directly from its array.
+are taken at the rows' public positions, directly from its array. With ``how="left"`` the
+public columns always have the dtypes pandas gives them when some row has no match
+(``int64`` becomes ``float64``, ``bool`` becomes ``object``), where pandas keeps the narrow
+dtype when every row matches: whether every row matches is private, and the dtype decides
+the lattice and type of later releases, so it is read off the public table alone.
 
 Right and outer joins, checks on the protected side and a protected frame on the right
 are refused, with the reason.
@@ -111,29 +115,40 @@ def merge(
     else:  # every protected row, as it is
         left, positions = frame, codes
     values = public.drop(columns=keys).reset_index(drop=True)
-    right = _looked_up(values, positions)
+    right = _looked_up(values, positions, how)
     result = _joined(left, right, keys, suffixes)
     return attach(result, session_of(frame))
 
 
-def _looked_up(values: pd.DataFrame, positions: I64) -> list[tuple[Hashable, ExtensionArray]]:
+def _looked_up(
+    values: pd.DataFrame, positions: I64, how: str
+) -> list[tuple[Hashable, ExtensionArray]]:
     """Each public column's name and values at ``positions`` (-1: no public row).
 
-    Where every row has a public row, each column's array is taken directly (no index is
-    built only to be replaced). Otherwise pandas' reindexing, which
-    fills the rows without a match with missing values as ``pd.merge`` does (and changes
-    the dtype as it does).
+    Each column's array is taken directly; a row without a public row gets a missing
+    value, as ``pd.merge`` fills it. With ``how="left"`` every public column has the dtype
+    pandas gives it when some row has no match (``int64`` becomes ``float64``, ``bool``
+    ``object``), *whether or not* one has: whether a protected row has a match is private,
+    so the dtype (and with it the lattice and type of every later release) is read off
+    the public table alone (:func:`left_dtypes`).
     """
     # The narrowest signed integers that hold every position: less to read per column.
     narrow = positions.astype(np.min_scalar_type(-max(len(values), 1)))
-    complete = bool((positions >= 0).all())
-    right = None if complete else values.reindex(positions)
+    dtypes = left_dtypes(values) if how == "left" else values.dtypes
     columns: list[tuple[Hashable, ExtensionArray]] = []
     for j, name in enumerate(values.columns):
-        source = values.iloc[:, j]
-        taken = source.array.take(narrow) if right is None else right.iloc[:, j].array
-        columns.append((name, taken))
+        source = values.iloc[:, j].astype(dtypes.iloc[j])
+        columns.append((name, source.array.take(narrow, allow_fill=how == "left")))
     return columns
+
+
+def left_dtypes(public: pd.DataFrame) -> pd.Series:
+    """The dtypes of ``public``'s columns in a left join: those of a row with no match.
+
+    What pandas' reindexing makes of each column when a label is missing, computed on the
+    public table alone (one missing row): the same for every protected frame.
+    """
+    return public.iloc[:0].reindex(pd.RangeIndex(1)).dtypes
 
 
 def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[I64, I64]:

@@ -1,0 +1,316 @@
+"""What the library builds from private rows is shaped by public inputs only (PRIVACY.md §10).
+
+Issue 37. For every frame the library itself derives from a protected one (a merge, time bins,
+a formula's design, group keys matched to public ones) and every release family, a frame D and
+D plus one adversarial row must give:
+
+- the same columns, dtypes and index type, of the derived frame and of each release;
+- the same refusals (type and text) and the same warnings;
+- pre-noise values within the charged sensitivity.
+
+The adversarial rows are those the fourth audit used: a key no public row has, ``True``,
+``1.0`` or ``"1"`` placed *first* (before the integers), NaN, ±inf, and an instant written in
+another time zone. Each is the first row of D', so a matching step that keeps the first form it
+meets (``pd.factorize``) is caught. The key column is ``object`` on both sides: the dtypes are
+public, so D and D' share them.
+
+The three reproducers of the audit are regression tests here too; the formula one lives with
+the formula grammar's tests.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp.testing import capture_noise
+
+KEYS = [0, 1, 2, 3]
+PUBLIC = pd.DataFrame(
+    {"code": [1, 2, 3], "n": [10, 20, 30], "flag": [True, False, True], "name": ["a", "b", "c"]}
+)
+BOUNDS = (0, 100)
+T0, T1 = pd.Timestamp("2024-01-01", tz="UTC"), pd.Timestamp("2024-01-04", tz="UTC")
+
+#: The adversarial first rows: (code, x, t).
+ADVERSARIAL: dict[str, tuple[object, float, object]] = {
+    "unmatched key": (4, 50.0, T0),
+    "True first": (True, 50.0, T0),
+    "1.0 first": (1.0, 50.0, T0),
+    "'1' first": ("1", 50.0, T0),
+    "NaN key": (np.nan, 50.0, T0),
+    "NaN value": (1, np.nan, T0),
+    "+inf value": (1, np.inf, T0),
+    "-inf value": (1, -np.inf, T0),
+    "another time zone": (1, 50.0, pd.Timestamp("2024-01-02 01:00", tz="Europe/Paris")),
+}
+
+
+#: Shapes of D's key column: four integer codes; two whose first row is ``False`` (the
+#: audit's: a matching step that hashed raw values then saw only booleans in D'); and codes
+#: that every public row matches (a left join then has a match for every row of D).
+CODES: dict[str, Callable[[np.ndarray], list[object]]] = {
+    "codes 0-3": lambda i: [int(c) for c in i % 4],
+    "codes 0-1, False first": lambda i: [False] + [int(c) for c in i[1:] % 2],
+    "codes 1-3, every row matched": lambda i: [int(c) for c in i % 3 + 1],
+}
+
+
+def base(codes: str = "codes 0-3", rows: int = 60) -> pd.DataFrame:
+    """D: integer codes as objects, values in the bounds, UTC instants in the range."""
+    i = np.arange(rows)
+    return pd.DataFrame(
+        {
+            "code": pd.Series(CODES[codes](i), dtype=object),
+            "x": (i * 7 % 90).astype(float),
+            "t": pd.Series([T0 + pd.Timedelta(hours=int(h)) for h in i * 5 % 70], dtype=object),
+        }
+    )
+
+
+def neighbour(name: str, codes: str = "codes 0-3") -> pd.DataFrame:
+    """D' = D plus the adversarial row, placed first."""
+    code, x, t = ADVERSARIAL[name]
+    row = pd.DataFrame(
+        {
+            "code": pd.Series([code], dtype=object),
+            "x": [x],
+            "t": pd.Series([t], dtype=object),
+        }
+    )
+    d = base(codes)
+    return pd.concat([row, d], ignore_index=True).astype(d.dtypes.to_dict())
+
+
+# --- derived frames ---------------------------------------------------------------------------
+
+DERIVED: dict[str, Callable[[Any], Any]] = {
+    "merge inner": lambda p: p.dp.merge(PUBLIC, on="code", how="inner"),
+    "merge left": lambda p: p.dp.merge(PUBLIC, on="code", how="left"),
+    "merge left, public key as text": lambda p: p.dp.merge(
+        PUBLIC.assign(code=PUBLIC["code"].astype(str)), on="code", how="left"
+    ),
+}
+
+
+def _schema(frame: pd.DataFrame) -> tuple[object, ...]:
+    return (list(frame.columns), [str(d) for d in frame.dtypes], type(frame.index).__name__)
+
+
+@pytest.mark.parametrize("codes", list(CODES))
+@pytest.mark.parametrize("row", list(ADVERSARIAL))
+@pytest.mark.parametrize("derive", list(DERIVED))
+def test_derived_frames_take_their_schema_from_public_inputs(
+    derive: str, row: str, codes: str
+) -> None:
+    schemas = []
+    for frame in (base(codes), neighbour(row, codes)):
+        priv = frame.dp.protect(epsilon=10.0)
+        schemas.append(_schema(DERIVED[derive](priv)))
+    assert schemas[0] == schemas[1]
+
+
+def test_left_join_dtypes_are_those_of_a_row_without_a_match() -> None:
+    """The audit's first reproducer: D matches every key, D' has one row that matches none."""
+    dtypes = []
+    for codes in ([1, 2, 3] * 30, [1, 2, 3] * 30 + [4]):
+        priv = pd.DataFrame({"code": codes}).dp.protect(epsilon=1.0)
+        joined = priv.dp.merge(PUBLIC, on="code", how="left")
+        dtypes.append(joined.dtypes.astype(str).to_dict())
+    assert dtypes[0] == dtypes[1]
+    # as pandas' own left join gives them when some row has no match
+    expected = pd.DataFrame({"code": [4]}).merge(PUBLIC, on="code", how="left").dtypes
+    assert dtypes[0] == expected.astype(str).to_dict()
+
+
+def test_left_join_values_equal_pandas_up_to_the_documented_dtype() -> None:
+    frame = pd.DataFrame({"code": [3, 1, 2, 2, 1]}, index=[10, 11, 12, 13, 14])
+    joined = frame.dp.protect(epsilon=1.0).dp.merge(PUBLIC, on="code", how="left")
+    expected = frame.merge(PUBLIC, on="code", how="left").set_axis(frame.index)
+    pd.testing.assert_frame_equal(
+        joined, expected.astype(joined.dtypes.to_dict()), check_dtype=True
+    )
+    assert str(joined["n"].dtype) == "float64"
+    assert str(joined["flag"].dtype) == "object"
+
+
+# --- the one matching step ------------------------------------------------------------------
+
+
+def _zero_noise(priv: Any, release: Callable[[], Any]) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pandas_dp.PrivacyLeakWarning)
+        with capture_noise(priv):
+            return release()
+
+
+@pytest.mark.parametrize("first", [None, True, 1.0, np.int64(1), "1"])
+def test_a_row_first_in_another_form_moves_a_count_by_at_most_one(first: object) -> None:
+    """The audit's second reproducer: ``True`` before the integers moved a count by ~2,000."""
+    base_rows = [False] + [1] * 1000 + [0] * 1000
+    counts = []
+    for values in (base_rows, base_rows if first is None else [first, *base_rows]):
+        priv = pd.DataFrame({"code": pd.Series(values, dtype=object)}).dp.protect(epsilon=10)
+        counts.append(
+            _zero_noise(priv, lambda p=priv: p.dp.groupby("code", keys=[0, 1]).count(epsilon=1.0))
+        )
+    assert list(counts[0]) == [1001, 1000]  # False is key 0, as in Python and pandas
+    moved = np.abs(np.asarray(counts[1]) - np.asarray(counts[0]))
+    assert moved.sum() <= 1  # the added row moves one count by one, or none ("1" is text)
+
+
+# --- release families -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Release:
+    run: Callable[[Any], Any]
+    #: The largest change one row may make to one pre-noise value (the sensitivity).
+    sensitivity: float
+
+
+RELEASES: dict[str, Release] = {
+    "count": Release(lambda p: p.dp.count(epsilon=1.0), 1),
+    "sum": Release(lambda p: p.dp.sum("x", bounds=BOUNDS, epsilon=1.0), 100),
+    "groupby count": Release(lambda p: p.dp.groupby("code", keys=KEYS).count(epsilon=1.0), 1),
+    "groupby size": Release(lambda p: p.dp.groupby("code", keys=KEYS).size(epsilon=1.0), 1),
+    "groupby sum": Release(
+        lambda p: p.dp.groupby("code", keys=KEYS)["x"].sum(bounds=BOUNDS, epsilon=1.0), 100
+    ),
+    "value_counts": Release(lambda p: p["code"].dp.value_counts(keys=KEYS, epsilon=1.0), 1),
+    "crosstab": Release(
+        lambda p: p.assign(h=1).dp.crosstab(
+            "code", "h", keys={"code": KEYS, "h": [1]}, epsilon=1.0
+        ),
+        1,
+    ),
+    "pivot_table sum": Release(
+        lambda p: p.assign(h=1).dp.pivot_table(
+            "x",
+            "code",
+            "h",
+            keys={"code": KEYS, "h": [1]},
+            bounds=BOUNDS,
+            aggfunc="sum",
+            epsilon=1.0,
+        ),
+        100,
+    ),
+    "merge, then groupby count": Release(
+        lambda p: (
+            p.dp.merge(PUBLIC, on="code")
+            .dp.groupby("name", keys=["a", "b", "c"])
+            .count(epsilon=1.0)
+        ),
+        1,
+    ),
+    "left merge, then sum of a public column": Release(
+        lambda p: p.dp.merge(PUBLIC, on="code", how="left").dp.sum("n", bounds=BOUNDS, epsilon=1.0),
+        100,
+    ),
+    "left merge, then sum of a public bool": Release(
+        lambda p: p.dp.merge(PUBLIC, on="code", how="left").dp.sum(
+            "flag", bounds=(0, 1), epsilon=1.0
+        ),
+        1,
+    ),
+    "time bins": Release(
+        lambda p: (
+            p.assign(t=pd.to_datetime(p["t"], utc=True))
+            .dp.resample("D", on="t", range=(T0, T1))
+            .size(epsilon=1.0)
+        ),
+        1,
+    ),
+    "grouper and keys": Release(
+        lambda p: (
+            p.assign(t=pd.to_datetime(p["t"], utc=True))
+            .dp.groupby([pd.Grouper(key="t", freq="D"), "code"], keys=KEYS, range=(T0, T1))
+            .size(epsilon=1.0)
+        ),
+        1,
+    ),
+    "ols with C(code)": Release(
+        lambda p: (
+            p.assign(y=p["x"])
+            .dp.ols("y ~ C(code)", bounds={"y": BOUNDS}, keys={"code": KEYS}, epsilon=1.0)
+            .params
+        ),
+        math.inf,  # a fit, not a sum: its shape and refusals are what is compared
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    kind: str  # the result's type, or the exception's
+    text: str  # the refusal's text ("" for a release)
+    warnings: tuple[tuple[str, str], ...]
+    shape: tuple[object, ...]
+    values: np.ndarray | None
+
+
+def _observe(frame: pd.DataFrame, release: Release) -> Outcome:
+    priv = frame.dp.protect(epsilon=1000.0)
+    seen: list[tuple[str, str]] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            with capture_noise(priv):
+                result = release.run(priv)
+        except Exception as error:  # the refusal is what is compared
+            result, failure = None, error
+        else:
+            failure = None
+    seen = [
+        (w.category.__name__, str(w.message))
+        for w in caught
+        # capture_noise's own warning; and the noise warning, which reads the released
+        # (noisy) values only: post-processing, which may differ between D and D'
+        if not issubclass(
+            w.category, pandas_dp.PrivacyLeakWarning | pandas_dp.NoiseDominatedWarning
+        )
+    ]
+    if failure is not None:
+        return Outcome(type(failure).__name__, str(failure), tuple(seen), (), None)
+    if isinstance(result, pd.DataFrame | pd.Series):
+        result = result.sort_index()  # value_counts orders by the noisy counts
+        shape = (
+            type(result).__name__,
+            type(result.index).__name__,
+            str(result.index.dtype),
+            tuple(map(str, result.dtypes))
+            if isinstance(result, pd.DataFrame)
+            else (str(result.dtype),),
+            list(result.index),
+            list(result.columns) if isinstance(result, pd.DataFrame) else result.name,
+        )
+        values = np.asarray(result, dtype=float)
+    else:
+        shape = (type(result).__name__,)
+        values = np.asarray([result], dtype=float)
+    return Outcome(type(result).__name__, "", tuple(seen), shape, values)
+
+
+@pytest.mark.parametrize("codes", list(CODES))
+@pytest.mark.parametrize("row", list(ADVERSARIAL))
+@pytest.mark.parametrize("family", list(RELEASES))
+def test_a_neighbour_gets_the_same_schema_refusals_and_warnings(
+    family: str, row: str, codes: str
+) -> None:
+    release = RELEASES[family]
+    d, d2 = _observe(base(codes), release), _observe(neighbour(row, codes), release)
+    assert (d.kind, d.text) == (d2.kind, d2.text)
+    assert d.warnings == d2.warnings
+    assert d.shape == d2.shape
+    if d.values is not None and d2.values is not None and math.isfinite(release.sensitivity):
+        moved = np.abs(np.nan_to_num(d2.values) - np.nan_to_num(d.values))
+        assert moved.max(initial=0.0) <= release.sensitivity
