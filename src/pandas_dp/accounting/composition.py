@@ -265,9 +265,11 @@ _DISCRETIZATION = 1e-4
 #: about the measurement's ε range, so this admits ε ranges up to ~200 per PLD.
 MAX_PLD_POINTS = 2**21
 
-#: The exact discrete Gaussian PLD enumerates its whole support (about ``23.5 σ`` points);
-#: above this many the measurement is accounted through the continuous Gaussian.
-_MAX_EXACT_SUPPORT = 2**20
+#: The exact discrete Gaussian PLD enumerates its whole support (about ``23.5 σ`` points, in
+#: Python: ~0.5 s per 2·10^5); above this many (σ beyond ~2,700 noise units, where taking
+#: ``b²`` off σ² changes ε by less than 1e-6 relative) it is accounted through the continuous
+#: Gaussian.
+_MAX_EXACT_SUPPORT = 2**16
 
 #: ``b``: the discrete Gaussian of variance σ² is a post-processing of the continuous one of
 #: variance ``σ² - b²``, up to a pointwise factor ``(1 + β)/(1 - β)`` per coordinate, with
@@ -278,9 +280,8 @@ _SMOOTHINGS = (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
 _RATIO_TARGET = 1e-10
 
 #: The exact discrete Gaussian PLD self-composed once per coordinate is kept for a few
-#: coordinates and a small support (tighter there); beyond, one PLD of the L2 sensitivity.
+#: coordinates (tighter there); beyond, one PLD of the L2 sensitivity.
 _MAX_EXACT_COORDINATES = 16
-_MAX_COMPOSED_SUPPORT = 2**16
 
 #: The Gaussian PLD's noise is truncated where its log-mass is -50 (dp-accounting's default);
 #: its support then spans ``x`` within about 10.05 standard deviations (11 here, to be safe).
@@ -418,8 +419,7 @@ def _exact_gaussian(measurement: Measurement) -> bool:
         return False
     sigma = math.sqrt(float(measurement.sigma2))
     support = 2 * (12 * sigma + measurement.sensitivity + 2) + 1
-    limit = _MAX_EXACT_SUPPORT if coordinates == 1 else _MAX_COMPOSED_SUPPORT
-    return support <= limit and coordinates * _points(measurement) <= MAX_PLD_POINTS
+    return support <= _MAX_EXACT_SUPPORT and coordinates * _points(measurement) <= MAX_PLD_POINTS
 
 
 def _points(measurement: Measurement) -> float:
