@@ -13,8 +13,10 @@ Every expectation is computed here from the rule's published formula, independen
   Corollary 13, minimised over α here on a dense grid;
 * PLD: Google's ``dp_accounting`` called directly: exact PLDs of discrete Laplace (the
   parameter 1/scale rounded up to the next float, i.e. less noise: the safe side) and discrete
-  Gaussian noise (σ rounded down), generic ε-DP PLDs for Laplace noise whose sensitivity
-  exceeds 1,024 noise units (lattice sums), composed in order and read at δ'.
+  Gaussian noise (σ rounded down) on a few coordinates with a small σ, otherwise one
+  continuous Gaussian PLD of the L2 sensitivity (``gaussian_pld_of``), generic ε-DP PLDs for
+  Laplace noise whose sensitivity exceeds 1,024 noise units (lattice sums), composed in
+  order and read at δ'.
 
 Every tight rule also reports the basic sum when that is smaller and fits, so its guarantee
 is ``min(basic, tight)``; a release is admitted iff the guarantee including it fits the total.
@@ -154,13 +156,44 @@ def largest_sigma_at_most(sigma2: Fraction) -> float:
     return candidate if Fraction(candidate) ** 2 <= sigma2 else math.nextafter(candidate, 0.0)
 
 
+def smoothing_log_ratio(b: float) -> float:
+    """``ln((1 + β)/(1 - β))``, ``β = 2q/(1 - q)``, ``q = exp(-2π² b²)``."""
+    q = math.exp(-2 * math.pi**2 * b * b)
+    beta = 2 * q / (1 - q)
+    return math.log1p(beta) - math.log1p(-beta)
+
+
+@functools.cache
+def gaussian_pld_of(m: Measurement) -> tuple[Any, float]:
+    """Discrete Gaussian noise: the exact PLD self-composed per coordinate for at most 16
+    coordinates and a support (24σ + 2Δ + 5 points) of at most 2**16; otherwise one continuous
+    Gaussian PLD of the L2 sensitivity sqrt(c)Δ and σ² - b², within a pointwise factor R per
+    moved coordinate: ``ln R = c Δ² ln((1+β)/(1-β))``, b the first of 1, 1.25, 1.5, 2, 2.5,
+    3, 4 (at most σ/2) with ``ln R <= 1e-10``."""
+    assert m.sigma2 is not None
+    sigma = math.sqrt(m.sigma2)
+    support = 2 * (12 * sigma + m.sensitivity + 2) + 1
+    if m.coordinates <= 16 and support <= 2**16:
+        one = pld.from_discrete_gaussian_mechanism(
+            largest_sigma_at_most(m.sigma2), sensitivity=m.sensitivity
+        )
+        return (one.self_compose(m.coordinates) if m.coordinates > 1 else one), 0.0
+    moved = m.coordinates * m.sensitivity**2
+    usable = [b for b in (1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0) if b <= sigma / 2]
+    b = next((b for b in usable if moved * smoothing_log_ratio(b) <= 1e-10), usable[-1])
+    l2 = math.sqrt(moved)
+    if Fraction(l2) ** 2 < moved:
+        l2 = math.nextafter(l2, math.inf)
+    one = pld.from_gaussian_mechanism(
+        largest_sigma_at_most(m.sigma2 - Fraction(b) ** 2), sensitivity=l2
+    )
+    return one, moved * smoothing_log_ratio(b)
+
+
 @functools.cache
 def pld_of(m: Measurement) -> Any:
     if m.is_gaussian:
-        assert m.sigma2 is not None
-        sigma = largest_sigma_at_most(m.sigma2)
-        one = pld.from_discrete_gaussian_mechanism(sigma, sensitivity=m.sensitivity)
-        return one.self_compose(m.coordinates) if m.coordinates > 1 else one
+        return gaussian_pld_of(m)[0]
     if m.sensitivity <= 1024:
         parameter = smallest_float_at_least(1 / m.scale)
         return pld.from_discrete_laplace_mechanism(parameter, sensitivity=m.sensitivity)
@@ -187,7 +220,8 @@ def pld_epsilon(measurements: Sequence[Measurement], delta: float) -> float:
     _recent_plds[key] = composed
     while len(_recent_plds) > 4:  # keep memory flat: drop the oldest
         del _recent_plds[next(iter(_recent_plds))]
-    return float(composed.get_epsilon_for_delta(delta))
+    ratio = sum(gaussian_pld_of(m)[1] for m in measurements if m.is_gaussian)
+    return float(composed.get_epsilon_for_delta(delta * math.exp(-ratio))) + 2 * ratio
 
 
 RULES: dict[str, Callable[[Sequence[Measurement], float], float]] = {
