@@ -57,7 +57,10 @@ class FrameJoinsAndTime(BaseDPAccessor[NumberT, EstimateT]):
             Protected by the same session, shaped as pandas' merge (the protected columns,
             then the public ones, the protected rows' order), except that each row keeps
             its index label where pandas numbers the result afresh: the labels are how
-            pandas-dp tells that no row was repeated.
+            pandas-dp tells that no row was repeated. With ``how="left"`` the public
+            columns always have the dtypes pandas gives them when some row has no match
+            (``int64`` becomes ``float64``, ``bool`` ``object``): whether one has is
+            private, so the dtypes come from the public table alone.
 
         Notes
         -----
