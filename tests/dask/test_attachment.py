@@ -330,3 +330,69 @@ def test_dask_is_imported_lazily_and_in_either_order() -> None:
     for name, process in running.items():
         _, stderr = process.communicate(timeout=120)
         assert process.returncode == 0, f"{name}: {stderr}"
+
+
+#: The documented refusal of ``ddf.dp.merge``, whatever session the collection carries.
+_MERGE_REFUSAL = "merge is for pandas frames; on Dask"
+
+
+def _in_memory_session(events: pd.DataFrame) -> Any:
+    """A collection made from a pandas frame protected under a unit (its ids pinned in memory)."""
+    pinned = events.dp.protect(epsilon=10.0, privacy_unit="user_id", max_rows_per_unit=5)
+    return dd.from_pandas(pinned, npartitions=3)
+
+
+@pytest.mark.parametrize("made", ["on-dask", "from-pinned-pandas", "row-level-from-pandas"])
+@pytest.mark.parametrize("how", ["inner", "left"])
+def test_merge_on_dask_is_refused_before_any_work(events, priv, made, how) -> None:
+    """Issue 37: a collection whose session pinned ids in memory reached ``_pinned``, which
+    asserted a pandas frame (a bare AssertionError; an AttributeError under ``python -O``)."""
+    collection = {
+        "on-dask": lambda: priv,
+        "from-pinned-pandas": lambda: _in_memory_session(events),
+        "row-level-from-pandas": lambda: dd.from_pandas(events.dp.protect(epsilon=1.0), 3),
+    }[made]()
+    public = pd.DataFrame({"country": COUNTRIES, "name": list("abcde")})
+    session = collection.dp.session
+    with pytest.raises(DPTypeError, match=_MERGE_REFUSAL):
+        collection.dp.merge(public, on="country", how=how)
+    assert session.releases == ()
+
+
+def test_a_release_from_a_pinned_pandas_session_on_dask_fails_closed(events) -> None:
+    """Its ids were pinned in memory; on Dask the lineage check refuses the FromPandas step."""
+    collection = _in_memory_session(events)
+    with pytest.raises(NotProtectedError, match="FromPandas"):
+        collection.dp.count(epsilon=1.0)
+    with pytest.raises(NotProtectedError, match="FromPandas"):
+        collection["amount"].dp.sum(bounds=(0, 1), epsilon=1.0)
+    assert collection.dp.session.releases == ()
+
+
+def test_merge_on_dask_is_refused_under_python_O_too() -> None:
+    """Without asserts the pinned-id lookup ran on a Dask Series (AttributeError)."""
+    script = textwrap.dedent(
+        """
+        import dask, dask.dataframe as dd, pandas as pd
+        import pandas_dp
+        dask.config.set(scheduler="threads")
+        frame = pd.DataFrame({"user_id": [1, 2, 3, 4], "country": ["DE", "FR", "DE", "NL"]})
+        pinned = frame.dp.protect(epsilon=1.0, privacy_unit="user_id", max_rows_per_unit=2)
+        collection = dd.from_pandas(pinned, npartitions=2)
+        public = pd.DataFrame({"country": ["DE", "FR", "NL"], "name": ["G", "F", "N"]})
+        try:
+            collection.dp.merge(public, on="country", how="left")
+        except pandas_dp.DPTypeError as error:
+            print("refused:", error)
+        try:
+            collection.dp.count(epsilon=0.1)
+        except pandas_dp.NotProtectedError as error:
+            print("count refused:", error)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-O", "-c", script], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused: merge is for pandas frames; on Dask" in done.stdout
+    assert "count refused:" in done.stdout

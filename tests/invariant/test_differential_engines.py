@@ -362,8 +362,9 @@ def _before(route: str, kind: str, conversion: str, release: str) -> Outcome:
 
 def _units(ids: pd.Series) -> tuple[int, int]:
     """How many units the ids form, and the most rows of one. Python's equality decides
-    (1 = 1.0 = True = Decimal("1.0"), equal instants, 0.0 = -0.0); missing and unhashable
-    ids are no unit."""
+    (1 = 1.0 = True = Decimal("1.0"), equal instants, 0.0 = -0.0), after reading a text with
+    a UTC offset as its instant (Dask writes tz-aware Timestamps as such texts); missing and
+    unhashable ids are no unit."""
     counts: Counter[Any] = Counter()
     for value in ids.tolist():
         try:
@@ -372,8 +373,17 @@ def _units(ids: pd.Series) -> tuple[int, int]:
             continue
         if _missing(value):
             continue
-        counts[value] += 1
+        counts[_read_instant(value) if isinstance(value, str) else value] += 1
     return len(counts), max(counts.values(), default=0)
+
+
+def _read_instant(text: str) -> Any:
+    """The instant a text with a UTC offset spells (pandas' parser), else the text."""
+    try:
+        stamp = pd.Timestamp(text)
+    except ValueError:
+        return text
+    return stamp.tz_convert("UTC") if stamp.tz is not None else text
 
 
 def _missing(value: Any) -> bool:

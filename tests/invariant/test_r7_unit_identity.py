@@ -192,12 +192,15 @@ def test_dask_refuses_a_rewritten_unit_column(rewrite: Callable, charges_nothing
     assert exact(priv[priv.x > 0].assign(y=priv.x), lambda p: p.dp.count(epsilon=1.0)) == PEOPLE
 
 
-def _dask_count(frame: pd.DataFrame, partitions: int, by_unit: bool = False) -> Any:
-    """The zero-noise count of ``frame`` on Dask, one row per unit, object ids kept as such."""
+def _dask_count(
+    frame: pd.DataFrame, partitions: int, by_unit: bool = False, texts: bool = False
+) -> Any:
+    """The zero-noise count of ``frame`` on Dask, one row per unit, object ids kept as such
+    (``texts``: written as texts by Dask's default string conversion)."""
     import dask
     import dask.dataframe as dd
 
-    with dask.config.set({"dataframe.convert-string": False, "scheduler": "sync"}):
+    with dask.config.set({"dataframe.convert-string": texts, "scheduler": "sync"}):
         if by_unit:  # indexed by the unit with known divisions: partition-local caps
             collection = dd.from_pandas(frame.set_index("u", drop=False).sort_index(), partitions)
             assert collection.known_divisions
@@ -246,3 +249,33 @@ def test_partition_local_caps_with_object_ids_keep_their_rows() -> None:
         priv = collection.dp.protect(epsilon=100, privacy_unit="u", max_rows_per_unit=1)
         assert exact(priv, lambda p: p.dp.count(epsilon=1.0)) == 40
     assert _dask_count(frame, 3, by_unit=True) == 40  # object ids kept: partition-local
+
+
+#: Ten people, each one instant shown in three zones, and people who are one instant each.
+ZONED = MANY_FORMS["instants"]
+ZONED_OTHERS = [pd.Timestamp("2021-06-01", tz="UTC") + pd.Timedelta(hours=h) for h in range(600)]
+
+
+@pytest.mark.parametrize("route", ["exchange", "Dask's shuffle", "partition-local"])
+def test_one_instant_written_in_several_zones_is_one_unit_on_dask(route: str) -> None:
+    """Issue 37: Dask's default string conversion writes an object column of tz-aware
+    Timestamps as texts in their own zones ("2020-01-01 12:00:00+00:00", "2020-01-01
+    13:00:00+01:00"), and each person was capped three times: 630 rows counted, not 610."""
+    frame = pd.DataFrame({"u": pd.Series(ZONED + ZONED_OTHERS, dtype=object), "x": 1.0})
+    partitions = {"exchange": 3, "Dask's shuffle": 300, "partition-local": 3}[route]
+    by_unit = route == "partition-local"
+    expected = len(ZONED_OTHERS) + 10
+    assert _dask_count(frame, partitions, by_unit=by_unit, texts=True) == expected
+    assert _dask_count(frame, partitions, by_unit=by_unit) == expected  # objects kept
+
+
+@pytest.mark.parametrize("dtype", ["object", "str", "string[pyarrow]"])
+def test_one_instant_written_in_several_zones_is_one_unit_on_pandas(dtype: str) -> None:
+    """Timestamps in an object column, or the texts Dask writes of them, in any string
+    dtype: the same units on the pandas engine as on every Dask route."""
+    for ids in (ZONED + ZONED_OTHERS, [str(stamp) for stamp in ZONED + ZONED_OTHERS]):
+        if dtype != "object" and not isinstance(ids[0], str):
+            continue
+        frame = pd.DataFrame({"u": pd.Series(ids, dtype=dtype), "x": 1.0})
+        priv = frame.dp.protect(epsilon=100, privacy_unit="u", max_rows_per_unit=1)
+        assert exact(priv, lambda p: p.dp.count(epsilon=1.0)) == len(ZONED_OTHERS) + 10

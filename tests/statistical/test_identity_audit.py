@@ -89,9 +89,11 @@ def test_relabelled_rows_stay_with_their_person_and_the_label_mutant_is_caught()
 
 
 def _ids(with_person_1: bool, spelt: bool) -> pd.Series:
+    """Ids as values, or (the mutant) as texts of their type and value, which no canonical
+    form merges (texts such as "1.0" and "True" are read as the numbers they spell)."""
     forms: list[Any] = [1, 1.0, True] if with_person_1 else []
     values = list(range(2, 40)) + forms
-    return pd.Series([repr(v) if spelt else v for v in values], dtype=object)
+    return pd.Series([f"{type(v).__name__}:{v!r}" if spelt else v for v in values], dtype=object)
 
 
 def _exchanged_count(with_person_1: bool, spelt: bool) -> tuple[float, Any, float]:

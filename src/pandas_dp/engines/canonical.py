@@ -14,7 +14,7 @@ raise, warn or behave differently because of what another row holds.
   it sees).
 - Privacy-unit ids are told apart in one form on every engine path
   (:func:`canonical_unit_ids`): booleans as integers, texts that spell a number written one
-  way.
+  way, texts that spell an instant with a UTC offset written as that instant in UTC.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from __future__ import annotations
 import datetime
 import math
 import numbers
+import re
 from decimal import Decimal
 from fractions import Fraction
 from typing import TYPE_CHECKING, TypeAlias, cast
@@ -170,19 +171,33 @@ def canonical_unit_ids(ids: pd.Series) -> pd.Series:
     """Privacy-unit ids in the one form every engine path tells units apart by.
 
     :func:`canonical_column`, with booleans as the integers they equal (``True`` is unit
-    ``1`` in any column) and texts that spell a number written one way
-    (:func:`canonical_id_texts`), so that equal ids are one unit however a row spells them: the
-    pandas engine's lookup, the Dask exchange's buckets, Dask's shuffle and partition-local
-    caps all read this form. Row by row, total: an unhashable id becomes missing (no unit).
+    ``1`` in any column) and texts that spell a number or an instant with a UTC offset
+    written one way (:func:`canonical_id_texts`, for the texts of a string column and those
+    of an object column alike), so that equal ids are one unit however a row spells them:
+    the pandas engine's lookup, the Dask exchange's buckets, Dask's shuffle and
+    partition-local caps all read this form. Row by row, total: an unhashable id becomes
+    missing (no unit).
     """
     dtype = ids.dtype
     if isinstance(dtype, np.dtype) and dtype.kind == "b":
         return ids.astype(np.int64)
     if isinstance(dtype, pd.BooleanDtype):
         return ids.astype("Int64")
-    if isinstance(dtype, pd.StringDtype):  # perhaps numbers Dask (or a CSV) made texts of
+    if isinstance(dtype, pd.StringDtype):  # perhaps numbers or instants Dask made texts of
         return canonical_id_texts(ids)
-    return canonical_column(ids)
+    canonical = canonical_column(ids)
+    if not pd.api.types.is_object_dtype(canonical.dtype):
+        return canonical
+    # Texts of an object column are read as a string column's (Dask's string conversion
+    # may or may not have run): the same texts, the same units.
+    values = canonical.to_numpy()
+    texts = np.fromiter((type(v) is str for v in values), dtype=bool, count=len(values))
+    if not texts.any():
+        return canonical
+    written = canonical_id_texts(pd.Series(values[texts], dtype=object))
+    values = values.copy()
+    values[texts] = written.to_numpy()
+    return pd.Series(values, index=canonical.index, dtype=object)
 
 
 #: Texts that read as a number or a bool (what ``str`` makes of one).
@@ -193,24 +208,52 @@ _NUMBER_TEXT = r"(?:[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|True|False)"
 _INTEGER_TEXT = r"(?:0|-?[1-9]\d{0,17})"
 
 
-def canonical_id_texts(ids: pd.Series) -> pd.Series:
-    """Text ids with every number (or bool) written one way: ``"1" = "1.0" = "+01" = "True"``.
+#: Texts that spell an instant with a UTC offset, ISO-like: ``2024-01-01 01:00:00+01:00``,
+#: ``2024-01-01T00:00Z``, ``...00.5-0530``; an offset may carry seconds (``+00:19:32``, as
+#: ``str`` writes a local mean time). One group around the whole, as for numbers.
+_INSTANT_TEXT = (
+    r"(?:\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?"
+    r"(?:[Zz]|[+-]\d{2}(?::?\d{2}(?::\d{2}(?:\.\d+)?)?)?))"
+)
+#: The same, with its parts (anchored by ``fullmatch``).
+_INSTANT_PARTS = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?"
+    r"(?:[Zz]|([+-])(\d{2})(?::?(\d{2})(?::(\d{2})(?:\.(\d+))?)?)?)"
+)
 
-    Dask's default string conversion turns an object column holding ``1``, ``1.0`` and
-    ``True`` into three texts before pandas-dp sees it; read back as the numbers they spell,
-    they are one unit again, as in the pandas engine. Merging ids is conservative (a unit with
-    more rows is capped as one); other texts are left as they are. Vectorised: only texts that
-    read as a number not already written canonically are converted, row by row.
+
+def canonical_id_texts(ids: pd.Series) -> pd.Series:
+    """Text ids with every number (or bool) and every instant written one way.
+
+    Numbers: ``"1" = "1.0" = "+01" = "True"``. Dask's default string conversion turns an
+    object column holding ``1``, ``1.0`` and ``True`` into three texts before pandas-dp sees
+    it; read back as the numbers they spell, they are one unit again, as in the pandas
+    engine. Instants: the same conversion writes tz-aware Timestamps in their own zones
+    (``"2024-01-01 00:00:00+00:00"`` and ``"2024-01-01 01:00:00+01:00"``, one instant);
+    a text that spells a date and time with a UTC offset (or ``Z``) is written as that
+    instant in UTC (:func:`_instant_text`), as the pandas engine converts Timestamps. Texts
+    without an offset (naive) are left as written. Merging ids is conservative (a unit with
+    more rows is capped as one); other texts, and texts of the right shape that name no
+    instant (``2024-02-30 ...``), are left as they are. Vectorised: only texts that match a
+    pattern and are not already canonical are converted, each distinct one once.
     """
     numeric = np.asarray(ids.str.fullmatch(_NUMBER_TEXT).fillna(False), dtype=bool)
-    if not numeric.any():
+    instant = np.asarray(ids.str.fullmatch(_INSTANT_TEXT).fillna(False), dtype=bool)
+    if not (numeric.any() or instant.any()):
         return ids
-    done = np.asarray(ids.str.fullmatch(_INTEGER_TEXT).fillna(False), dtype=bool)
-    convert = numeric & ~done
+    convert = instant.copy()
+    if numeric.any():
+        done = np.asarray(ids.str.fullmatch(_INTEGER_TEXT).fillna(False), dtype=bool)
+        convert |= numeric & ~done
     if not convert.any():
         return ids
+    codes, uniques = pd.factorize(ids[convert])  # matched texts are never missing
+    written = [
+        _number_text(text) if re.fullmatch(_NUMBER_TEXT, text) else _instant_text(text)
+        for text in uniques
+    ]
     out = ids.copy()
-    out[convert] = [_number_text(text) for text in ids[convert]]
+    out[convert] = np.asarray(written, dtype=object)[codes]
     return out
 
 
@@ -226,3 +269,48 @@ def _number_text(text: str) -> str:
         except (ValueError, OverflowError):  # not a number after all: the text as it is
             return text
     return str(value)
+
+
+def _instant_text(text: str) -> str:
+    """The canonical text of the instant ``text`` spells with a UTC offset, else ``text``.
+
+    ``YYYY-MM-DDTHH:MM:SS.fffffffff[f...]Z``: the instant in UTC, its fraction of a second
+    with at least nine digits (more only where ``text`` has them: no two instants share a
+    text), so that equal instants are one text and unequal ones two, whatever the zone,
+    separator or precision ``text`` was written with. Exact integer arithmetic, no parser
+    of another library: total, no warning; a text that names no instant (a month 13, a
+    February 30, an hour 24, an offset of a day or more, a year outside 1 to 9999 in UTC)
+    is returned as it is.
+    """
+    parts = _INSTANT_PARTS.fullmatch(text)
+    if parts is None:
+        return text
+    year, month, day, hour, minute, second, fraction = parts.groups()[:7]
+    sign, off_hours, off_minutes, off_seconds, off_fraction = parts.groups()[7:]
+    digits = max(9, len(fraction or ""), len(off_fraction or ""))
+    scale = 10**digits  # the instant in units of 10**-digits seconds
+    try:
+        date = datetime.date(int(year), int(month), int(day))
+    except ValueError:
+        return text
+    clock = (int(hour), int(minute), int(second or 0))
+    offset = (int(off_hours or 0), int(off_minutes or 0), int(off_seconds or 0))
+    if clock[0] > 23 or clock[1] > 59 or clock[2] > 59 or offset[1] > 59 or offset[2] > 59:
+        return text
+    shift = (offset[0] * 3600 + offset[1] * 60 + offset[2]) * scale
+    shift += int((off_fraction or "").ljust(digits, "0") or 0)
+    if shift >= 86_400 * scale:  # an offset is less than a day
+        return text
+    local = (date.toordinal() * 86_400 + clock[0] * 3600 + clock[1] * 60 + clock[2]) * scale
+    local += int((fraction or "").ljust(digits, "0") or 0)
+    utc = local - shift if sign == "+" else local + shift
+    days, rest = divmod(utc, 86_400 * scale)
+    if not 1 <= days <= datetime.date.max.toordinal():
+        return text
+    seconds, below = divmod(rest, scale)
+    stamp = datetime.date.fromordinal(days).isoformat()
+    hours, seconds = divmod(seconds, 3600)
+    minutes, seconds = divmod(seconds, 60)
+    decimals = f"{below:0{digits}d}"
+    decimals = decimals[:9] + decimals[9:].rstrip("0")
+    return f"{stamp}T{hours:02d}:{minutes:02d}:{seconds:02d}.{decimals}Z"

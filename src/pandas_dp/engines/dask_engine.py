@@ -115,8 +115,9 @@ def _canonical_ids(frame: Any, unit: Hashable) -> Any:
     as they are; ``1``, ``1.0`` and ``True`` (or one instant in two time zones) would be
     three units there and one in the pandas engine. Integer columns already hold one form
     per id and are left as they are (decided from the dtype). Text columns get their numbers
-    written one way: Dask's default string conversion writes ``1``, ``1.0`` and ``True`` of
-    an object column as three texts (:func:`~pandas_dp.engines.canonical.canonical_id_texts`).
+    and their instants with a UTC offset written one way: Dask's default string conversion
+    writes ``1``, ``1.0`` and ``True`` of an object column as three texts, and one instant
+    in two zones as two (:func:`~pandas_dp.engines.canonical.canonical_id_texts`).
     """
     dtype = frame._meta[unit].dtype
     if isinstance(dtype, np.dtype) and dtype.kind in "iuM":

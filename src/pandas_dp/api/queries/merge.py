@@ -45,6 +45,7 @@ from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.api.attach import attach, session_of
 from pandas_dp.api.release import resolve
+from pandas_dp.engines import engine_for
 from pandas_dp.engines.canonical import canonical_column
 from pandas_dp.engines.codes import public_codes
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, NotProtectedError
@@ -65,12 +66,14 @@ def merge(
     suffixes: tuple[str, str],
 ) -> pd.DataFrame:
     """The protected ``frame`` joined to ``public`` on ``on`` (see the accessor)."""
-    target = resolve(frame)  # fails closed: no session, duplicated rows, a missing unit
-    if not target.engine.in_memory:
+    session_of(frame)  # fails closed: no session (reads the attrs only)
+    engine = engine_for(frame)  # the collection's type: public
+    if not engine.in_memory:  # before resolve, whose checks are for releasable frames
         raise DPTypeError(
-            f"merge is for pandas frames; on {target.engine.name}, map the public table's "
+            f"merge is for pandas frames; on {engine.name}, map the public table's "
             "columns with ddf.assign(...) before protecting, or protect a pandas frame"
         )
+    target = resolve(frame)  # fails closed: duplicated rows, a missing unit
     keys = _keys(on, frame, public)
     _check_options(how, validate, public)
     canonical = pd.DataFrame({key: canonical_column(public[key]) for key in keys})

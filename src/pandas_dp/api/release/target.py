@@ -55,7 +55,7 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         return _series_with_units(obj, session, unit, engine)
     if session.guard is not None:
         session.guard.check(engine.index(obj))
-    if session.unit_ids is not None:  # each row's own canonical id, among those pinned
+    if session.unit_ids is not None and engine.in_memory:  # each row's own pinned id
         assert unit is not None
         return _pinned(obj, session, unit, engine)
     if engine.is_series(obj):
