@@ -147,8 +147,8 @@ def _check_factor(
     aliases: dict[str, str] = {}
     try:
         code = ast.parse(sanitize_variable_names(expr, {}, aliases), mode="eval").body
-    except SyntaxError as error:  # the formula text alone
-        raise DPValueError(f"formula {formula!r}: {expr!r} cannot be read: {error.msg}") from None
+    except (SyntaxError, ValueError, RecursionError) as error:  # the formula text alone
+        raise DPValueError(f"formula {formula!r}: {expr!r} cannot be read: {error}") from None
     checker = _Checker(formula, expr, aliases, called)
     if _is_call_to(code, "C"):
         assert isinstance(code, ast.Call)
@@ -156,7 +156,10 @@ def _check_factor(
         categories.setdefault(name)
         columns.setdefault(name)
         return
-    checker.value(code)
+    try:
+        checker.value(code)
+    except RecursionError:  # the formula text alone
+        raise DPValueError(f"formula {formula!r}: {expr!r} is nested too deeply") from None
     for name in checker.columns:
         columns.setdefault(name)
 
