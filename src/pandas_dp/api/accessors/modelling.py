@@ -158,9 +158,9 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         ----------
         formula : str, optional
             A model formula (``"y ~ x + C(g) + x:z + np.log(w)"``, read by formulaic, with
-            statsmodels' column names). The levels of a categorical come from ``keys`` (or
-            the session's schema), its first level the reference; transforms that learn
-            from the data (``center``, ``scale``, splines) are refused. Or:
+            statsmodels' column names), whose every term reads one row (see Notes). The
+            levels of a categorical come from ``keys`` (or the session's schema), its first
+            level the reference. Or:
         y, x : label and list of labels, optional
             The response and the regressors, for ``y ~ x1 + x2 + ...``.
         bounds : dict
@@ -201,6 +201,31 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         (zero unless the noise makes it ill-conditioned); standard errors add the noise's
         variance (delta method) to the sampling variance, so intervals cover the model's
         coefficients, not only the exact fit. Budget cost: ``epsilon``.
+
+        Each term of the formula must give a row a value computed from that row alone and
+        public constants; a term that reads other rows (``I(x - x.mean())``,
+        ``np.cumsum(x)``) would let one row's presence move every other row's design. The
+        grammar, checked on the formula's text before anything is charged:
+
+        - columns (``x``, ```x value```, ``Q('x value')``) and numeric literals;
+        - ``+ - * / // % **``, unary ``-``, one comparison (``< <= > >= == !=``) and
+          ``& | ^ ~`` between allowed expressions;
+        - the elementwise functions ``np.log``, ``np.log1p``, ``np.log2``, ``np.log10``,
+          ``np.exp``, ``np.expm1``, ``np.exp2``, ``np.sqrt``, ``np.abs``, ``np.absolute``,
+          ``np.square``, ``np.sign`` (or ``numpy.``), ``np.clip(expr, lower, upper)`` with
+          numbers as bounds, ``abs()``, formulaic's ``log``, ``log2``, ``log10``, ``exp``,
+          ``exp2``;
+        - ``I(expr)`` of an allowed expression, and ``C(column)`` of a column with keys;
+        - formula operators (``+``, ``:``, ``*``, ``/``, ``**`` on terms, ``- 1``).
+
+        Anything else is refused with a :class:`~pandas_dp.errors.DPValueError` naming the
+        part: methods and attributes (``x.mean()``, ``x.shift(1)``, ``x.rank()``), other
+        functions (``np.cumsum``, ``sum``, ``center``, ``scale``, ``standardize``,
+        ``lag``, ``poly``, splines), subscripts, lambdas, comprehensions, ``and``/``or``/
+        ``not``, conditional expressions and chained comparisons. Use public constants
+        instead: ``I(x - 5)`` to centre, ``I(x / 10)`` to scale, ``I(x > 5)`` for a
+        threshold. The design is also computed on a few public rows (the bounds and keys)
+        both together and one at a time, and refused if they differ.
 
         Examples
         --------

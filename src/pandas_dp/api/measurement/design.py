@@ -1,11 +1,15 @@
 """A linear model's design from a formula, built on public inputs and applied row by row.
 
 The formula (``"y ~ x + C(g) + np.log(z)"``, read by `formulaic
-<https://matthewwardrop.github.io/formulaic/>`_) is first evaluated on a *probe*: a small
-public frame made of the variables' bounds and keys alone (every numeric variable at its
+<https://matthewwardrop.github.io/formulaic/>`_) must first pass the grammar of row-local
+terms (:mod:`pandas_dp.api.measurement.formula_grammar`). It is then evaluated on a *probe*: a
+small public frame made of the variables' bounds and keys alone (every numeric variable at its
 lower bound, midpoint and upper bound, crossed; every categorical at each of its public
 keys). That fixes the design's columns, the levels of every categorical (the public keys,
 never the data's) and each design column's public bounds (the range it takes on the probe).
+A second public probe backs the grammar: the design of a few public rows computed together
+must equal the design of each row alone, and of the rows shuffled and halved
+(:func:`check_rows_alone`).
 :class:`FormulaDesign` then applies the same model spec to private rows inside the engine:
 numeric inputs clipped to their bounds, categoricals matched to their keys (others missing),
 and a row missing any input left out (listwise, as statsmodels' formulas drop it). It never
@@ -15,7 +19,6 @@ raises: whatever the rows hold, it returns a frame of the design's shape.
 from __future__ import annotations
 
 import itertools
-import re
 import warnings
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
@@ -24,16 +27,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from pandas_dp.api.measurement.formula_grammar import check_formula
 from pandas_dp.engines.codes import level_codes
 from pandas_dp.engines.columns import numeric_values
 from pandas_dp.errors import DPValueError
 
 #: Numeric variables crossed at three points up to this many probe rows, at two beyond.
 _PROBE_ROWS = 200_000
-#: formulaic's transforms that learn from the data (centres, scales, knots) or read other
-#: rows (``lag``): a row's design would depend on other rows' private values.
-_REFUSED = ("bs", "cc", "cr", "cs", "center", "poly", "scale", "standardize", "lag")
-_CALL = re.compile(r"(?<![\w.])(" + "|".join(_REFUSED) + r")\s*\(")
+#: The names a formula's expressions see besides its variables (and formulaic's own
+#: transforms), the same on the probes, on private rows and for predictions.
+FORMULA_CONTEXT: Mapping[str, Any] = {"np": np, "numpy": np}
+#: Where in [0, 1] of each numeric variable's bounds the rows of the row-alone probe lie
+#: (bounds, midpoint, irregular points; -0.25 and 1.25 lie outside, to be clipped). Column
+#: ``k`` reads the list from position ``3 k``, so variables do not move together.
+_ROW_POINTS = (0.0, 1.0, 0.5, 0.3125, 0.8125, 0.0625, 0.6875, 0.9375, -0.25, 1.25, 0.4375, 0.1875)
+#: Relative tolerance between a row's design computed with others and alone (the elementwise
+#: functions may round differently in numpy's vector loops than one value at a time).
+_ROW_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True, eq=False)
@@ -80,11 +90,16 @@ class FormulaDesign:
     def _values(self, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
         inputs = self.inputs(frame)
         missing = np.asarray(inputs.isna().to_numpy().any(axis=1), dtype=bool)
-        rhs = self.spec.rhs.get_model_matrix(inputs, na_action="ignore")
-        lhs = self.spec.lhs.get_model_matrix(inputs, na_action="ignore")
+        rhs = self.matrix(inputs)
+        lhs = self.matrix(inputs, response=True)
         columns = [np.asarray(rhs[name], dtype=np.float64) for name in self.columns]
         columns.append(np.asarray(lhs.iloc[:, 0], dtype=np.float64))
         return np.column_stack(columns), missing
+
+    def matrix(self, inputs: pd.DataFrame, *, response: bool = False) -> pd.DataFrame:
+        """The regressors' (or the response's) model matrix of ``inputs`` (may raise)."""
+        spec = self.spec.lhs if response else self.spec.rhs
+        return spec.get_model_matrix(inputs, na_action="ignore", context=FORMULA_CONTEXT)
 
     def inputs(self, frame: pd.DataFrame, *, clip: bool = True) -> pd.DataFrame:
         """The variables as the spec reads them: numbers clipped, categoricals on their keys.
@@ -116,36 +131,43 @@ def design_of(
     Raises
     ------
     DPValueError
-        If the formula has no response, no intercept, a transform that learns from the data
-        (``center``, ``scale``, splines...), or ``C()`` of a numeric variable without keys.
+        If the formula has no response, no intercept, a term outside the grammar of row-local
+        terms (:func:`~pandas_dp.api.measurement.formula_grammar.check_formula`: a transform
+        that learns from the data such as ``center``, a method such as ``x.mean()``, a
+        function outside the elementwise list such as ``np.cumsum``), ``C()`` of a numeric
+        variable without keys, or a design whose rows are not computed alone on the public
+        probe (:func:`check_rows_alone`).
     """
     from formulaic import model_matrix  # a few hundred ms: only when a model is asked for
 
-    check_transforms(formula)
+    grammar = check_formula(formula)
+    for variable in grammar.categories:
+        if variable not in categorical:
+            raise DPValueError(
+                f"C({variable}) treats numeric column {variable!r} as categories: give its "
+                f"public levels with keys={{{variable!r}: [...]}}"
+            )
     probe = _probe(numeric, categorical)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            matrices = model_matrix(formula, probe, na_action="ignore")
+            matrices = model_matrix(
+                formula, probe, na_action="ignore", context=dict(FORMULA_CONTEXT)
+            )
         except Exception as error:  # the formula and the public probe only
             raise DPValueError(f"formula {formula!r} cannot be read: {error}") from None
     spec = matrices.model_spec
     if not hasattr(spec, "lhs"):
         raise DPValueError(f"formula {formula!r} has no response: write 'y ~ x + ...'")
     state = {**spec.lhs.transform_state, **spec.rhs.transform_state}
-    if state:
+    learned = sorted(name for name, kept in state.items() if kept)  # Q() keeps nothing
+    if learned:  # the grammar admits no such transform: a second line of defence
         raise DPValueError(
-            f"formula {formula!r} uses transforms that learn from the data ({', '.join(state)}): "
-            "they would read private values; use public constants instead (for example "
+            f"formula {formula!r} uses transforms that learn from the data ({', '.join(learned)})"
+            ": they would read private values; use public constants instead (for example "
             "I(x - 40) rather than center(x))"
         )
     names = list(matrices.rhs.columns)
-    for variable in numeric:
-        if any(f"C({variable})[" in name for name in names):
-            raise DPValueError(
-                f"C({variable}) treats numeric column {variable!r} as categories: give its "
-                f"public levels with keys={{{variable!r}: [...]}}"
-            )
     if "Intercept" not in names:
         raise DPValueError(
             f"formula {formula!r} has no intercept; pandas-dp fits models with one (drop the "
@@ -160,18 +182,80 @@ def design_of(
     response = str(matrices.lhs.columns[0])
     if response in columns:
         raise DPValueError(f"formula {formula!r} has its response among the regressors")
-    return FormulaDesign(formula, spec, columns, response, dict(numeric), dict(categorical), bounds)
+    design = FormulaDesign(
+        formula, spec, columns, response, dict(numeric), dict(categorical), bounds
+    )
+    check_rows_alone(design)
+    return design
 
 
-def check_transforms(formula: str) -> None:
-    """Refuse transforms that learn from the data or read other rows (a public check)."""
-    found = sorted(set(_CALL.findall(formula)))
-    if found:
-        raise DPValueError(
-            f"formula {formula!r} uses transforms that learn from the data or read other rows "
-            f"({', '.join(found)}): each would let one row move other rows' values; use "
-            "public constants instead (for example I(x - 40) rather than center(x))"
-        )
+def check_rows_alone(design: FormulaDesign) -> None:
+    """Refuse a design that gives a row a value depending on other rows (public probe).
+
+    The design of a small public frame (:func:`row_probe`) computed as a whole must equal,
+    row for row (NaN where NaN, within a relative ``1e-9``), the design of each row alone,
+    of the rows in reverse order, and of every other row. The grammar should make this
+    impossible; the probe checks what formulaic and pandas actually do with an accepted
+    formula.
+
+    Raises
+    ------
+    DPValueError
+        Naming the first design column (or the response) whose values differ.
+    """
+    frame = row_probe(design.numeric, design.categorical)
+    whole = design(frame).to_numpy(dtype=np.float64)
+    parts = [frame.iloc[[i]] for i in range(len(frame))]
+    parts += [frame.iloc[::-1], frame.iloc[1::2].iloc[::-1]]
+    for part in parts:
+        rows = frame.index.get_indexer(part.index)
+        got = design(part).to_numpy(dtype=np.float64)
+        same = np.isclose(got, whole[rows], rtol=_ROW_TOLERANCE, atol=0.0, equal_nan=True)
+        if not same.all():
+            label = design.labels[int(np.flatnonzero(~same.all(axis=0))[0])]
+            raise DPValueError(
+                f"formula {design.formula!r}: the term {label!r} gives a row a value that "
+                "depends on the other rows (on a public probe made of the bounds and keys, "
+                f"{len(frame)} rows computed together differ from the same rows computed "
+                f"{'one at a time' if len(part) == 1 else 'in another order or subset'}), so "
+                "one row's presence could move the others' values; compute it from public "
+                "inputs instead (I(x - 5) rather than centring on the data, say)"
+            )
+
+
+def row_probe(
+    numeric: Mapping[Hashable, tuple[float, float]], categorical: Mapping[Hashable, pd.Index]
+) -> pd.DataFrame:
+    """The public rows :func:`check_rows_alone` computes together and alone.
+
+    Each numeric variable at points of its bounds (:data:`_ROW_POINTS`, two of them outside
+    the bounds), each categorical cycling through its keys; the last row holds a missing
+    value in every variable and the one before a level outside the keys. Deterministic and
+    made of the public bounds and keys alone.
+    """
+    size = len(_ROW_POINTS)
+    data: dict[Hashable, Any] = {}
+    for k, (name, (lower, upper)) in enumerate(numeric.items()):
+        points = np.roll(np.array(_ROW_POINTS), -3 * k)
+        values = lower + points * (upper - lower)
+        values[-1] = np.nan
+        data[name] = values
+    for k, (name, keys) in enumerate(categorical.items()):
+        levels: list[object] = [keys[(i + k) % len(keys)] for i in range(size)]
+        levels[-2] = _OUTSIDE
+        levels[-1] = None
+        data[name] = pd.Series(levels, dtype=object)
+    return pd.DataFrame(data, index=pd.RangeIndex(size))
+
+
+class _Outside:
+    """A value equal to no key (the probe's row at a level outside the keys)."""
+
+    def __repr__(self) -> str:
+        return "<outside the keys>"
+
+
+_OUTSIDE = _Outside()
 
 
 def _probe(

@@ -19,7 +19,8 @@ import pandas as pd
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_keys
-from pandas_dp.api.measurement.design import FormulaDesign, check_transforms, design_of
+from pandas_dp.api.measurement.design import FormulaDesign, design_of
+from pandas_dp.api.measurement.formula_grammar import check_formula
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
 from pandas_dp.api.noise import NoiseSource
@@ -138,14 +139,9 @@ def _quoted(name: object) -> str:
 
 
 def _variables(formula: str) -> list[Hashable]:
-    from formulaic import Formula
-
-    check_transforms(formula)
-    try:
-        found = Formula(formula).required_variables
-    except Exception as error:  # the formula text alone
-        raise DPValueError(f"formula {formula!r} cannot be read: {error}") from None
-    return sorted(found, key=formula.find)
+    """The columns ``formula`` reads, once its every term passed the grammar of row-local terms."""
+    found = sorted(check_formula(formula).columns, key=formula.find)
+    return [*found]
 
 
 def _alpha(alpha: object) -> float:

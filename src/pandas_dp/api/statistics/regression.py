@@ -239,7 +239,7 @@ class OLSResults:
         missing = inputs.isna().to_numpy().any(axis=1)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # formulaic's note on missing categories
-            design = self.design.spec.rhs.get_model_matrix(inputs, na_action="ignore")
+            design = self.design.matrix(inputs)
         values = design[list(self.params.index)].to_numpy(np.float64) @ self.params.to_numpy()
         return pd.Series(np.where(missing, np.nan, values), index=exog.index)
 
