@@ -14,7 +14,12 @@
    join, which reindexed (widening ``int64`` to ``float64``) only when some row had no match:
    an int on D, a float on D', every time.
 
-Both mutants are the code that was on main before this fix, kept here to show the audit bites.
+3. Formulas. D and D' are the audit's frames (D' adds one row at x = 7.77); the formula
+   ``I(0*y + x.eq(7.77).any()) ~ x`` predicted about 0 on D and 1 on D'. The grammar of row-local
+   terms refuses it on both (the event "predicts above 0.5" never happens); the mutant is the
+   previous main's evaluation without the grammar.
+
+The mutants are the code that was on main before this fix, kept here to show the audit bites.
 """
 
 from __future__ import annotations
@@ -134,3 +139,67 @@ def test_left_join_dtype_audit_and_the_reindex_mutant(monkeypatch: pytest.Monkey
     caught = _dtype_bound()
     print(f"left join then sum, the reindex mutant: ε_lb = {caught:.3f}")
     assert caught > 40 * SUM_EPSILON, f"the reindex mutant was not caught: ε_lb = {caught}"
+
+
+# --- 3. formulas that read other rows -------------------------------------------------------
+
+FORMULA = "I(0*y + x.eq(7.77).any()) ~ x"
+FORMULA_RUNS = 60
+FORMULA_EPSILON = 0.5
+
+
+def _formula_neighbours() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The audit's frames: D has no x = 7.77; D' adds one row holding it."""
+    rng = np.random.default_rng(1)  # test data only
+    x = rng.uniform(0, 10, 2000).round(2)
+    x[x == 7.77] = 7.78
+    d = pd.DataFrame({"x": x, "y": rng.uniform(0, 10, 2000).round(2)})
+    return d, pd.concat([d, pd.DataFrame({"x": [7.77], "y": [5.0]})], ignore_index=True)
+
+
+def _high_predictions(frame: pd.DataFrame, seed: int) -> int:
+    """How many of FORMULA_RUNS fits predict above 0.5 at x = 5 (a refusal predicts nothing)."""
+    with pytest.warns(pandas_dp.PrivacyLeakWarning, match="seeded rng"):
+        priv = frame.dp.protect(epsilon=FORMULA_RUNS * FORMULA_EPSILON, rng=seed)
+    hits = 0
+    for _ in range(FORMULA_RUNS):
+        try:
+            model = priv.dp.ols(
+                FORMULA, bounds={"x": (0, 10), "y": (0, 10)}, epsilon=FORMULA_EPSILON
+            )
+        except pandas_dp.DPError:
+            continue
+        hits += model.params["Intercept"] + 5 * model.params["x"] > 0.5
+    return hits
+
+
+def _formula_bound() -> float:
+    d, d2 = _formula_neighbours()
+    hits_d, hits_d2 = _high_predictions(d, seed=21), _high_predictions(d2, seed=22)
+    return float(
+        max(
+            epsilon_lower_bound(np.array([more]), np.array([less]), FORMULA_RUNS)[0]
+            for more, less in ((hits_d, hits_d2), (hits_d2, hits_d))
+        )
+    )
+
+
+def test_formula_audit_and_the_whole_frame_mutant(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pandas_dp.api.measurement import design as design_module
+    from pandas_dp.api.measurement.formula_grammar import FormulaVariables
+    from pandas_dp.api.queries import regression as regression_module
+
+    real = _formula_bound()
+    print(f"ols with a whole-frame term, grammar on: ε_lb = {real:.3f}")
+    assert real <= FORMULA_EPSILON, f"the formula leaks: ε_lb = {real}"
+
+    # The mutant: the formula evaluated as the previous main did, without the grammar of
+    # row-local terms (the public probe alone cannot see a term that fires on one value).
+    def no_grammar(formula: str) -> FormulaVariables:
+        return FormulaVariables(columns=("x", "y"), categories=())
+
+    monkeypatch.setattr(design_module, "check_formula", no_grammar)
+    monkeypatch.setattr(regression_module, "check_formula", no_grammar)
+    caught = _formula_bound()
+    print(f"ols with a whole-frame term, the no-grammar mutant: ε_lb = {caught:.3f}")
+    assert caught > 2 * FORMULA_EPSILON, f"the whole-frame mutant was not caught: ε_lb = {caught}"
