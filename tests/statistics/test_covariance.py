@@ -341,3 +341,37 @@ def test_grouped_refusals_charge_nothing(
     priv = protect_seeded(frame, epsilon=4.0, delta=1e-6)
     with charges_nothing(priv), pytest.raises(DPValueError, match=match):
         call(priv)
+
+
+@pytest.mark.parametrize("how", ["cov", "corr"])
+def test_the_note_says_what_use_costs(how: str) -> None:
+    """Float columns may hold missing values: the note gives the sums of both choices."""
+    frame = data()
+    floats, whole = ["x", "y"], ["n", "b"]
+    priv = frame.dp.protect(epsilon=10.0)
+    for use in ("pairwise", "complete"):
+        getattr(priv.dp, how)(
+            floats + whole, bounds=bounds_for(floats + whole), epsilon=1.0, use=use
+        )
+        note = priv.dp.session.ledger["note"].iloc[-1]
+        layouts = {
+            complete: ProductLayout.of(
+                tuple(floats + whole),
+                tuple(bounds_for(floats + whole).values()),
+                (True, True, False, False),
+                complete=complete,
+                squares=how == "corr" and not complete,
+            )
+            for complete in (False, True)
+        }
+        pairwise, complete = (len(layouts[c].monomials) for c in (False, True))
+        assert pairwise > complete
+        other = "complete" if use == "pairwise" else "pairwise"
+        chosen_sums, other_sums = (
+            (pairwise, complete) if use == "pairwise" else (complete, pairwise)
+        )
+        assert f"use={use!r} measures {chosen_sums} sums, use={other!r} {other_sums}" in note
+        assert "the difference comes from x, y" in note
+    # integer and bool columns cannot hold missing values: both choices measure the same sums
+    getattr(priv.dp, how)(whole, bounds=bounds_for(whole), epsilon=1.0)
+    assert "use='complete'" not in priv.dp.session.ledger["note"].iloc[-1]

@@ -55,7 +55,9 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
             ``"pairwise"``: each pair over the rows that hold both values, as pandas.
             ``"complete"``: only the rows holding every column (R's ``use="complete.obs"``):
             the same result when no value is missing, with fewer sums to measure, so less
-            noise, when columns may hold missing values.
+            noise, when columns may hold missing values (a float or object dtype, unless a
+            schema says ``nullable=False``): whether a value *is* missing is private, so the
+            dtype decides. The ledger's note gives both choices' number of sums.
 
         Returns
         -------

@@ -204,7 +204,7 @@ def _columns(target: Target, how: str, columns: object, bounds: Bounds) -> list[
         if not columns:
             raise DPValueError(
                 f"{how}() needs its columns: pass columns=[...] with bounds={{column: (lower, "
-                "upper)}}, or a bounds dict whose keys are the columns (pandas-dp never reads "
+                "upper)}, or a bounds dict whose keys are the columns (pandas-dp never reads "
                 "bounds off the data)"
             )
     if isinstance(columns, str) or not isinstance(columns, list | tuple | pd.Index):
@@ -254,6 +254,31 @@ def _notes(request: Request, part: ProductsPart, how: str, complete: bool) -> tu
         "the matrix made symmetric and positive semidefinite (the nearest in Frobenius norm)"
         + ("; correlations rescaled to a unit diagonal" if how == "corr" else ""),
     ]
+    other = _other_use(layout, how)
+    if len(other.monomials) != len(layout.monomials):
+        notes.append(_use_cost(layout, other))
     if request.caps.bounding is not None:
         notes.append(request.caps.describe())
     return tuple(notes)
+
+
+def _other_use(layout: ProductLayout, how: str) -> ProductLayout:
+    """The layout the other ``use=`` would measure (public: columns, bounds, dtypes)."""
+    complete = not layout.complete
+    return ProductLayout.of(
+        layout.columns, layout.bounds, layout.nullable,
+        complete=complete, squares=how == "corr" and not complete,
+    )  # fmt: skip
+
+
+def _use_cost(layout: ProductLayout, other: ProductLayout) -> str:
+    """What the choice of ``use=`` costs: the sums each choice measures, and why it matters."""
+    chosen, alternative = ("complete", "pairwise") if layout.complete else ("pairwise", "complete")
+    nullable = [str(c) for c, n in zip(layout.columns, layout.nullable, strict=True) if n]
+    return (
+        f"use={chosen!r} measures {len(layout.monomials)} sums, use={alternative!r} "
+        f"{len(other.monomials)}: the noise on every sum grows with their number (as that "
+        "number for Laplace noise, as its square root for Gaussian); the difference comes from "
+        f"{', '.join(nullable)}, whose dtype or schema allows missing values (an integer "
+        "dtype, or a schema column with nullable=False, rules them out)"
+    )
