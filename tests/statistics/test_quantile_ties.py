@@ -61,10 +61,7 @@ def brute_scores(values, edges, q: Fraction) -> list[Fraction]:
     """``max(#{x < c} - q n, q n - #{x <= c})`` counted directly, values clipped."""
     kept = np.clip([v for v in values if not np.isnan(v)], edges[0], edges[-1])
     target = q * len(kept)
-    return [
-        max(int((kept < c).sum()) - target, target - int((kept <= c).sum()))
-        for c in edges
-    ]
+    return [max(int((kept < c).sum()) - target, target - int((kept <= c).sum())) for c in edges]
 
 
 @dataclass

@@ -82,8 +82,11 @@ TIME_STEPS = (
 
 
 def _multiples(lower: float, upper: float, numerator: int, denominator: int) -> F64:
-    """The multiples ``k · numerator / denominator`` within ``[lower, upper]``, each the float
-    nearest that rational (``k · numerator`` and ``denominator`` are exact integers)."""
+    """The multiples ``k · numerator / denominator`` within ``[lower, upper]``.
+
+    Each is the float nearest that rational (``k · numerator`` and ``denominator`` are
+    exact integers).
+    """
     step = numerator / denominator
     first, last = math.ceil(lower / step), math.floor(upper / step)
     if last < first:
@@ -97,8 +100,10 @@ def _multiples(lower: float, upper: float, numerator: int, denominator: int) -> 
 
 
 def _finest(lower: float, upper: float, steps: list[tuple[int, int]], budget: int) -> F64:
-    """The multiples of the finest step in ``steps`` (coarse to fine) with at most ``budget``
-    of them within the bounds (none if even the coarsest has more)."""
+    """The multiples of the finest step in ``steps`` (coarse to fine) within the bounds.
+
+    At most about ``budget`` of them: none if even the coarsest step has more.
+    """
     chosen = np.empty(0, dtype=np.float64)
     for numerator, denominator in steps:
         step = numerator / denominator
@@ -145,8 +150,10 @@ def _candidates(lower: float, upper: float, cells: int, rounding: Rounding) -> F
 
 
 def quantile_candidates(lower: float, upper: float, cells: int, rounding: Rounding) -> F64:
-    """A quantile's candidates, sorted: the grid's edges, plus the round values (unless
-    ``rounding`` is ``"grid"``), each value once. The first is ``lower``, the last ``upper``.
+    """A quantile's candidates, sorted, each value once; the first ``lower``, the last ``upper``.
+
+    The grid's edges, plus the round values (:func:`round_values`) unless ``rounding`` is
+    ``"grid"``.
 
     ``"grid"`` keeps the edges exactly as :func:`grid_edges` gives them (an integer column's
     grid of the integers). Read-only (cached).

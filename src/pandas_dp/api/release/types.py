@@ -27,8 +27,8 @@ from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines import Engine, Grouping
 from pandas_dp.engines.bounding import Bounding
-from pandas_dp.engines.plan import Aggregate
 from pandas_dp.engines.cells import Rounding
+from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
 
 if TYPE_CHECKING:
