@@ -44,8 +44,8 @@ def edge_ranks(at_edges: np.ndarray, in_cells: np.ndarray) -> np.ndarray:
 
 
 def interval_score(a: int, b: int, target: Fraction) -> Fraction:
-    """The distance from ``q n`` to the rank interval ``[a, b]``."""
-    return max(Fraction(0), a - target, target - b)
+    """The distance from ``q n`` to the rank interval ``[a, b]``, minus its depth inside it."""
+    return max(a - target, target - b)
 
 
 @pytest.mark.parametrize(
@@ -198,7 +198,7 @@ def test_quantile_outputs_follow_the_exponential_mechanism_on_a_small_grid():
     assert set(released.tolist()) <= {float(k) for k in range(7)}
     target = q * values.size
     distances = [interval_score(a, b, target) for a, b in zip(below, at_most, strict=True)]
-    assert distances == [6, 4, 3, 0, 1, 1, 3]  # q n = 6 lies in edge 3's interval [4, 7]
+    assert distances == [6, 4, 3, -1, 1, 1, 3]  # q n = 6 lies in edge 3's [4, 7], 1 deep
     weights = np.array([math.exp(-float(eps * 3 / 4 * s)) for s in distances])
     expected = n_draws * weights / weights.sum()
     observed = np.bincount(released.astype(np.int64), minlength=cells + 1)

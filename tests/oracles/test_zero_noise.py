@@ -47,47 +47,12 @@ from .zero_noise_cases import (
 E = 1.0  # ε of each release (the noise is zero: it only sets the lattice)
 CASES: list[Any] = []
 #: case id -> the precise mismatch, for cases where the release differs from pandas by more
-#: than a grid cell. All are one documented difference (docs/how-to/quantiles-and-spread.md,
-#: "Quantiles are grid edges chosen by rank"): when pandas' x[k] is not a grid edge, every
-#: edge between x[k-1] and x[k+1] has the best rank score, and with the noise captured the
-#: lowest is taken, so the release lies just above x[k-1]. Strict: a change that brings them
-#: within a cell must remove them from this list.
-_PREVIOUS = "grid quantile lands just above x[k-1], below pandas' x[k] by more than a cell: "
-XFAIL: dict[str, str] = {
-    "quantile|s.median()|datetime": _PREVIOUS
-    + "median 2020-07-05 03:03:30.94 vs pandas 2020-07-05 10:00 (x[k-1] = 01:00)",
-    "quantile|s.median()|timedelta": _PREVIOUS + "median 58 min 0.47 s vs pandas 59 min",
-    "quantile|s.quantile([.1,.5,.9])|datetime": _PREVIOUS
-    + "q=0.5: 2020-07-05 03:03:30.94 vs pandas 2020-07-05 10:00",
-    "quantile|s.quantile([.1,.5,.9])|timedelta": _PREVIOUS
-    + "q=0.1: 10 min 1.17 s vs pandas 11 min; q=0.5: 58 min 0.47 s vs 59 min",
-    "groupby|g['v'].median(min_count=1)|float64": _PREVIOUS
-    + "group a (169 values): 42.2607 vs pandas 42.875 (x[83] = 42.25); c: 53.760 vs 54.75",
-    "groupby|g['v'].median(min_count=1)|Float64": _PREVIOUS
-    + "group a: 42.2607 vs pandas 42.875; group c: 53.760 vs 54.75",
-    "groupby|g['v'].median(min_count=1)|datetime": _PREVIOUS
-    + "group a: 2020-06-20 17:47:20.6 vs pandas 2020-06-22 05:00 (x[83] = 06-20 17:00)",
-    "groupby|g['v'].median(min_count=1)|timedelta": _PREVIOUS
-    + "group a: 57 min 0.70 s vs pandas 58 min; group c: 58 min 0.47 s vs 59 min",
-    "groupby|g['v'].quantile([.25,.75])|float64": _PREVIOUS
-    + "group a q=0.25: 19.6289 vs pandas 19.875; group b q=0.25: 21.875 vs [22, 22.625]",
-    "groupby|g['v'].quantile([.25,.75])|Float64": _PREVIOUS
-    + "group a q=0.25: 19.6289 vs pandas 19.875; group b q=0.25: 21.875 vs [22, 22.625]",
-    "groupby|g['v'].describe() [documented: no min/max rows]|float64": _PREVIOUS
-    + "25% row: group a 19.6289 vs pandas 19.875, group b 21.875 vs [22, 22.625]",
-    "groupby|g['v'].describe() [documented: no min/max rows]|Float64": _PREVIOUS
-    + "25% row: group a 19.6289 vs pandas 19.875, group b 21.875 vs [22, 22.625]",
-    "describe|df[['v','x']].describe() [documented: no min/max rows]|float64": _PREVIOUS
-    + "25% of v: 22.1436 vs pandas [22.25, 22.375]",
-    "describe|df[['v','x']].describe() [documented: no min/max rows]|Float64": _PREVIOUS
-    + "25% of v: 22.1436 vs pandas [22.25, 22.375]",
-    "cli|overall median|int64": _PREVIOUS
-    + "integers read as float64: median 51.00098 vs pandas 52 (ties at 51 and 52)",
-    "cli|grouped median|int64": _PREVIOUS
-    + "integers read as float64: group a median 53.00293 vs pandas 54",
-    "cli|grouped median|float64": _PREVIOUS
-    + "group a median 42.2607 vs pandas 42.875; group c 53.760 vs 54.75",
-}
+#: than a grid cell. Strict: a change that brings them within a cell must remove them. Empty
+#: since issue 38: quantiles also take the round values within the bounds as candidates (the
+#: data's multiples of 1/8, whole hours, minutes) and a tie block holding the quantile scores
+#: best, so every quantile case lands on pandas' x[k] (17 cases were listed here before, the
+#: release landing just above x[k-1] when x[k] was not a grid edge).
+XFAIL: dict[str, str] = {}
 
 
 def case(family: str, form: str, dtypes: list[str]) -> Callable[[Callable], Callable]:

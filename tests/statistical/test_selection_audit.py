@@ -44,6 +44,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
+from pandas_dp.engines.cells import quantile_candidates
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.mechanisms.randomized_response import randomize
@@ -131,9 +132,15 @@ def quantile_neighbours(
             selections,
             lambda priv=priv: priv.dp.quantile("x", q, bounds=(0, 1), epsilon=EPSILON, cells=8),
         )
-        edges = np.arange(9) / 8
-        ranks = np.array([sum(v < e for v in data) for e in edges[:-1]] + [len(data)])
-        expected = np.abs(ranks - Fraction(str(q)) * len(data))  # the decimal level
+        # The candidates: the 9 edges and the round values (tenths and sixteenths, issue 38);
+        # score max(#{x < c} - q n, q n - #{x <= c}), with the values clipped to the bounds.
+        edges = quantile_candidates(0.0, 1.0, 8, "number")
+        kept = [min(max(v, 0.0), 1.0) for v in data]
+        target = Fraction(str(q)) * len(data)  # the decimal level
+        expected = [
+            max(sum(v < e for v in kept) - target, target - sum(v <= e for v in kept))
+            for e in edges
+        ]
         got = [Fraction(int(s), selection.denominator) for s in selection.scores[0]]
         assert got == list(expected)
         results.append(selection)

@@ -166,14 +166,14 @@ def rank_intervals(
 
 
 def quantile_scores(rank: np.ndarray, q: Fraction, at_most: np.ndarray | None = None) -> np.ndarray:
-    """The distance from ``q n`` to ``[rank_k, at_most_k]`` (``#{x < c_k}``, ``#{x <= c_k}``)
-    times the denominator of ``q`` (exact integers): ``|rank_k - q n|`` when no value lies
-    on an edge (``at_most`` None)."""
+    """The distance from ``q n`` to ``[rank_k, at_most_k]`` (``#{x < c_k}``, ``#{x <= c_k}``),
+    minus the depth of ``q n`` inside it, times the denominator of ``q`` (exact integers):
+    ``|rank_k - q n|`` when no value lies on a candidate (``at_most`` None)."""
     at_most = rank if at_most is None else at_most
     n = int(at_most[-1])
     over = q.denominator * rank - q.numerator * n
     under = q.numerator * n - q.denominator * at_most
-    return np.maximum(np.maximum(over, under), 0)
+    return np.maximum(over, under)  # negative inside the interval: minus its depth
 
 
 def quantile_sensitivity(q: Any, l1: int = 1) -> Fraction:
@@ -187,13 +187,38 @@ def quantile_rate(epsilon: Any, q: Any, l1: int = 1) -> Fraction:
     return as_fraction(epsilon) / (2 * quantile_sensitivity(q, l1))
 
 
+def candidate_values(bounds: tuple[float, float], cells: int) -> list[Fraction]:
+    """A float column's quantile candidates, as documented: the grid's ``cells + 1`` edges,
+    the multiples of the finest power of ten with at most ``2 cells`` of them within the
+    bounds, and those of the finest power of two likewise (exact rationals, sorted)."""
+    lower, upper = Fraction(bounds[0]), Fraction(bounds[1])
+    found = {lower + k * (upper - lower) / cells for k in range(cells + 1)}
+    for base in (10, 2):
+        finest = None
+        for j in range(40, -70, -1):
+            step = Fraction(base) ** j
+            if (upper - lower) / step > 2 * cells + 1:
+                break
+            finest = step
+        if finest is not None:
+            first, last = math.ceil(lower / finest), math.floor(upper / finest)
+            found.update(k * finest for k in range(first, last + 1))
+    return sorted(found)
+
+
 def best_edges(
     values: Iterable[float], bounds: tuple[float, float], q: Any, cells: int
-) -> list[int]:
-    """Indices of the edges whose rank interval is closest to ``q n`` (all of them, on ties)."""
-    below, at_most = rank_intervals(values, bounds, cells)
+) -> list[float]:
+    """The candidates (as floats) whose score is best: those whose rank interval holds
+    ``q n`` deepest, or (none holds it) is closest to it (all of them, on ties)."""
+    kept = [v for v in values if not math.isnan(v)]
+    ranks(kept, bounds, cells)  # the refusal of values too near an interior edge
+    clipped = sorted(Fraction(min(max(v, bounds[0]), bounds[1])) for v in kept)
+    candidates = candidate_values(bounds, cells)
+    below = np.array([bisect.bisect_left(clipped, c) for c in candidates], dtype=np.int64)
+    at_most = np.array([bisect.bisect_right(clipped, c) for c in candidates], dtype=np.int64)
     scores = quantile_scores(below, as_fraction(q), at_most)
-    return np.flatnonzero(scores == scores.min()).tolist()
+    return [float(candidates[k]) for k in np.flatnonzero(scores == scores.min())]
 
 
 def edge_value(index: int, bounds: tuple[float, float], cells: int) -> float:
@@ -202,15 +227,13 @@ def edge_value(index: int, bounds: tuple[float, float], cells: int) -> float:
 
 
 def assert_on_edges(
-    released: float, indices: Sequence[int], bounds: tuple[float, float], cells: int
+    released: float, best: Sequence[float], bounds: tuple[float, float], cells: int
 ) -> None:
-    """``released`` is one of the given grid edges, to float64 precision of the grid."""
+    """``released`` is one of the given best candidates, to float64 precision of the grid."""
     tolerance = 1e-12 * (bounds[1] - bounds[0])
-    position = (released - bounds[0]) / (bounds[1] - bounds[0]) * cells
-    nearest = [k for k in indices if abs(k - position) < 2]  # the grid index, give or take
-    gaps = [abs(released - edge_value(k, bounds, cells)) for k in nearest]
-    assert gaps, (released, position, indices[:5], indices[-5:])
-    assert min(gaps) <= tolerance, (released, [edge_value(k, bounds, cells) for k in nearest])
+    gaps = [abs(released - value) for value in best]
+    assert gaps, released
+    assert min(gaps) <= tolerance, (released, best[:5], best[-5:])
 
 
 def em_probabilities(scores: Sequence[float] | np.ndarray, rate: float) -> np.ndarray:

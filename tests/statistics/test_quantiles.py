@@ -8,6 +8,7 @@ against the exact exponential-mechanism law and the documented rank-error bound.
 
 from __future__ import annotations
 
+import bisect
 import math
 from fractions import Fraction
 from typing import Any
@@ -17,6 +18,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
+from pandas_dp.engines.cells import quantile_candidates
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.quantile import rank_error
@@ -66,8 +68,9 @@ def test_zero_noise_picks_the_edge_whose_rank_is_closest(
 
 
 def test_a_small_example_by_hand(protect_seeded, noise):
-    # Grid 0, 4, ..., 40; values 1, 5, 6, 13, 30 (n = 5): the ranks (values strictly below
-    # each edge) are 0, 1, 3, 3, 4, 4, 4, 4, 5, 5, 5. Ties: any edge of the best rank.
+    # Grid 0, 4, ..., 40, plus the round values (multiples of 10 and of 2): the candidates are
+    # the even numbers. Values 1, 5, 6, 13, 30 (n = 5); candidate c scores
+    # max(#{x < c} - q n, q n - #{x <= c}). Ties: the lowest best candidate (argmin).
     data = pd.DataFrame({"x": [1.0, 5.0, 6.0, 13.0, 30.0, np.nan]})
     priv = protect_seeded(data, epsilon=10)
 
@@ -75,12 +78,12 @@ def test_a_small_example_by_hand(protect_seeded, noise):
         return priv.dp.quantile("x", q, bounds=(0, 40), epsilon=1, cells=10)
 
     with noise(priv, value=0):
-        assert quantile(0.0) == 0.0  # q n = 0: only edge 0 has rank 0
-        assert quantile(0.2) == 4.0  # q n = 1: rank 1
-        assert quantile(0.5) in (8.0, 12.0)  # q n = 2.5: rank 3 beats ranks 1 and 4
-        assert quantile(0.7) in (8.0, 12.0, 16.0, 20.0, 24.0, 28.0)  # 3.5: ranks 3, 4 tie
-        assert quantile(1.0) in (32.0, 36.0, 40.0)  # q n = 5
-        assert priv.dp.median("x", bounds=(0, 40), epsilon=1, cells=10) in (8.0, 12.0)
+        assert quantile(0.0) == 0.0  # q n = 0: only 0 has the interval [0, 0]
+        assert quantile(0.2) in (2.0, 4.0)  # q n = 1: [1, 1]
+        assert quantile(0.5) == 6.0  # q n = 2.5 lies 0.5 deep in 6's interval [2, 3]
+        assert 6.0 <= quantile(0.7) <= 30.0  # q n = 3.5: 6-30 all score 0.5 ([2, 3] to [4, 5])
+        assert quantile(1.0) in (30.0, 32.0, 34.0, 36.0, 38.0, 40.0)  # q n = 5: score 0
+        assert priv.dp.median("x", bounds=(0, 40), epsilon=1, cells=10) == 6.0
 
 
 def test_levels_release_a_series_indexed_by_q_with_epsilon_split(
@@ -239,7 +242,8 @@ def test_bounds_are_required_and_checked(incomes, protect_seeded):
 
 
 def test_outputs_follow_the_exponential_mechanism_on_a_small_grid(ref, protect_seeded):
-    """1,500 seeded releases of the 0.3-quantile on 9 candidate edges, against the exact law
+    """1,500 seeded releases of the 0.3-quantile on 17 candidates (the 9 grid edges and the
+    round halves), against the exact law
     ``P(k) ∝ exp(-ε |rank_k - 0.3 n| / (2Δ))`` with ``Δ = max(0.3, 0.7) = 0.7`` (rate 5/7),
     computed from independently counted ranks.
 
@@ -256,10 +260,14 @@ def test_outputs_follow_the_exponential_mechanism_on_a_small_grid(ref, protect_s
     released = np.array(
         [priv.dp.quantile("x", q, bounds=bounds, epsilon=eps, cells=cells) for _ in range(runs)]
     )
-    index = released * cells / bounds[1]
-    assert np.array_equal(index, np.round(index))  # every output is a grid edge
-    counts = np.bincount(index.astype(np.int64), minlength=cells + 1)
-    scores = ref.quantile_scores(ref.ranks(values, bounds, cells), Fraction(3, 10)) / 10
+    candidates = [float(c) for c in ref.candidate_values(bounds, cells)]  # halves 0-8
+    assert candidates == [k / 2 for k in range(17)]
+    index = released * 2
+    assert np.array_equal(index, np.round(index))  # every output is a candidate
+    counts = np.bincount(index.astype(np.int64), minlength=len(candidates))
+    present = sorted(v for v in values if not np.isnan(v))  # no value on a candidate
+    below = np.array([bisect.bisect_left(present, c) for c in candidates], dtype=np.int64)
+    scores = ref.quantile_scores(below, Fraction(3, 10)) / 10
     rate = ref.quantile_rate(eps, q)
     assert rate == Fraction(5, 7)
     expected = ref.em_probabilities(scores, float(rate))
@@ -361,9 +369,11 @@ def test_preview_of_a_grouped_median_reports_the_whole_cost(protect_seeded, inco
     assert preview.table.loc["med", "epsilon"] == pytest.approx(0.5)
     assert preview.table.loc["med", "error_in"] == "ranks"
     # ε/2 = 0.5 for the median (ε split with the count), and the median's Δ = 1/2:
-    # 2 (1/2) (ln 4097 + ln 20) / 0.5 = 22.6 ranks.
-    expected = rank_error(0.5, 4097, 0.05, sensitivity=0.5)
-    assert expected == pytest.approx(2 * (math.log(4097) + math.log(20)))
+    # 2 (1/2) (ln K + ln 20) / 0.5 ranks, K the candidates (4,097 edges and the round values).
+    count = quantile_candidates(*BOUNDS, 4096, "number").size
+    assert count > 4097
+    expected = rank_error(0.5, count, 0.05, sensitivity=0.5)
+    assert expected == pytest.approx(2 * (math.log(count) + math.log(20)))
     assert preview.table.loc["med", "error"] == pytest.approx(expected)
     assert preview.epsilon == pytest.approx(1.0)  # what the release would charge
     assert priv.dp.session.releases == ()

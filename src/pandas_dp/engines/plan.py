@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -117,12 +117,16 @@ class EdgeRanks:
     compared with the edges exactly, missing values are not counted. The result has one row
     per group and ``2 (cells + 1)`` columns: ``#{x < c_k}`` for ``k = 0..cells``, then
     ``#{x <= c_k}`` (exact integers, each moved by at most one per row added or removed).
+    With ``rounding`` ``"number"`` or ``"time"`` the candidates are the edges and the round
+    values within the bounds (:func:`pandas_dp.engines.cells.quantile_candidates`): the
+    columns then count those, in the same layout.
     """
 
     column: Hashable
     lower: float
     upper: float
     cells: int
+    rounding: Literal["grid", "number", "time"] = "grid"
 
 
 @dataclass(frozen=True)

@@ -1,29 +1,39 @@
 """Quantiles by the exponential mechanism, and variances from noisy moments.
 
 Quantiles (Smith 2011, "Privacy-preserving statistical estimation with optimal convergence
-rates"): the candidates are the ``K + 1`` edges ``c_k`` of a public grid of ``K`` equal
-cells on ``[L, U]`` (on an integer column with integer bounds at most ``K`` apart, the
-integers from ``L`` to ``U``). Each candidate owns the interval of ranks
-``[a_k, b_k] = [#{x < c_k}, #{x <= c_k}]`` (the positions a value equal to ``c_k`` could
-take in the sorted data) and scores its distance from ``q n``::
+rates"): the candidates are public values ``c_k`` on ``[L, U]``: the ``K + 1`` edges of a
+grid of ``K`` equal cells, and, unless the column is an integer one with integer bounds at
+most ``K`` apart (then the integers from ``L`` to ``U`` alone), the "round" values within
+the bounds (see :func:`pandas_dp.engines.cells.quantile_candidates`: multiples of a power of
+ten and of a power of two for numbers, of a second, minute, hour or day for times), so that
+the values data usually take (whole hours, prices in cents, halves and quarters) are
+candidates. The set is chosen from public inputs only: the bounds, ``K`` and the dtype.
+Each candidate owns the interval of ranks ``[a_k, b_k] = [#{x < c_k}, #{x <= c_k}]`` (the
+positions a value equal to ``c_k`` could take in the sorted data) and scores::
 
-    s_k = max(0, a_k - q n, q n - b_k)
+    s_k = max(a_k - q n, q n - b_k)
 
-0 when ``q n`` lies in the interval, so a point mass at ``c_k`` makes ``c_k`` the best
-candidate: ties are not split over the edges around them, and a constant column's median
-is that constant. (Counting only ``#{x < c_k}``, a mass between two edges made a run of
-edges tie, and a constant column's median was uniform over the range.)
+(lower is better): ``max(#below - q n, #above - (1 - q) n)``, as ``#above = n - b_k``. Outside
+the interval it is the distance from ``q n`` to the interval; inside it is minus the
+distance to the interval's nearer end. So a tie block holding rank ``q n`` makes its value
+the best candidate, by the depth of ``q n`` inside the block, and the candidates around it
+(whose intervals end where the block begins or ends) score at least 0: a block is not
+split over its neighbours, and a constant column's median is that constant. (With the score
+clamped at 0, as before issue 38, the block and the candidates next to it scored almost
+alike; OpenDP's ``|(1 - q) a_k - q (n - b_k)|`` measures from a point inside the block, so a
+large block with ``q n`` near its end loses to its neighbour.)
 
 Sensitivity. Adding one value ``x`` moves ``n`` by 1 and ``q n`` by ``q``; below ``c_k`` it
 raises ``a_k`` and ``b_k`` by 1 (``a_k - q n`` and ``q n - b_k`` move by ``±(1 - q)``), at
 ``c_k`` only ``b_k`` (they move by ``-q`` and ``-(1 - q)``), above it neither (``∓q``).
-Each term of the maximum moves by at most ``Δ = max(q, 1 - q)``, so the maximum (with 0)
-does too; removing a value is the reverse. So ``Δ = max(q, 1 - q)`` (1/2 for the median;
-``l1`` times that when one privacy unit may hold ``l1`` rows), as for ``|#{x < c_k} - q n|``
-without ties, and as the scores are not monotone the weights are ``exp(-ε s / (2Δ))``. A
-candidate's chance is proportional to the number of grid edges in its rank interval
-(Smith's mechanism over the intervals between sorted data points, measured in grid edges).
-Sampling is exact (see :mod:`pandas_dp.mechanisms.exponential`).
+Each term of the maximum moves by at most ``Δ = max(q, 1 - q)``, so their maximum does too;
+removing a value is the reverse. So ``Δ = max(q, 1 - q)`` (1/2 for the median; ``l1``
+times that when one privacy unit may hold ``l1`` rows), as for ``|#{x < c_k} - q n|``
+without ties, and as the scores are not monotone the weights are ``exp(-ε s / (2Δ))``. The
+candidate set does not depend on the data, so the mechanism is ε-DP whatever it holds. A
+value's chance grows with the number of candidates in its rank interval (Smith's mechanism
+over the intervals between sorted data points, measured in candidates). Sampling is exact
+(see :mod:`pandas_dp.mechanisms.exponential`).
 """
 
 from __future__ import annotations
@@ -63,10 +73,12 @@ def quantile_scores(
 ) -> tuple[npt.NDArray[np.int64], int]:
     """Integer score numerators over the common denominator ``qd`` (``q = qn / qd``).
 
-    ``edge_ranks`` has one row per group and ``2 (K + 1)`` columns: ``a_k = #{x < c_k}``
-    for the ``K + 1`` edges, then ``b_k = #{x <= c_k}`` (so ``n = b_K``). The scores are
-    ``max(0, qd·a_k - qn·n, qn·n - qd·b_k)``, one column per edge: ``qd`` times the distance
-    from ``q n`` to the rank interval ``[a_k, b_k]`` (lower is better).
+    ``edge_ranks`` has one row per group and ``2 m`` columns: ``a_k = #{x < c_k}`` for the
+    ``m`` candidates, then ``b_k = #{x <= c_k}`` (so ``n = b_{m-1}``, the last candidate
+    being the upper bound). The scores are
+    ``max(qd·a_k - qn·n, qn·n - qd·b_k)``, one column per candidate: ``qd`` times the
+    distance from ``q n`` to the rank interval ``[a_k, b_k]``, or minus ``qd`` times its
+    depth inside it (lower is better; sensitivity ``qd·max(q, 1 - q)``, see the module).
     """
     below, at_most = np.split(np.asarray(edge_ranks), 2, axis=1)
     totals = at_most[:, -1:]
@@ -76,7 +88,7 @@ def quantile_scores(
     target = q.numerator * totals
     over = q.denominator * below - target  # > 0: too many values below the candidate
     under = target - q.denominator * at_most  # > 0: too few at or below it
-    return np.maximum(np.maximum(over, under), 0), q.denominator
+    return np.maximum(over, under), q.denominator
 
 
 def grid_value(

@@ -19,6 +19,7 @@ import numpy as np
 from pandas_dp.accounting.events import Measurement, SelectionMeasurement
 from pandas_dp.api.measurement.parts import ROW, Part
 from pandas_dp.engines import Measure, Rows
+from pandas_dp.engines.cells import Rounding, quantile_candidates
 from pandas_dp.engines.plan import Aggregate, CellCounts, EdgeRanks
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
@@ -46,16 +47,20 @@ def quantile_part(
     epsilon: Fraction,
     *,
     cells: int = DEFAULT_CELLS,
+    rounding: Rounding = "grid",
     label: str = "quantile",
     contribution: Contribution = ROW,
 ) -> SelectPart:
-    """Smith's exponential-mechanism quantile over the edges of a public grid of ``cells`` cells.
+    """Smith's exponential-mechanism quantile over public candidates.
 
-    Edge ``c`` scores the distance from ``q n`` to its rank interval ``[#{x < c}, #{x <= c}]``
-    (see :mod:`pandas_dp.mechanisms.quantile`). Sensitivity: a row added below ``c`` moves
-    both counts by 1 and ``q n`` by ``q``, at ``c`` only ``#{x <= c}``, above it only
-    ``q n``; so ``max(q, 1 - q)`` per row (1/2 for the median), ``l1`` times that per
-    privacy unit.
+    The candidates are the edges of a grid of ``cells`` cells on the bounds, plus (unless
+    ``rounding`` is ``"grid"``) the round values within them
+    (:func:`~pandas_dp.engines.cells.quantile_candidates`): public inputs only. Candidate
+    ``c`` scores ``max(#{x < c} - q n, q n - #{x <= c})``, the distance from ``q n`` to its
+    rank interval, negative inside it (see :mod:`pandas_dp.mechanisms.quantile`).
+    Sensitivity: a row added below ``c`` moves both counts by 1 and ``q n`` by ``q``, at
+    ``c`` only ``#{x <= c}``, above it only ``q n``; so ``max(q, 1 - q)`` per row (1/2 for
+    the median), ``l1`` times that per privacy unit.
     """
     lower, upper = bounds
     sensitivity = contribution.l1 * max(q, 1 - q)
@@ -63,12 +68,13 @@ def quantile_part(
     record = SelectionMeasurement(
         label, mechanism.name, epsilon, contribution.l1, 2 * sensitivity / epsilon
     )
+    candidates = quantile_candidates(lower, upper, cells, rounding)
 
     def to_real(index: Any) -> Any:
-        return grid_value(np.asarray(index, dtype=np.int64), lower, upper, cells)
+        return candidates[np.asarray(index, dtype=np.int64)]
 
     return SelectPart(
-        label, EdgeRanks(column, lower, upper, cells), mechanism, record,
+        label, EdgeRanks(column, lower, upper, cells, rounding), mechanism, record,
         lambda counts: quantile_scores(np.asarray(counts, dtype=np.int64), q), to_real,
     )  # fmt: skip
 

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from pandas_dp.api.measurement.choices import AnyPart
     from pandas_dp.api.measurement.parts import NoiseChoice
     from pandas_dp.api.measurement.weighted import Weights
+    from pandas_dp.engines.cells import Rounding
     from pandas_dp.units import Contribution
 
 
@@ -39,6 +40,8 @@ class CalibrationInputs:
         The public clipping bounds and ``fillna`` value (None: skipped) of each column.
     grid_cells : callable
         The cells of a column's quantile grid.
+    grid_rounding : callable
+        The round values a column's quantiles take besides the grid's edges.
     confidence : float, optional
         The confidence of the release's intervals.
     key_delta : callable
@@ -55,6 +58,7 @@ class CalibrationInputs:
     bounds: Mapping[Hashable, tuple[float, float]]
     fill: Mapping[Hashable, float | None]
     grid_cells: Callable[[Hashable], int]
+    grid_rounding: Callable[[Hashable], Rounding]
     confidence: float | None
     key_delta: Callable[[], Fraction]
     parts: Mapping[MeasurementKey, AnyPart]

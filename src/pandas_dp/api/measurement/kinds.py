@@ -193,7 +193,7 @@ class QuantileChoice(MeasurementKey):
         return what if self.side == 0 else f"the {_END[self.side]} end of {what}'s interval"
 
     def calibrate(self, inputs: CalibrationInputs) -> AnyPart:
-        """A choice among the grid's edges, or an end of the interval for ``1 - α/2``."""
+        """A choice among the candidates, or an end of the interval for ``1 - α/2``."""
         assert self.q is not None
         column = self.column
         bounds, cells = inputs.bounds[column], inputs.grid_cells(column)
@@ -201,6 +201,7 @@ class QuantileChoice(MeasurementKey):
             return quantile_part(
                 column, bounds, self.q, inputs.epsilon, label=self.label,
                 contribution=inputs.contribution, cells=cells,
+                rounding=inputs.grid_rounding(column),
             )  # fmt: skip
         assert inputs.confidence is not None
         beta = (1.0 - inputs.confidence) / 2  # each end holds with probability 1 - α/2

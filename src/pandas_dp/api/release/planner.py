@@ -174,7 +174,7 @@ def _calibrate(
     return key.calibrate(
         CalibrationInputs(
             epsilon, request.caps.contribution, noise, request.bounds, request.fill,
-            request.grid_cells, request.confidence,
+            request.grid_cells, request.grid_rounding, request.confidence,
             lambda: selection_delta(request.delta, total, request.epsilon), parts,
             request.weights,
         )

@@ -27,6 +27,7 @@ from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.budget import epsilon_for_rho
 from pandas_dp.engines import Engine, Grouping
 from pandas_dp.engines.bounding import Bounding
+from pandas_dp.engines.cells import Rounding
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
 
@@ -170,6 +171,20 @@ class Request:
         """
         lower, upper = self.bounds[column]
         return grid_cells(lower, upper, self.cells, column in self.integer_columns)
+
+    def grid_rounding(self, column: Hashable) -> Rounding:
+        """Which round values ``column``'s quantiles take as candidates besides the grid.
+
+        None (``"grid"``) on an integer column's grid of the integers; the round times of
+        a datetime or timedelta column; else round numbers (see
+        :func:`~pandas_dp.engines.cells.quantile_candidates`). Public: dtype and bounds.
+        """
+        if column in self.kinds:
+            return "time"
+        lower, upper = self.bounds[column]
+        if column in self.integer_columns and self.grid_cells(column) == upper - lower:
+            return "grid"
+        return "number"
 
     def priority(self, name: Hashable) -> float:
         """The user's weight for statistic ``name`` in the split of ε (1 by default)."""

@@ -19,6 +19,7 @@ from pandas_dp.api.measurement.kinds import (
     TopKChoice,
 )
 from pandas_dp.api.statistics.base import DOMINATED_ALPHA, F64, Context, Inputs, Statistic, too_wide
+from pandas_dp.engines.cells import quantile_candidates
 from pandas_dp.engines.plan import EdgeRanks
 from pandas_dp.mechanisms.quantile import rank_error
 
@@ -93,7 +94,9 @@ class Quantile(Statistic):
         assert isinstance(part.measure, EdgeRanks)
         sensitivity = float(part.mechanism.sensitivity)
         epsilon = float(part.measurement.epsilon)
-        return rank_error(epsilon, part.measure.cells + 1, alpha, sensitivity)
+        measure = part.measure
+        count = quantile_candidates(measure.lower, measure.upper, measure.cells, measure.rounding)
+        return rank_error(epsilon, count.size, alpha, sensitivity)
 
     def dominated(self, inputs: Inputs) -> F64:
         """Its interval (``ci``) covers half the bounds, or its measured count is too small.
