@@ -22,6 +22,7 @@ from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains, p
 from pandas_dp.api.queries.marginal_release import MarginalRelease, plan_marginals
 from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.options import epsilon_of
 from pandas_dp.api.release.types import Target
 from pandas_dp.budget import RhoBudget, parse_delta, parse_epsilon
 from pandas_dp.errors import DPValueError
@@ -58,10 +59,10 @@ def release_budget(
 
 def plan_tables(
     obj: pd.DataFrame, workload: object, keys: object = None, *, bins: object = None,
-    epsilon: Real, delta: Real | None = None,
+    epsilon: Real | None = None, delta: Real | None = None, rho: Real | None = None,
 ) -> PlannedRelease[Tables]:  # fmt: skip
     """The planned release of a workload of tables (see ``DataFrame.dp.tables``)."""
-    return plan_workload(resolve(obj), workload, keys, bins, epsilon, delta)
+    return plan_workload(resolve(obj), workload, keys, bins, epsilon, delta, rho)
 
 
 def plan_workload(
@@ -69,14 +70,15 @@ def plan_workload(
     workload: object,
     keys: object,
     bins: object,
-    epsilon: Real,
+    epsilon: Real | None,
     delta: Real | None,
+    rho: Real | None = None,
 ) -> PlannedRelease[Tables]:
     """The planned release on ``target``, whose engine is asked only for columns and dtypes."""
     tables = parse_workload(workload)
     columns = list(dict.fromkeys(column for table in tables for column in table))
     domains = parse_domains(target, columns, keys, bins)
-    eps = parse_epsilon(epsilon)
+    eps, asked = epsilon_of(target, "tables", epsilon, rho, delta)
     d, rho = release_budget(target, eps, delta)
     cliques = [tuple(sorted(domains.positions(table))) for table in tables]
     check_cells(domains, cliques)
@@ -103,7 +105,8 @@ def plan_workload(
         "tables", domains, strategy, maximal(cliques), list(zip(tables, cliques, strict=True)),
         finish, _notes(tables, domains, strategy, eps, rho, caps),
     )  # fmt: skip
-    return plan_marginals(target, spec, eps, d if strategy.noise == "gaussian" else None, caps)
+    delta_used = d if strategy.noise == "gaussian" else None
+    return plan_marginals(target, spec, eps, delta_used, caps, asked=asked)
 
 
 def shape_table(
