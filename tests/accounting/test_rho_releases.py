@@ -54,7 +54,7 @@ def test_a_count_priced_in_rho_spends_at_most_rho(noise) -> None:
     assert isinstance(call.mechanism, DiscreteGaussian)
     assert call.mechanism.sigma2 >= 5  # Δ²/(2ρ) = 1/(2 · 0.1)
     spent = priv.dp.session.spent.rho
-    assert Fraction(1, 10) - Fraction(1, 10**10) < spent <= Fraction(1, 10)
+    assert Fraction(1, 10) * Fraction(999, 1000) < spent <= Fraction(1, 10)  # σ² rounded up
 
 
 def test_gaussian_measurements_share_rho_in_proportion(noise) -> None:

@@ -232,7 +232,17 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         )
 
     def randomized_response(
-        self, *, epsilon: Real, categories: Sequence[object] | None = None, rng: int | None = None
+        self,
+        *,
+        epsilon: Real | None = None,
+        categories: Sequence[object] | None = None,
+        rng: int | None = None,
+        rho: Real | None = None,
     ) -> pd.Series:
-        """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
-        return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)
+        """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`.
+
+        ``rho=`` is refused: local DP charges no session budget, so there is no ρ to spend.
+        """
+        return randomized_response(
+            self._obj, epsilon=epsilon, categories=categories, rng=rng, rho=rho
+        )
