@@ -1,4 +1,4 @@
-"""ρ sessions end to end (issue 38): every release family takes ``rho=`` and is charged its zCDP cost.
+"""ρ sessions end to end (issue 38): every release family takes ``rho=``, charged its zCDP cost.
 
 In a session protected with ``rho=``, a release given ``rho=`` measures additive statistics
 with discrete Gaussian noise calibrated to ρ (``σ² >= Δ₂²/(2ρ)``) and chooses (quantiles,
@@ -89,9 +89,7 @@ FAMILIES: dict[str, Family] = {
         cumulative=True, rho=0.01
     ),
     "tables": lambda p: p.dp.tables([["g", "h"], ["g"]], keys=GH, rho=0.01),
-    "hierarchy": lambda p: p.dp.hierarchy(["g", "h"], keys={"a": KEYS, "b": KEYS}).count(
-        rho=0.01
-    ),
+    "hierarchy": lambda p: p.dp.hierarchy(["g", "h"], keys={"a": KEYS, "b": KEYS}).count(rho=0.01),
     "synthesize": lambda p: p.dp.synthesize(["g", "h"], keys=GH, rho=0.01, rows=10),
     "synthesize aim": lambda p: p.dp.synthesize(
         ["g", "h"], keys=GH, rho=0.01, rows=10, method="aim"
@@ -148,7 +146,8 @@ def test_every_family_is_charged_its_mechanisms_zcdp_cost(family: str) -> None:
     row = session.ledger.iloc[-1]
     assert row["rho"] == float(charged)
     assert row["asked"] == "rho=0.01"
-    assert math.isnan(row["epsilon"]) and math.isnan(row["delta"])
+    assert math.isnan(row["epsilon"])
+    assert math.isnan(row["delta"])
     assert not re.search(r"\d{4,}/\d", row["note"])  # no raw Fraction (shares read 1/2)
 
 
@@ -180,7 +179,8 @@ def test_top_k_rounds_share_rho() -> None:
     priv, calls = _release("top_k")
     assert len(calls) == 2
     (m,) = priv.dp.session.releases[-1].measurements
-    assert isinstance(m, BoundedRangeMeasurement) and m.coordinates == 2
+    assert isinstance(m, BoundedRangeMeasurement)
+    assert m.coordinates == 2
     for call in calls:
         assert call.mechanism.epsilon == m.choice_epsilon  # each round's ε
     assert m.rho == 2 * m.choice_epsilon**2 / 8
@@ -250,9 +250,7 @@ def test_gaussian_running_totals_in_a_rho_session() -> None:
     assert len(totals) == 5
     (release,) = priv.dp.session.releases
     assert release.measurements[0].mechanism == "discrete_gaussian"
-    assert Fraction(5, 1000) * Fraction(999, 1000) < priv.dp.session.spent.rho <= Fraction(
-        5, 1000
-    )
+    assert Fraction(5, 1000) * Fraction(999, 1000) < priv.dp.session.spent.rho <= Fraction(5, 1000)
 
 
 def test_randomized_response_refuses_rho_and_says_why() -> None:
@@ -283,5 +281,6 @@ def test_the_notebook_view_and_ledger_render_in_a_rho_session() -> None:
     FAMILIES["median"](priv)
     FAMILIES["count"](priv)
     html = priv.dp.session._repr_html_()
-    assert "<th>asked</th>" in html and "rho=0.01" in html
+    assert "<th>asked</th>" in html
+    assert "rho=0.01" in html
     assert "ρ=0.02" in repr(priv.dp.session) or "ρ=0.0199" in repr(priv.dp.session)

@@ -8,7 +8,6 @@ import math
 import uuid
 from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
-from fractions import Fraction
 from typing import TypeVar
 
 import numpy as np

@@ -129,9 +129,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         from pandas_dp.api.queries.tables import plan_tables
 
         return self._execute(
-            plan_tables(
-                self._obj, workload, keys, bins=bins, epsilon=epsilon, delta=delta, rho=rho
-            )
+            plan_tables(self._obj, workload, keys, bins=bins, epsilon=epsilon, delta=delta, rho=rho)
         )
 
     def synthesize(

@@ -69,9 +69,8 @@ def plan_top_k(
     if rounds > 1:
         note += f"; {rounds} rounds of peeling at ε/{rounds} each"
     if isinstance(target.session.total, RhoBudget):
-        note += (
-            f"; {asked}: priced by bounded range, an ε-DP choice costs ρ = ε²/8"
-            + (f" ({rounds} × (ε/{rounds})²/8 in all)" if rounds > 1 else "")
+        note += f"; {asked}: priced by bounded range, an ε-DP choice costs ρ = ε²/8" + (
+            f" ({rounds} × (ε/{rounds})²/8 in all)" if rounds > 1 else ""
         )
     if source:
         note += f"; candidates: {source}"

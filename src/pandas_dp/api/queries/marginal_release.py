@@ -78,7 +78,11 @@ def shaped(domains: Domains, clique: Clique) -> tuple[int, ...]:
 
 
 def plan_marginals(
-    target: Target, spec: MarginalRelease, epsilon: Fraction, delta: Fraction | None, caps: Caps,
+    target: Target,
+    spec: MarginalRelease,
+    epsilon: Fraction,
+    delta: Fraction | None,
+    caps: Caps,
     asked: str = "",
 ) -> PlannedRelease[Any]:
     """The planned release of ``spec`` (nothing read, nothing charged)."""

@@ -11,8 +11,8 @@ grouping. Every decision reads public parameters only.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
 import dataclasses
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
@@ -341,8 +341,8 @@ def _generic_notes(
     keys = list(parts)
     asked = f"ε {number_text(request.epsilon)}"
     if request.rho is not None:  # priced in zCDP: ρ, and the ε asked if one was
-        given = request.asked.startswith("epsilon")
-        asked = f"{asked} (ρ {number_text(request.rho)})" if given else f"ρ {number_text(request.rho)}"
+        rho = f"ρ {number_text(request.rho)}"
+        asked = f"{asked} ({rho})" if request.asked.startswith("epsilon") else rho
     if len(keys) == 1:
         notes = [f"{asked} on {keys[0].describe()}"]
     else:
