@@ -11,6 +11,7 @@ ledger says so (ρ charged, what was asked, no ε derived from ρ).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import warnings
@@ -284,3 +285,41 @@ def test_the_notebook_view_and_ledger_render_in_a_rho_session() -> None:
     assert "<th>asked</th>" in html
     assert "rho=0.01" in html
     assert "ρ=0.02" in repr(priv.dp.session) or "ρ=0.0199" in repr(priv.dp.session)
+
+
+RHO_SPEC = """\
+[data]
+path = "people.csv"
+
+[privacy]
+rho = 0.5
+
+[release]
+formats = ["csv"]
+
+[[query]]
+name = "counts"
+groupby = ["g"]
+keys = ["a", "b"]
+aggs = { n = "count" }
+epsilon = 0.2
+"""
+
+
+def test_a_rho_release_file_reports_rho(tmp_path, capsys) -> None:
+    """The CLI's release, ledger and report render a ρ session's charges (ρ, not a derived ε)."""
+    from pandas_dp.cli import main
+
+    frame()[["g", "x"]].to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "release.toml").write_text(RHO_SPEC)
+    out = tmp_path / "out"
+    assert main(["release", str(tmp_path / "release.toml"), "--out", str(out)]) == 0
+    capsys.readouterr()
+    assert main(["ledger", str(out / "ledger.jsonl"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    (entry,) = summary["entries"]
+    assert entry["rho"] == pytest.approx(0.02)
+    assert "epsilon" not in entry
+    report = next(out.glob("*.html")).read_text()
+    assert '<th class="">rho</th>' in report
+    assert '<th class="">epsilon</th>' not in report
