@@ -218,8 +218,14 @@ class Session:
         if not self.accountant.entries:
             return heading
         zcdp = self.total.is_zcdp  # the budget's own unit
-        head = ["sequence", "query", "columns", *(["rho"] if zcdp else ["epsilon", "delta"])]
-        head += ["asked", "groups", "noise", "note"]
+        # A ρ session charges ρ: the ε or ρ asked for goes next to it, never an ε derived.
+        head = [
+            "sequence",
+            "query",
+            "columns",
+            *(["rho", "asked"] if zcdp else ["epsilon", "delta"]),
+        ]
+        head += ["groups", "noise", "note"]
         rows = []
         for entry in self.accountant.entries:
             row = _ledger_row(entry, zcdp)
