@@ -76,6 +76,36 @@ def _show(x: Fraction) -> str:
     return f"{float(x):.6g}"
 
 
+def number_text(value: float | Fraction) -> str:
+    """A cost or a parameter as people write it: ``0``, ``0.5``, ``1/3``, ``1e-06``.
+
+    Exact fractions with a small denominator that no short decimal writes (thirds) stay
+    fractions; everything else reads as up to 6 significant digits (large whole numbers with
+    thousands separators), never ``0.000000e+00`` and never a raw ``p/q`` of a dyadic
+    ``2**-40`` grid.
+
+    Examples
+    --------
+    >>> [number_text(x) for x in (0.0, Fraction(1, 2), Fraction(1, 3), 1e-06, 1.2e6)]
+    ['0', '0.5', '1/3', '1e-06', '1,200,000']
+    >>> number_text(Fraction(77747212799, 549755813888))
+    '0.141421'
+    """
+    if isinstance(value, Fraction):
+        short = f"{float(value):.6g}"
+        if value == 0 or Fraction(short) == value or value.denominator > 100:
+            return short if value else "0"
+        return f"{value.numerator}/{value.denominator}"
+    number = float(value)
+    if number != number:  # NaN
+        return "NaN"
+    if number == 0:
+        return "0"
+    if abs(number) >= 1e6 and number.is_integer() and abs(number) < 1e15:
+        return f"{number:,.0f}"
+    return f"{number:.6g}"
+
+
 B = TypeVar("B")
 
 

@@ -18,7 +18,7 @@ import pytest
 
 from pandas_dp import DPTypeError, DPValueError
 from pandas_dp.budget import epsilon_for_rho
-from pandas_dp.mechanisms.gaussian import plan_gaussian_rho
+from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian_rho
 
 KEYS = ["a", "b"]
 
@@ -38,7 +38,9 @@ def test_the_issue_example_releases_gaussian_counts_in_a_rho_session(noise) -> N
     assert priv.dp.session.spent.rho == Fraction(1, 8)
     row = priv.dp.session.ledger.iloc[0]
     assert row["rho"] == 0.125
-    assert row["delta"] == 0.0
+    assert math.isnan(row["epsilon"])  # a ρ session charges ρ only (issue 38)
+    assert math.isnan(row["delta"])
+    assert row["asked"] == "epsilon=0.5"
     assert "ρ=0.125" in row["noise"]
 
 
@@ -47,10 +49,12 @@ def test_a_count_priced_in_rho_spends_at_most_rho(noise) -> None:
     with noise(priv) as calls:
         assert priv.dp.count(rho=0.1) == 100
     (call,) = calls
-    epsilon = epsilon_for_rho(Fraction(1, 10))
-    assert call.mechanism.scale == 1 / epsilon  # Laplace at the ε whose ε²/2 is ρ
+    # rho= in a ρ session: discrete Gaussian noise with σ² >= Δ²/(2ρ) (issue 38; it was
+    # Laplace at the ε whose ε²/2 is ρ).
+    assert isinstance(call.mechanism, DiscreteGaussian)
+    assert call.mechanism.sigma2 >= 5  # Δ²/(2ρ) = 1/(2 · 0.1)
     spent = priv.dp.session.spent.rho
-    assert Fraction(1, 10) - Fraction(1, 10**10) < spent <= Fraction(1, 10)
+    assert Fraction(1, 10) * Fraction(999, 1000) < spent <= Fraction(1, 10)  # σ² rounded up
 
 
 def test_gaussian_measurements_share_rho_in_proportion(noise) -> None:

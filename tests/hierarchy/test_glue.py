@@ -105,9 +105,9 @@ def test_one_release_one_charge_one_measurement_per_level(regional, keys, protec
     row = session.ledger.iloc[0]
     assert row["epsilon"] == pytest.approx(0.3)
     note = row["note"]
-    assert "ε 3/10 split across 3 levels (sequential composition)" in note
-    assert "1/3 (ε 1/10) to the total All (1 node), 1/3 (ε 1/10) to region (3 nodes)" in note
-    assert "1/3 (ε 1/10) to district (8 nodes)" in note
+    assert "ε 0.3 split across 3 levels (sequential composition)" in note
+    assert "1/3 (ε 0.1) to the total All (1 node), 1/3 (ε 0.1) to region (3 nodes)" in note
+    assert "1/3 (ε 0.1) to district (8 nodes)" in note
     assert "parallel composition within each level" in note
     assert "least squares" in note
     assert "Hay et al. 2010" in note

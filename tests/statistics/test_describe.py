@@ -65,7 +65,7 @@ def test_shape_values_and_a_single_charge(ref, people, protect_seeded, noise):
     order = [m.label for m in record.measurements]
     assert split.close([share for _, share in record.shares], split.shares(order, models))
     assert [m.epsilon for m in record.measurements] == [eps * s for _, s in record.shares]
-    assert f"ε {eps} split for the least relative error" in record.note
+    assert f"ε {float(eps):g} split for the least relative error" in record.note
     labels = {m.label for m in record.measurements}
     assert labels == {
         "count",

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from pandas_dp.accounting.composition import BasicComposition, Composition
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import LedgerFile, who
-from pandas_dp.budget import AnyBudget
+from pandas_dp.budget import AnyBudget, RhoBudget
 from pandas_dp.errors import BudgetExceededError, DPValueError, NotProtectedError
 
 
@@ -132,12 +132,15 @@ class Accountant:
         if self.total.covers(self.composition.guarantee(following)):
             return following, None
         before = self.composition.guarantee(state)
+        # What the release costs in the budget's own unit: a ρ session's is its ρ.
+        needs = RhoBudget(release.rho) if isinstance(self.total, RhoBudget) else release.cost
+        smaller = "rho or epsilon" if isinstance(self.total, RhoBudget) else "epsilon"
         return following, (
-            f"{release.query} needs {_fmt(release.cost)} but only "
+            f"{release.query} needs {_fmt(needs)} but only "
             f"{_fmt(self.total - before)} of the session's {_fmt(self.total)} budget remains "
             f"({count} release{'' if count == 1 else 's'} so far, "
             f"{self.composition.name} composition). "
-            "Nothing was charged. Use a smaller epsilon, or ask the data owner for a budget."
+            f"Nothing was charged. Use a smaller {smaller}, or ask the data owner for a budget."
         )
 
     def check(self, release: Release) -> None:

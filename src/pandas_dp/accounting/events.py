@@ -245,6 +245,9 @@ class Release:
     randomness : str
         Where the noise came from: ``"os"`` (the OS CSPRNG, the only private choice),
         ``"seeded"`` (a test seed) or ``"captured"`` (a test's recorder).
+    asked : str
+        The budget the call asked for, as typed (``"epsilon=0.2"``, ``"rho=0.01"``): in a
+        ρ session it is not what was charged (the ledger's ``rho`` is), so it is kept apart.
     """
 
     query: str
@@ -256,6 +259,7 @@ class Release:
     note: str = ""
     tag: str = ""
     randomness: str = "os"
+    asked: str = ""
 
     def __post_init__(self) -> None:
         if self.randomness not in RANDOMNESS:
@@ -284,6 +288,11 @@ class Release:
         if "cost" in self.__dict__:  # the measurements, hence the cost, are unchanged
             release.__dict__["cost"] = self.__dict__["cost"]
         return release
+
+    @property
+    def rho(self) -> Fraction:
+        """Exact zCDP ρ of the release: the sum of its measurements' (what a ρ session charges)."""
+        return sum((m.rho for m in self.measurements), Fraction(0))
 
     @cached_property
     def cost(self) -> Budget:

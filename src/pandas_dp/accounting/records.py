@@ -49,6 +49,7 @@ class ReleaseJSON(TypedDict):
     note: NotRequired[str]
     tag: NotRequired[str]
     randomness: NotRequired[str]  # files written before the field existed: "os"
+    asked: NotRequired[str]  # files written before the field existed: ""
 
 
 def _fraction(value: str | int | float) -> Fraction:
@@ -126,6 +127,7 @@ def release_to_json(r: Release) -> ReleaseJSON:
         "note": r.note,
         "tag": r.tag,
         "randomness": r.randomness,
+        "asked": r.asked,
     }
 
 
@@ -141,4 +143,5 @@ def release_from_json(data: ReleaseJSON) -> Release:
         note=data.get("note", ""),
         tag=data.get("tag", ""),
         randomness=data.get("randomness", "os"),  # files written before the field existed
+        asked=data.get("asked", ""),
     )

@@ -18,10 +18,13 @@ _BLOCKS = {
     "epsilon": """\
 epsilon : float
     Privacy cost of this release, charged once. In a ρ session, Gaussian noise of this ε
-    costs ``ε²/2``, as Laplace noise does, with no δ.
+    costs ``ε²/2``, as Laplace noise does, with no δ; an exponential-mechanism choice
+    (quantile, mode, top-k) ``ε²/8`` (bounded range).
 rho : float, optional
     Instead of ``epsilon``, in a zCDP session (``protect(rho=...)`` or
-    ``accounting="zcdp"``): the ρ this release spends, shared by its measurements.""",
+    ``accounting="zcdp"``): the ρ this release spends, shared by its measurements. In a ρ
+    session its noise is discrete Gaussian (``σ² = Δ₂²/(2ρ)``) and its choices use the
+    exponential mechanism at ``ε = sqrt(8ρ)``.""",
     "delta": """\
 delta : float, optional
     The δ this release spends: on the Gaussian noise with ``mechanism="gaussian"``, on

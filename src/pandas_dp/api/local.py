@@ -70,9 +70,10 @@ def _is_boolean(keys: pd.Index) -> bool:
 def randomized_response(
     series: pd.Series,
     *,
-    epsilon: Real,
+    epsilon: Real | None = None,
     categories: Sequence[object] | None = None,
     rng: int | None = None,
+    rho: Real | None = None,
 ) -> pd.Series:
     """Randomize every value independently: ε-local differential privacy per row.
 
@@ -87,6 +88,11 @@ def randomized_response(
         them, or missing, is reported as a uniformly random category.
     rng : int, optional
         Seed for tests only (emits :class:`~pandas_dp.PrivacyLeakWarning`).
+    rho : None
+        Refused: randomized response is local DP on an unprotected Series, each row's report
+        ε-DP on its own, and no session budget is charged, so there is no ρ to spend (a
+        per-row ρ would only be ``ε²/2`` in disguise, and the ε-local guarantee is the
+        stronger statement). Give ``epsilon``.
 
     Returns
     -------
@@ -123,6 +129,16 @@ def randomized_response(
             "normalize=True, epsilon=...) instead (central DP, far more accurate), or randomize "
             "answers before they are collected (an unprotected Series)."
         )
+    if rho is not None:
+        raise DPValueError(
+            "randomized_response takes epsilon, not rho: it is local DP on an unprotected "
+            "Series (each row's report is ε-DP on its own) and charges no session budget, so "
+            "there is no ρ-zCDP budget to spend. Pass epsilon=... (each row's ε); in a ρ "
+            "session, release shares centrally with .dp.value_counts(keys=..., normalize=True, "
+            "rho=...) instead"
+        )
+    if epsilon is None:
+        raise DPTypeError("randomized_response needs epsilon=... (each row's ε)")
     eps = parse_epsilon(epsilon)
     keys = _categories(series, categories)
     source = random_source(rng)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import contextlib
 import html
+import math
 import uuid
 from collections.abc import Hashable, Iterator
 from contextvars import ContextVar
-from fractions import Fraction
 from typing import TypeVar
 
 import numpy as np
@@ -23,7 +23,7 @@ from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.unit_ids import UnitIds
-from pandas_dp.budget import AnyBudget
+from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning, warn
 from pandas_dp.mechanisms.random import RandomSource, SeededRandomSource, SystemRandomSource
@@ -31,8 +31,8 @@ from pandas_dp.schema import SchemaRules
 from pandas_dp.units import PrivacyUnit
 
 LEDGER_COLUMNS = [
-    "sequence", "time", "query", "columns", "epsilon", "delta", "rho", "composition", "groups",
-    "mechanism", "noise", "bounds", "note", "tag", "by", "randomness",
+    "sequence", "time", "query", "columns", "epsilon", "delta", "rho", "asked", "composition",
+    "groups", "mechanism", "noise", "bounds", "note", "tag", "by", "randomness",
 ]  # fmt: skip
 
 
@@ -193,7 +193,8 @@ class Session:
     @property
     def ledger(self) -> pd.DataFrame:
         """One row per release: what was released, how, and what it cost."""
-        rows = [_ledger_row(entry) for entry in self.accountant.entries]
+        zcdp = self.total.is_zcdp
+        rows = [_ledger_row(entry, zcdp) for entry in self.accountant.entries]
         return pd.DataFrame(rows, columns=LEDGER_COLUMNS)
 
     def __repr__(self) -> str:
@@ -217,14 +218,20 @@ class Session:
         if not self.accountant.entries:
             return heading
         zcdp = self.total.is_zcdp  # the budget's own unit
-        head = ["sequence", "query", "columns", *(["rho"] if zcdp else ["epsilon", "delta"])]
+        # A ρ session charges ρ: the ε or ρ asked for goes next to it, never an ε derived.
+        head = [
+            "sequence",
+            "query",
+            "columns",
+            *(["rho", "asked"] if zcdp else ["epsilon", "delta"]),
+        ]
         head += ["groups", "noise", "note"]
         rows = []
         for entry in self.accountant.entries:
-            row = _ledger_row(entry)
+            row = _ledger_row(entry, zcdp)
             release = entry.release
             if zcdp:
-                row["rho"] = number_text(sum((m.rho for m in release.measurements), Fraction(0)))
+                row["rho"] = number_text(release.rho)
             else:
                 row["epsilon"] = number_text(release.cost.epsilon)
                 row["delta"] = number_text(release.cost.delta)
@@ -239,33 +246,6 @@ WRAP_STYLE = (
     "text-align: left; white-space: normal; max-width: 26em; min-width: 8em; "
     "overflow-wrap: anywhere; word-break: break-word;"
 )
-
-
-def number_text(value: float | Fraction) -> str:
-    """A cost or a parameter as people write it: ``0``, ``0.5``, ``1/3``, ``1e-06``.
-
-    Exact fractions with a small denominator that no short decimal writes (thirds) stay
-    fractions, as in the ledger's notes; everything else reads as up to 6 significant
-    digits (large whole numbers with thousands separators), never ``0.000000e+00``.
-
-    Examples
-    --------
-    >>> [number_text(x) for x in (0.0, Fraction(1, 2), Fraction(1, 3), 1e-06, 1.2e6)]
-    ['0', '0.5', '1/3', '1e-06', '1,200,000']
-    """
-    if isinstance(value, Fraction):
-        short = f"{float(value):.6g}"
-        if value == 0 or Fraction(short) == value or value.denominator > 100:
-            return short if value else "0"
-        return f"{value.numerator}/{value.denominator}"
-    number = float(value)
-    if number != number:  # NaN
-        return "NaN"
-    if number == 0:
-        return "0"
-    if abs(number) >= 1e6 and number.is_integer() and abs(number) < 1e15:
-        return f"{number:,.0f}"
-    return f"{number:.6g}"
 
 
 def html_table(head: list[str], rows: list[list[object]], wrap: tuple[str, ...] = ()) -> str:
@@ -292,7 +272,13 @@ def html_table(head: list[str], rows: list[list[object]], wrap: tuple[str, ...] 
     )
 
 
-def _ledger_row(entry: LedgerEntry) -> dict[str, object]:
+def _ledger_row(entry: LedgerEntry, zcdp: bool = False) -> dict[str, object]:
+    """One ledger row. ``zcdp``: the session's budget is ρ, which is all it charges.
+
+    A ρ session charges each release its ρ (the ``rho`` column) and no ε or δ, so its
+    ``epsilon`` and ``delta`` columns are NaN rather than an ε derived from ρ; ``asked`` says
+    what the call asked for (``epsilon=0.2`` of Gaussian noise is charged ρ = 0.02).
+    """
     release = entry.release
     cost = release.cost
     return {
@@ -300,9 +286,10 @@ def _ledger_row(entry: LedgerEntry) -> dict[str, object]:
         "time": entry.time,
         "query": release.query,
         "columns": ", ".join(release.columns),
-        "epsilon": float(cost.epsilon),
-        "delta": float(cost.delta),
-        "rho": float(sum((m.rho for m in release.measurements), Fraction(0))),  # exact zCDP
+        "epsilon": math.nan if zcdp else float(cost.epsilon),
+        "delta": math.nan if zcdp else float(cost.delta),
+        "rho": float(release.rho),  # exact zCDP
+        "asked": release.asked,
         "composition": release.composition,
         "groups": release.groups,
         "mechanism": ", ".join(sorted({m.mechanism for m in release.measurements})),

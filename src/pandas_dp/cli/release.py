@@ -107,7 +107,9 @@ def run_release_command(args: argparse.Namespace) -> int:
     return 0
 
 
-def _entry_rows(entries: list[LedgerEntry]) -> pd.DataFrame:
+def _entry_rows(entries: list[LedgerEntry], zcdp: bool = False) -> pd.DataFrame:
+    """One row per entry: its cost in the budget's unit (ρ for a ρ budget, no derived ε)."""
+    costs = ["rho"] if zcdp else ["epsilon", "delta"]
     rows = [
         {
             "seq": e.sequence,
@@ -117,11 +119,12 @@ def _entry_rows(entries: list[LedgerEntry]) -> pd.DataFrame:
             "tag": e.release.tag,
             "epsilon": float(e.release.cost.epsilon),
             "delta": float(e.release.cost.delta),
+            "rho": float(e.release.rho),
             "mechanism": ", ".join(sorted({m.mechanism for m in e.release.measurements})),
         }
         for e in entries
     ]
-    return pd.DataFrame(rows, columns=["seq", "time", "by", "query", "tag", "epsilon", "delta",
+    return pd.DataFrame(rows, columns=["seq", "time", "by", "query", "tag", *costs,
                                        "mechanism"])  # fmt: skip
 
 
@@ -137,12 +140,13 @@ def run_ledger(args: argparse.Namespace) -> int:
     accountant = Accountant(
         ledger.total, composition_for(ledger.total, ledger.accounting), entries=entries
     )
+    zcdp = ledger.total.is_zcdp
     if args.json:
         print(json.dumps({
             "ledger": str(ledger.path), "ledger_id": ledger.ledger_id, "head": ledger.head,
             "total": str(ledger.total), "accounting": ledger.accounting,
             "spent": str(accountant.spent), "remaining": str(accountant.remaining),
-            "entries": _entry_rows(entries).to_dict(orient="records"),
+            "entries": _entry_rows(entries, zcdp).to_dict(orient="records"),
         }, indent=2))  # fmt: skip
         return 0
     print(f"ledger {ledger.path} (id {ledger.ledger_id}): chain of hashes verified")
@@ -152,7 +156,7 @@ def run_ledger(args: argparse.Namespace) -> int:
         f"{plural(len(entries), 'release')}\n"
     )
     if entries:
-        _show(_entry_rows(entries))
+        _show(_entry_rows(entries, zcdp))
     if args.outputs:
         for entry in entries:
             print(f"\n#{entry.sequence} {entry.release.query} {entry.release.tag}:")

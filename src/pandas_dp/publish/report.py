@@ -169,6 +169,7 @@ def _charts(planned: PlannedQuery, table: pd.DataFrame) -> list[str]:
 
 def _breakdown(outcome: ReleaseOutcome, entries: dict[str, LedgerEntry]) -> pd.DataFrame:
     rows = []
+    zcdp = outcome.plan.total.is_zcdp  # a ρ budget charges ρ only: no ε derived from it
     for planned in outcome.plan.queries:
         entry = entries.get(planned.query.tag)
         release = entry.release if entry is not None else planned.preview.release
@@ -177,8 +178,14 @@ def _breakdown(outcome: ReleaseOutcome, entries: dict[str, LedgerEntry]) -> pd.D
             {
                 "query": planned.query.name,
                 "status": outcome.status.get(planned.query.name, "not run"),
-                "epsilon": float(release.cost.epsilon),
-                "delta": float(release.cost.delta),
+                **(
+                    {"rho": float(release.rho)}
+                    if zcdp
+                    else {
+                        "epsilon": float(release.cost.epsilon),
+                        "delta": float(release.cost.delta),
+                    }
+                ),
                 "groups": release.groups,
                 "noise": "; ".join(m.describe() for m in release.measurements),
                 "charged": entry.time[:19].replace("T", " ") if entry is not None else "",

@@ -188,19 +188,32 @@ class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):
         return self._execute(plan_quantile(self._obj, column, 0.5, release))
 
     def mode(
-        self, column: Hashable, *, candidates: Sequence[object] | None = None, epsilon: Real
+        self,
+        column: Hashable,
+        *,
+        candidates: Sequence[object] | None = None,
+        epsilon: Real | None = None,
+        rho: Real | None = None,
     ) -> Any:
         """Release the most frequent public candidate of ``column``; see ``Series.dp.mode``."""
         return self._execute(
-            plan_top_k(self._obj, column, 1, candidates=candidates, epsilon=epsilon, mode=True)
+            plan_top_k(
+                self._obj, column, 1, candidates=candidates, epsilon=epsilon, rho=rho, mode=True
+            )
         )
 
     def top_k(
-        self, column: Hashable, k: int, *, candidates: Sequence[object] | None = None, epsilon: Real
+        self,
+        column: Hashable,
+        k: int,
+        *,
+        candidates: Sequence[object] | None = None,
+        epsilon: Real | None = None,
+        rho: Real | None = None,
     ) -> list[Any]:
         """Release the ``k`` most frequent candidates of ``column``; see ``Series.dp.top_k``."""
         return self._execute(
-            plan_top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon)
+            plan_top_k(self._obj, column, k, candidates=candidates, epsilon=epsilon, rho=rho)
         )
 
     def describe(

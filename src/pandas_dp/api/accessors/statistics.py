@@ -180,14 +180,22 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
             raise DPValueError("nunique counts non-missing values only: leave dropna=True")
         return self._scalar("nunique", None, ReleaseOptions(ci=ci, **options))
 
-    def mode(self, *, candidates: Sequence[object] | None = None, epsilon: Real) -> Any:
+    def mode(
+        self,
+        *,
+        candidates: Sequence[object] | None = None,
+        epsilon: Real | None = None,
+        rho: Real | None = None,
+    ) -> Any:
         """Release the most frequent of the public ``candidates`` (exponential mechanism).
 
         Notes
         -----
         Scores are the candidates' counts (monotone, sensitivity 1): candidate ``c`` is
         chosen with probability ``∝ exp(ε count_c)``, sampled exactly. Values outside the
-        candidates are ignored silently. Budget cost: ``epsilon``.
+        candidates are ignored silently. Budget cost: ``epsilon``. In a ρ session (``protect(
+        rho=...)``) an ε-DP choice is charged ``ρ = ε²/8`` (bounded range), and ``rho=`` gives
+        the choice ``ε = sqrt(8ρ)``.
 
         Examples
         --------
@@ -197,11 +205,18 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         'a'
         """
         return self._execute(
-            plan_top_k(self._obj, None, 1, candidates=candidates, epsilon=epsilon, mode=True)
+            plan_top_k(
+                self._obj, None, 1, candidates=candidates, epsilon=epsilon, rho=rho, mode=True
+            )
         )
 
     def top_k(
-        self, k: int, *, candidates: Sequence[object] | None = None, epsilon: Real
+        self,
+        k: int,
+        *,
+        candidates: Sequence[object] | None = None,
+        epsilon: Real | None = None,
+        rho: Real | None = None,
     ) -> list[Any]:
         """Release the ``k`` most frequent public candidates, most frequent first.
 
@@ -209,12 +224,25 @@ class SeriesStatistics(BaseDPAccessor[NumberT, EstimateT]):
         -----
         Peeling: ``k`` rounds of the exponential mechanism with ``ε/k`` each, every round
         choosing among the candidates not chosen yet (sequential composition: cost
-        ``epsilon`` in all).
+        ``epsilon`` in all). In a ρ session each round is charged ``(ε/k)²/8`` (bounded
+        range), ``ε²/(8k)`` in all; ``rho=`` gives the rounds ``ε = sqrt(8ρk)`` together.
         """
-        return self._execute(plan_top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon))
+        return self._execute(
+            plan_top_k(self._obj, None, k, candidates=candidates, epsilon=epsilon, rho=rho)
+        )
 
     def randomized_response(
-        self, *, epsilon: Real, categories: Sequence[object] | None = None, rng: int | None = None
+        self,
+        *,
+        epsilon: Real | None = None,
+        categories: Sequence[object] | None = None,
+        rng: int | None = None,
+        rho: Real | None = None,
     ) -> pd.Series:
-        """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`."""
-        return randomized_response(self._obj, epsilon=epsilon, categories=categories, rng=rng)
+        """Randomize every value (local DP); see :func:`pandas_dp.local.randomized_response`.
+
+        ``rho=`` is refused: local DP charges no session budget, so there is no ρ to spend.
+        """
+        return randomized_response(
+            self._obj, epsilon=epsilon, categories=categories, rng=rng, rho=rho
+        )

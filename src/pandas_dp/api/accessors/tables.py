@@ -27,8 +27,9 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         keys: Mapping[Hashable, Sequence[object]] | None = None,
         *,
         bins: Mapping[Hashable, Sequence[float]] | None = None,
-        epsilon: Real,
+        epsilon: Real | None = None,
         delta: Real | None = None,
+        rho: Real | None = None,
     ) -> Tables:
         """Release many tables of counts at once: consistent, non-negative, charged once.
 
@@ -49,6 +50,9 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
             δ the release may spend on Gaussian noise; by default the session's δ in
             proportion to ``epsilon``. With δ = 0 the noise is Laplace. Not allowed in a
             ρ-zCDP session.
+        rho : float, optional
+            In a ρ-zCDP session, instead of ``epsilon``: the ρ the release spends (its
+            discrete Gaussian noise is calibrated to ``ε = sqrt(2ρ)``, i.e. to ρ itself).
 
         Returns
         -------
@@ -125,7 +129,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         from pandas_dp.api.queries.tables import plan_tables
 
         return self._execute(
-            plan_tables(self._obj, workload, keys, bins=bins, epsilon=epsilon, delta=delta)
+            plan_tables(self._obj, workload, keys, bins=bins, epsilon=epsilon, delta=delta, rho=rho)
         )
 
     def synthesize(
@@ -134,8 +138,9 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         keys: Mapping[Hashable, Sequence[object]] | None = None,
         *,
         bins: Mapping[Hashable, Sequence[float]] | None = None,
-        epsilon: Real,
+        epsilon: Real | None = None,
         delta: Real | None = None,
+        rho: Real | None = None,
         method: str = "mst",
         rows: int | None = None,
         workload: Sequence[Sequence[Hashable]] | None = None,
@@ -153,6 +158,10 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         delta : float, optional
             δ for Gaussian noise; by default the session's δ in proportion to ``epsilon``.
             With δ = 0 the noise is Laplace.
+        rho : float, optional
+            In a ρ-zCDP session, instead of ``epsilon``: the ρ the release spends (the
+            marginals' Gaussian noise and the choices' exponential mechanism, priced by
+            bounded range, share it).
         method : {"mst", "aim"}
             MST (McKenna, Miklau & Sheldon 2021): a tree of pairs. AIM (McKenna, Mullins,
             Sheldon & Miklau 2022): rounds that measure the marginals of ``workload`` the
@@ -228,7 +237,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
 
         return self._execute(
             plan_synthesize(
-                self._obj, columns, keys, bins=bins, epsilon=epsilon, delta=delta,
+                self._obj, columns, keys, bins=bins, epsilon=epsilon, delta=delta, rho=rho,
                 method=method, rows=rows, workload=workload,
             )
         )  # fmt: skip

@@ -15,10 +15,11 @@ from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.options import price
 from pandas_dp.api.release.types import Finish, PlannedOutput
 from pandas_dp.api.statistics import Choice
 from pandas_dp.api.validation import check_column
-from pandas_dp.budget import parse_epsilon
+from pandas_dp.budget import RhoBudget
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError
@@ -31,7 +32,8 @@ def plan_top_k(
     k: object,
     *,
     candidates: object,
-    epsilon: Real,
+    epsilon: Real | None,
+    rho: Real | None = None,
     mode: bool = False,
 ) -> PlannedRelease[Any]:
     """The ``k`` most frequent public candidates, by peeling with the exponential mechanism.
@@ -53,7 +55,8 @@ def plan_top_k(
     keys = parse_keys((col,), candidates)
     assert keys is not None
     check_key_types(keys, [dict(target.engine.dtypes(target.data).items())[col]])
-    eps = parse_epsilon(epsilon)
+    query = "mode" if mode else "top_k"
+    eps, parsed_rho, asked = price(target, query, epsilon, rho)
     rounds = positive_int(k, "k")
     if rounds > len(keys):
         raise DPValueError(f"k={rounds} exceeds the {len(keys)} candidates")
@@ -65,12 +68,16 @@ def plan_top_k(
     )
     if rounds > 1:
         note += f"; {rounds} rounds of peeling at ε/{rounds} each"
+    if isinstance(target.session.total, RhoBudget):
+        note += f"; {asked}: priced by bounded range, an ε-DP choice costs ρ = ε²/8" + (
+            f" ({rounds} × (ε/{rounds})²/8 in all)" if rounds > 1 else ""
+        )
     if source:
         note += f"; candidates: {source}"
     request = Request(
         stats=(Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),),
-        epsilon=eps, query="mode" if mode else "top_k", grouping=Grouping((col,), keys),
-        caps=caps, notes=(note,),
+        epsilon=eps, query=query, grouping=Grouping((col,), keys),
+        caps=caps, notes=(note,), rho=parsed_rho, asked=asked,
     )  # fmt: skip
 
     def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:

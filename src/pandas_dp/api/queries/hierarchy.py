@@ -26,10 +26,10 @@ from pandas_dp.api.queries.groupby import schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
 from pandas_dp.api.release.arguments import KeywordChecked, Real
-from pandas_dp.api.release.options import parse_confidence
+from pandas_dp.api.release.options import parse_confidence, price
 from pandas_dp.api.release.types import Execute, Finish, PlannedOutput
 from pandas_dp.api.statistics import LevelCount
-from pandas_dp.budget import MIN_EPSILON, parse_epsilon
+from pandas_dp.budget import MIN_EPSILON, RhoBudget, number_text
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -83,7 +83,8 @@ class DPHierarchy(KeywordChecked):
     def count(
         self,
         *,
-        epsilon: Real,
+        epsilon: Real | None = None,
+        rho: Real | None = None,
         split: Sequence[Real] | None = None,
         output: str = "table",
         ci: float | None = None,
@@ -94,6 +95,9 @@ class DPHierarchy(KeywordChecked):
         ----------
         epsilon : float
             Privacy cost of the whole table, charged once.
+        rho : float, optional
+            In a ρ-zCDP session, instead of ``epsilon``: the ρ of the whole table, shared by
+            the levels' discrete Gaussian noise (``σ² = Δ²/(2ρ_level)``).
         split : sequence of positive numbers, optional
             Relative shares of ε per level, the total first, then one per column of ``by``
             (e.g. ``[1, 1, 2]``). By default every level gets the same share.
@@ -173,7 +177,8 @@ class DPHierarchy(KeywordChecked):
                 f"output='levels' keys the total by margins_name={self.hierarchy.margins_name!r}"
                 ", which is also a column of by; pass another margins_name"
             )
-        planned = self._plan(parse_epsilon(epsilon), split, output, parse_confidence(ci))
+        eps, parsed_rho, asked = price(self._target, "hierarchy.count", epsilon, rho)
+        planned = self._plan(eps, split, output, parse_confidence(ci), parsed_rho, asked)
         if ci is not None:
             planned = planned.only_preview(
                 "ci is not available for hierarchies: the consistent counts are post-"
@@ -184,8 +189,9 @@ class DPHierarchy(KeywordChecked):
         return self._execute(planned)
 
     def _plan(
-        self, epsilon: Fraction, split: object, output: str, confidence: float | None
-    ) -> PlannedRelease[Counts]:
+        self, epsilon: Fraction, split: object, output: str, confidence: float | None,
+        rho: Fraction | None = None, asked: str = "",
+    ) -> PlannedRelease[Counts]:  # fmt: skip
         """One count per level (root first), rolled up from the leaves, made consistent."""
         hierarchy, caps = self.hierarchy, self._caps
         shares = parse_split(split, hierarchy.tree.levels)
@@ -203,8 +209,10 @@ class DPHierarchy(KeywordChecked):
         request = Request(
             stats=stats, epsilon=epsilon, query="hierarchy.count",
             grouping=Grouping(self.by, hierarchy.leaves), caps=caps, confidence=confidence,
-            shares=shares,
-            notes=_notes(hierarchy, epsilon, shares, caps, self.keys_from),
+            shares=shares, rho=rho, asked=asked,
+            # rho= in a ρ session: each level's discrete Gaussian noise is calibrated to ρ.
+            gaussian=rho is not None and isinstance(self._target.session.total, RhoBudget),
+            notes=_notes(hierarchy, epsilon, shares, caps, self.keys_from, rho),
         )  # fmt: skip
 
         def derive(exact: list[Aggregate]) -> list[Aggregate]:
@@ -265,16 +273,19 @@ def _level_names(hierarchy: Hierarchy) -> list[str]:
 
 def _notes(
     hierarchy: Hierarchy, epsilon: Fraction, shares: tuple[Fraction, ...], caps: Caps,
-    keys_from: str,
+    keys_from: str, rho: Fraction | None = None,
 ) -> tuple[str, ...]:  # fmt: skip
     names = _level_names(hierarchy)
     names[0] = f"the total {names[0]}"
+    symbol, amount = ("ε", epsilon) if rho is None else ("ρ", rho)
     levels = ", ".join(
-        f"{share} (ε {epsilon * share}) to {name} ({width} node{'' if width == 1 else 's'})"
+        f"{number_text(share)} ({symbol} {number_text(amount * share)}) to {name} "
+        f"({width} node{'' if width == 1 else 's'})"
         for share, name, width in zip(shares, names, hierarchy.tree.widths, strict=True)
     )
     notes = [
-        f"ε {epsilon} split across {len(shares)} levels (sequential composition): {levels}",
+        f"{symbol} {number_text(amount)} split across {len(shares)} levels (sequential "
+        f"composition): {levels}",
         "parallel composition within each level (a row is in one node per level)",
         "rows outside the leaf paths of the keys are not counted",
         "post-processing (no budget): least squares over the tree weighted by each level's "

@@ -78,7 +78,12 @@ def shaped(domains: Domains, clique: Clique) -> tuple[int, ...]:
 
 
 def plan_marginals(
-    target: Target, spec: MarginalRelease, epsilon: Fraction, delta: Fraction | None, caps: Caps
+    target: Target,
+    spec: MarginalRelease,
+    epsilon: Fraction,
+    delta: Fraction | None,
+    caps: Caps,
+    asked: str = "",
 ) -> PlannedRelease[Any]:
     """The planned release of ``spec`` (nothing read, nothing charged)."""
     domains = spec.domains
@@ -96,6 +101,7 @@ def plan_marginals(
         stats=stats, epsilon=epsilon, query=spec.query, caps=caps, delta=delta,
         gaussian=delta is not None,
         shares=tuple(p.measurement.epsilon / epsilon for p in parts.values()), notes=spec.notes,
+        asked=asked,
     )  # fmt: skip
     ordered = list(parts.values())
 

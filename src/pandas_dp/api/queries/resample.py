@@ -48,6 +48,7 @@ class DPResampler(DPGroupBy):
         delta: Any = None,
         mechanism: Literal["laplace", "gaussian"] = "laplace",
         ci: float | None = None,
+        rho: Any = None,
         **options: Any,
     ) -> Any:
         """Rows per period, or with ``cumulative=True`` the running total after each period.
@@ -65,13 +66,17 @@ class DPResampler(DPGroupBy):
         -----
         One row adds 1 to one bin (a unit: at most its capped rows); the tree's noise has
         scale ``k L / ε`` on each dyadic block (``L`` levels), the factorization's discrete
-        Gaussian noise ``σ² >= k² Δ² / (2ρ)`` on ``R' x``; cost ``ε`` (and δ), once.
+        Gaussian noise ``σ² >= k² Δ² / (2ρ)`` on ``R' x``; cost ``ε`` (and δ), once. In a
+        ρ session Gaussian noise needs no δ: ``epsilon=ε`` spends ``ρ = ε²/2``, and ``rho=``
+        spends ρ with Gaussian noise.
         """
         if not cumulative:
+            if rho is not None:
+                options["rho"] = rho
             return super().size(epsilon=epsilon, delta=delta, mechanism=mechanism, ci=ci, **options)
         if options:
             raise DPTypeError(
-                f"size(cumulative=True) takes epsilon, delta, mechanism and ci; got "
+                f"size(cumulative=True) takes epsilon, rho, delta, mechanism and ci; got "
                 f"{sorted(options)}"
             )
         # Lazy: the continual-counting plans load the tables' measurement code on first use.
@@ -81,7 +86,7 @@ class DPResampler(DPGroupBy):
         assert binning is not None
         assert self.keys is not None
         planned = plan_running_totals(
-            self._target, self.by[0], binning, self.keys, epsilon, delta, mechanism, ci
+            self._target, self.by[0], binning, self.keys, epsilon, delta, mechanism, ci, rho
         )
         return self._execute(planned)
 

@@ -29,10 +29,10 @@ from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan
 from pandas_dp.api.release.arguments import Mechanism, Real
-from pandas_dp.api.release.options import parse_confidence, parse_mechanism
+from pandas_dp.api.release.options import epsilon_of, parse_confidence, parse_mechanism
 from pandas_dp.api.release.types import Finish, PlannedOutput, Target
 from pandas_dp.api.statistics.running import RunningTotal
-from pandas_dp.budget import parse_epsilon
+from pandas_dp.budget import RhoBudget
 from pandas_dp.engines.plan import Aggregate, Axis, Binning, JointCounts
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.continual import NoisyBins
@@ -53,10 +53,17 @@ def plan_running_totals(
     delta: Real | None = None,
     mechanism: Mechanism = "laplace",
     ci: float | None = None,
+    rho: Real | None = None,
 ) -> PlannedRelease[pd.Series | pd.DataFrame]:
-    """The planned release of every prefix sum of the bins' row counts (nothing read)."""
-    eps = parse_epsilon(epsilon)
-    gaussian = parse_mechanism(mechanism)
+    """The planned release of every prefix sum of the bins' row counts (nothing read).
+
+    In a ρ session ``rho=`` measures with Gaussian noise calibrated to ρ (the square-root
+    factorization or noisy bins), and ``epsilon=`` spends ``ρ = ε²/2`` with either noise.
+    """
+    query = "resample.size(cumulative)"
+    eps, asked = epsilon_of(target, query, epsilon, rho, delta)
+    zcdp = isinstance(target.session.total, RhoBudget)
+    gaussian = parse_mechanism(mechanism) or (rho is not None and zcdp)
     confidence = parse_confidence(ci)
     caps = caps_for(target, False)
     k = caps.contribution.l1
@@ -89,10 +96,11 @@ def plan_running_totals(
         clique=(0,), home=(0,), counting=counting,
     )  # fmt: skip
     stat = RunningTotal("size", None, keys=(key,))
+    spent = Fraction(eps * eps / 2) if zcdp else None  # a ρ session's ρ: no δ for Gaussian noise
     request = Request(
-        stats=(stat,), epsilon=eps, query="resample.size(cumulative)", caps=caps, delta=share,
+        stats=(stat,), epsilon=eps, query=query, caps=caps, delta=share,
         gaussian=gaussian, confidence=confidence, shares=(Fraction(1),),
-        notes=(_note(counting, bins, k),),
+        notes=(_note(counting, bins, k),), rho=spent if gaussian else None, asked=asked,
     )  # fmt: skip
 
     def derive(exact: list[Aggregate]) -> list[Aggregate]:

@@ -31,9 +31,9 @@ from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.options import epsilon_of
 from pandas_dp.api.release.types import Finish, PlannedOutput
 from pandas_dp.api.statistics.tables import Synthetic, Table
-from pandas_dp.budget import parse_epsilon
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.compression import Compressed
@@ -53,7 +53,8 @@ MST_ITERATIONS = 3000
 
 def plan_synthesize(
     obj: pd.DataFrame, columns: Sequence[Hashable], keys: object = None, *,
-    bins: object = None, epsilon: Real, delta: Real | None = None, method: str = "mst",
+    bins: object = None, epsilon: Real | None = None, delta: Real | None = None,
+    rho: Real | None = None, method: str = "mst",
     rows: int | None = None, workload: Sequence[Sequence[Hashable]] | None = None,
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """The planned release of synthetic rows (see ``DataFrame.dp.synthesize``)."""
@@ -63,9 +64,9 @@ def plan_synthesize(
     labels = parse_by(list(columns) if isinstance(columns, list | tuple) else columns)
     count = _rows(rows)
     domains = parse_domains(target, labels, keys, bins)
-    eps = parse_epsilon(epsilon)
-    d, rho = release_budget(target, eps, delta)
-    gaussian = rho is not None
+    eps, asked = epsilon_of(target, "synthesize", epsilon, rho, delta)
+    d, spent_rho = release_budget(target, eps, delta)
+    gaussian = spent_rho is not None
     n = len(labels)
     pairs: list[Clique] = [(i, j) for i in range(n) for j in range(i + 1, n)]
     cliques = pairs if method == "mst" else _workload(workload, labels, pairs)
@@ -96,6 +97,7 @@ def plan_synthesize(
         delta=d if gaussian else None, gaussian=gaussian and d is not None,
         shares=tuple(p.measurement.epsilon / eps for p in parts.values()),
         notes=_notes(domains, gaussian, caps.describe() if caps.bounding else "", method),
+        asked=asked,
     )  # fmt: skip
     dtypes = dict(target.engine.dtypes(target.data).items())
 

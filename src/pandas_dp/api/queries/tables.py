@@ -22,8 +22,9 @@ from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains, p
 from pandas_dp.api.queries.marginal_release import MarginalRelease, plan_marginals
 from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.options import epsilon_of
 from pandas_dp.api.release.types import Target
-from pandas_dp.budget import RhoBudget, parse_delta, parse_epsilon
+from pandas_dp.budget import RhoBudget, number_text, parse_delta
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.marginals import Clique, Strategy, maximal
 from pandas_dp.mechanisms.reconstruction import consistent_tables, tables_from_residuals
@@ -58,10 +59,10 @@ def release_budget(
 
 def plan_tables(
     obj: pd.DataFrame, workload: object, keys: object = None, *, bins: object = None,
-    epsilon: Real, delta: Real | None = None,
+    epsilon: Real | None = None, delta: Real | None = None, rho: Real | None = None,
 ) -> PlannedRelease[Tables]:  # fmt: skip
     """The planned release of a workload of tables (see ``DataFrame.dp.tables``)."""
-    return plan_workload(resolve(obj), workload, keys, bins, epsilon, delta)
+    return plan_workload(resolve(obj), workload, keys, bins, epsilon, delta, rho)
 
 
 def plan_workload(
@@ -69,14 +70,15 @@ def plan_workload(
     workload: object,
     keys: object,
     bins: object,
-    epsilon: Real,
+    epsilon: Real | None,
     delta: Real | None,
+    rho: Real | None = None,
 ) -> PlannedRelease[Tables]:
     """The planned release on ``target``, whose engine is asked only for columns and dtypes."""
     tables = parse_workload(workload)
     columns = list(dict.fromkeys(column for table in tables for column in table))
     domains = parse_domains(target, columns, keys, bins)
-    eps = parse_epsilon(epsilon)
+    eps, asked = epsilon_of(target, "tables", epsilon, rho, delta)
     d, rho = release_budget(target, eps, delta)
     cliques = [tuple(sorted(domains.positions(table))) for table in tables]
     check_cells(domains, cliques)
@@ -101,9 +103,10 @@ def plan_workload(
 
     spec = MarginalRelease(
         "tables", domains, strategy, maximal(cliques), list(zip(tables, cliques, strict=True)),
-        finish, _notes(tables, domains, strategy, eps, rho, caps),
+        finish, _notes(tables, domains, strategy, eps, rho, caps, target.session.total.is_zcdp),
     )  # fmt: skip
-    return plan_marginals(target, spec, eps, d if strategy.noise == "gaussian" else None, caps)
+    delta_used = d if strategy.noise == "gaussian" else None
+    return plan_marginals(target, spec, eps, delta_used, caps, asked=asked)
 
 
 def shape_table(
@@ -129,21 +132,21 @@ def shape_table(
 
 def _notes(
     tables: list[tuple[Hashable, ...]], domains: Domains, strategy: Strategy | ResidualPlan,
-    epsilon: Fraction, rho: float | None, caps: Caps,
+    epsilon: Fraction, rho: float | None, caps: Caps, zcdp: bool = False,
 ) -> tuple[str, ...]:  # fmt: skip
     k = caps.contribution.l1
     if isinstance(strategy, ResidualPlan):
-        return _residual_notes(tables, domains, strategy, epsilon, rho, caps)
+        return _residual_notes(tables, domains, strategy, epsilon, rho, caps, zcdp)
     if strategy.noise == "laplace":
         noise = (
-            f"discrete Laplace noise per marginal, ε {epsilon} split by the shares "
+            f"discrete Laplace noise per marginal, ε {number_text(epsilon)} split by the shares "
             f"(sequential composition); a unit is in one cell of each marginal (L1 "
             f"sensitivity {k} per marginal)"
         )
     else:
         noise = (
             f"discrete Gaussian noise per marginal, calibrated jointly: {rho:.6g}-zCDP in all "
-            f"(Canonne, Kamath & Steinke 2020), which gives the release's ε {epsilon}; a unit is "
+            f"(Canonne, Kamath & Steinke 2020){_gives(epsilon, zcdp)}; a unit is "
             f"in one cell of each marginal (L2 sensitivity {k} per marginal)"
         )
     notes = [
@@ -163,9 +166,14 @@ def _notes(
     return tuple(notes)
 
 
+def _gives(epsilon: Fraction, zcdp: bool) -> str:
+    """The (ε, δ) a ρ converts to, in an (ε, δ) session; nothing in a ρ session (ρ is charged)."""
+    return "" if zcdp else f", which gives the release's ε {number_text(epsilon)}"
+
+
 def _residual_notes(
     tables: list[tuple[Hashable, ...]], domains: Domains, plan: ResidualPlan, epsilon: Fraction,
-    rho: float | None, caps: Caps,
+    rho: float | None, caps: Caps, zcdp: bool = False,
 ) -> tuple[str, ...]:  # fmt: skip
     k = caps.contribution.l1
     notes = [
@@ -178,7 +186,7 @@ def _residual_notes(
         "Π(n_i - 1) rows; each ledger line's sigma2 is the base variance v_A, and a row of "
         "squared norm N gets variance at least v_A N / Π n_i, so that a privacy unit (at "
         f"most {k} rows) costs at most ρ = {k * k}·Π(n_i - 1) / (2 v_A)), {rho:.6g}-zCDP in all "
-        f"(Canonne, Kamath & Steinke 2020), which gives the release's ε {epsilon}",
+        f"(Canonne, Kamath & Steinke 2020){_gives(epsilon, zcdp)}",
         "a row counts only where every column's value is among its keys or bins",
         "post-processing (no budget): every table assembled from the residuals of its "
         "subsets (unbiased, consistent), then the nearest consistent non-negative tables",

@@ -28,7 +28,14 @@ from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.statistics.weighted import weighted
 from pandas_dp.api.temporal import ValueKind, temporal_statistic
 from pandas_dp.api.validation import check_column, parse_bounds, parse_column_bounds, parse_fill
-from pandas_dp.budget import epsilon_for_rho, parse_delta, parse_epsilon
+from pandas_dp.budget import (
+    RhoBudget,
+    epsilon_for_rho,
+    exact,
+    number_text,
+    parse_delta,
+    parse_epsilon,
+)
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.accuracy import check_confidence
@@ -57,6 +64,15 @@ def parse_mechanism(mechanism: object) -> bool:
     return bool(mechanism == "gaussian")
 
 
+def asked_text(epsilon: object, rho: object = None, delta: object = None) -> str:
+    """What a call asked for, for the ledger's ``asked`` column: ``epsilon=0.2, delta=1e-06``.
+
+    Read after validation, so every amount given is a real number.
+    """
+    given = [("epsilon", epsilon), ("rho", rho), ("delta", delta)]
+    return ", ".join(f"{name}={number_text(exact(v, name))}" for name, v in given if v is not None)
+
+
 def parse_cells(cells: object) -> int:
     """The quantile grid's number of cells."""
     grid = DEFAULT_CELLS if cells is None else positive_int(cells, "cells")
@@ -77,6 +93,8 @@ def validate(
     """
     gaussian = parse_mechanism(options.mechanism)
     epsilon, rho = _price(target, query, options, gaussian)
+    # rho= in a ρ session: additive noise is discrete Gaussian, calibrated to ρ (σ² = Δ²/(2ρ)).
+    gaussian = gaussian or (rho is not None and isinstance(target.session.total, RhoBudget))
     confidence = parse_confidence(options.ci)
     post = _post(options, confidence)
     kinds = _value_kinds(target, stats)
@@ -93,7 +111,7 @@ def validate(
         selection=parse_selection(selection),
         relative_error=parse_relative_error(options.relative_error, confidence, stats, kinds),
         weights=weights, count_quantiles=options.min_count is not None and post.min_count > 0,
-        rho=rho,
+        rho=rho, asked=asked_text(options.epsilon, options.rho, options.delta),
     )  # fmt: skip
     return _with_columns(target, request, kinds)
 
@@ -307,6 +325,39 @@ def _price(
             )
         return eps, eps * eps / 2
     return eps, None
+
+
+def price(
+    target: Target, query: str, epsilon: object, rho: object, delta: object = None
+) -> tuple[Fraction, Fraction | None, str]:
+    """The ε, ρ (None: priced in ε) and ``asked`` text of a release given only a budget.
+
+    For the families that validate their own options (choices, tables, synthetic data,
+    hierarchies, running totals): the same rules as every other release's.
+    """
+    options = ReleaseOptions(epsilon=epsilon, rho=rho, delta=delta)  # type: ignore[arg-type]
+    eps, parsed = _price(target, query, options, gaussian=False)
+    return eps, parsed, asked_text(epsilon, rho, delta)
+
+
+def epsilon_of(
+    target: Target, query: str, epsilon: object, rho: object, delta: object = None
+) -> tuple[Fraction, str]:
+    """The ε a family that works in ε (ρ = ε²/2 in a ρ session) spends, and ``asked``.
+
+    Tables, synthetic data, hierarchies and running totals calibrate from ε, spending
+    ``ρ = ε²/2`` in a ρ session; ``rho=`` (a ρ session only) gives them the ε whose ``ε²/2``
+    is ρ, rounded down (:func:`~pandas_dp.budget.epsilon_for_rho`).
+    """
+    if rho is not None and not isinstance(target.session.total, RhoBudget):
+        raise DPValueError(
+            f"{query}: rho= spends a ρ-zCDP budget, but this session's budget is "
+            f"{target.session.total}; pass epsilon=..., or protect the frame with rho=..."
+        )
+    if rho is not None and delta is not None:
+        raise DPValueError(f"{query}: a release priced in rho needs no delta; leave it out")
+    eps, _, _ = price(target, query, epsilon, rho)
+    return eps, asked_text(epsilon, rho, delta)
 
 
 def _price_rho(

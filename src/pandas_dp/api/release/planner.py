@@ -11,6 +11,7 @@ grouping. Every decision reads public parameters only.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -18,17 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from pandas_dp.accounting.events import PARALLEL, SEQUENTIAL, Release
-from pandas_dp.api.measurement.choices import AnyPart
+from pandas_dp.accounting.events import (
+    PARALLEL,
+    SEQUENTIAL,
+    BoundedRangeMeasurement,
+    Release,
+)
+from pandas_dp.api.measurement.choices import AnyPart, SelectPart
 from pandas_dp.api.measurement.keys import CalibrationInputs, MeasurementKey
-from pandas_dp.api.measurement.kinds import NonNullCount
+from pandas_dp.api.measurement.kinds import NonNullCount, QuantileChoice, TopKChoice
 from pandas_dp.api.measurement.parts import NoiseChoice
 from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
 from pandas_dp.api.release.types import Finisher, PlannedOutput, PlannedRelease, Request, Target
 from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.budget import AnyBudget
+from pandas_dp.budget import AnyBudget, RhoBudget, number_text
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError
 
@@ -156,10 +162,41 @@ def _calibrated(
         if key in calibrated:
             parts[key] = calibrated[key]
             continue
-        parts[key] = _calibrate(
-            key, request, request.budget_of(share), noise, parts, target.session.total
-        )
+        total = target.session.total
+        if isinstance(total, RhoBudget) and _bounded_range(key):
+            epsilon = request.choice_budget_of(share, key.rounds)
+            part = _calibrate(key, request, epsilon, noise, parts, total)
+            parts[key] = _priced_by_bounded_range(part)
+            continue
+        parts[key] = _calibrate(key, request, request.budget_of(share), noise, parts, total)
     return {key: parts[key] for key in needs}
+
+
+def _bounded_range(key: MeasurementKey) -> bool:
+    """Whether ``key`` is a choice by the exponential mechanism (a quantile, mode, top-k).
+
+    Not the ends of a quantile's interval (the sparse vector technique), which stay pure ε.
+    """
+    return isinstance(key, QuantileChoice | TopKChoice) and key.side == 0
+
+
+def _priced_by_bounded_range(part: AnyPart) -> AnyPart:
+    """``part``'s choice recorded as bounded range: ``rounds · (ε/rounds)²/8`` in zCDP.
+
+    The exponential mechanism at ε (weights ``exp(-ε score / (2Δ))``, or ``exp(ε score / Δ)``
+    for a monotone score) is ε-bounded-range, hence ``ε²/8``-zCDP (Cesar & Rogers 2021); top-k
+    peels ``rounds`` choices at ``ε / rounds`` each. The record's fields are set so that its
+    :attr:`~BoundedRangeMeasurement.choice_epsilon` (``2 · sensitivity / scale``) is exactly
+    each round's ε.
+    """
+    assert isinstance(part, SelectPart)
+    epsilon, rounds = part.mechanism.epsilon, part.rounds
+    sensitivity = part.measurement.sensitivity
+    record = BoundedRangeMeasurement(
+        part.label, part.mechanism.name, epsilon, sensitivity,
+        2 * sensitivity * rounds / epsilon, coordinates=rounds,
+    )  # fmt: skip
+    return dataclasses.replace(part, measurement=record)
 
 
 def _calibrate(
@@ -224,6 +261,7 @@ def _release(request: Request, parts: dict[MeasurementKey, AnyPart], notes: list
         bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items())
         + tuple((f"{w.column} (weights)", w.lower, w.upper) for w in [weights] if w),
         note="; ".join(notes),
+        asked=request.asked,
     )
 
 
@@ -301,8 +339,12 @@ def _generic_notes(
     these lines.
     """
     keys = list(parts)
+    asked = f"ε {number_text(request.epsilon)}"
+    if request.rho is not None:  # priced in zCDP: ρ, and the ε asked if one was
+        rho = f"ρ {number_text(request.rho)}"
+        asked = f"{asked} ({rho})" if request.asked.startswith("epsilon") else rho
     if len(keys) == 1:
-        notes = [f"ε {request.epsilon} on {keys[0].describe()}"]
+        notes = [f"{asked} on {keys[0].describe()}"]
     else:
         equal = len(set(shares)) == 1
         split = ", ".join(
@@ -310,10 +352,16 @@ def _generic_notes(
             for s, k in zip(shares, keys, strict=True)
         )
         how = "equally" if equal else "for the least relative error"
-        notes = [f"ε {request.epsilon} split {how}: {split}"]
-    if request.gaussian:
-        delta = sum((p.measurement.delta for p in parts.values()), Fraction(0))
-        notes.append(f"discrete Gaussian noise calibrated for δ = {float(delta):.3g} in all")
+        notes = [f"{asked} split {how}: {split}"]
+    measurements = [p.measurement for p in parts.values()]
+    if request.gaussian and any(m.is_gaussian for m in measurements):
+        if all(m.delta == 0 for m in measurements):  # priced in zCDP
+            notes.append("discrete Gaussian noise calibrated to ρ (σ² = Δ²/(2ρ)), no δ")
+        else:
+            delta = sum((m.delta for m in measurements), Fraction(0))
+            notes.append(f"discrete Gaussian noise calibrated for δ = {float(delta):.3g} in all")
+    if any(isinstance(m, BoundedRangeMeasurement) for m in measurements):
+        notes.append("exponential mechanism priced by bounded range: ε-DP costs ρ = ε²/8")
     grouping = request.grouping
     if grouping is not None:
         over = len(grouping.keys) if grouping.keys is not None else "the released"

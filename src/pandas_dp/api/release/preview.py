@@ -16,8 +16,8 @@ import pandas as pd
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.release.planning_rows import EXPECTED_ROWS, planning_rows
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
-from pandas_dp.api.session import number_text
 from pandas_dp.api.statistics import Mean
+from pandas_dp.budget import number_text
 
 #: Confidence of previews unless asked otherwise.
 DEFAULT_CONFIDENCE = 0.95

@@ -156,12 +156,27 @@ class Request:
     #: among the measurements in proportion to their shares (each gets the ε whose ε²/2 is
     #: its ρ); :attr:`epsilon` is then ``sqrt(2ρ)``, for the ledger.
     rho: Fraction | None = None
+    #: The budget the call asked for, as typed (the ledger's ``asked`` column).
+    asked: str = ""
 
     def budget_of(self, share: Fraction) -> Fraction:
         """The ε of a measurement with this share of the release."""
         if self.rho is None:
             return self.epsilon * share
         return epsilon_for_rho(self.rho * share)
+
+    def choice_budget_of(self, share: Fraction, rounds: int = 1) -> Fraction:
+        """The ε of an exponential-mechanism choice with this share, priced by bounded range.
+
+        In a ρ session an ε-DP exponential mechanism is ``ε²/8``-zCDP (it is ε-bounded-range,
+        Durfee & Rogers 2019; Cesar & Rogers 2021, Lemma 3.2): ``rho=`` gives each choice the
+        ε whose ``ε²/8`` is its share, ``sqrt(8ρ)`` (rounded down), and ``epsilon=`` its share
+        of that ε, charged ``ε²/8``. ``rounds`` choices by peeling (top-k) at ``ε/rounds``
+        each cost ``ε²/(8 rounds)`` together, so ``rho=`` gives them ``sqrt(8ρ rounds)``.
+        """
+        if self.rho is None:
+            return self.epsilon * share
+        return epsilon_for_rho(4 * self.rho * share * rounds)
 
     def grid_cells(self, column: Hashable) -> int:
         """The cells of ``column``'s quantile grid (see :func:`grid_cells`).
