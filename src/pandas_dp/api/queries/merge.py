@@ -117,6 +117,8 @@ def merge(
             left, positions = frame.iloc[rows], codes[rows]
     else:  # every protected row, as it is
         left, positions = frame, codes
+    if repeated or how == "inner":  # the rows kept (or repeated) depend on the matches
+        left = left.set_axis(_labels(left.index), axis=0)
     values = public.drop(columns=keys).reset_index(drop=True)
     right = _looked_up(values, positions, how)
     result = _joined(left, right, keys, suffixes)
@@ -143,6 +145,18 @@ def _looked_up(
         source = values.iloc[:, j].astype(dtypes.iloc[j])
         columns.append((name, source.array.take(narrow, allow_fill=how == "left")))
     return columns
+
+
+def _labels(index: pd.Index) -> pd.Index:
+    """The kept rows' labels in an index type that does not depend on which rows were kept.
+
+    pandas keeps a ``RangeIndex`` when the positions taken happen to be evenly spaced (every
+    row, or every other one) and builds an integer ``Index`` otherwise; which rows match is
+    private, so a ``RangeIndex`` is always materialised (same labels, same dtype).
+    """
+    if isinstance(index, pd.RangeIndex):
+        return pd.Index(np.asarray(index, dtype=np.int64), name=index.name)
+    return index
 
 
 def left_dtypes(public: pd.DataFrame) -> pd.Series:
