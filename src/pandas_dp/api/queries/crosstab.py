@@ -23,7 +23,7 @@ from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
-from pandas_dp.api.release.finish import released
+from pandas_dp.api.release.finish import hide_where_empty, released
 from pandas_dp.api.release.types import Finish, PlannedOutput, Request
 from pandas_dp.api.statistics import Count, Statistic, statistic_class
 from pandas_dp.api.statistics.postprocess import PostProcess
@@ -88,16 +88,25 @@ def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layo
         shape = (len(rows), len(cols))
         blocks: list[np.ndarray] = []
         margin_row = margin_col = layout.margins
+        tables = []
         for out in outputs:
             cells = released(out, noisy, post, request.integral_columns).reshape(shape)
             if layout.normalize is not None:
                 cells, margin_row, margin_col = _normalized(cells, layout)
             elif layout.margins:
                 cells = _with_margins(out, noisy, post, cells)
+            tables.append(cells)
+        if layout.normalize is None:  # no mean next to a count that says "empty"
+            tables = hide_where_empty(outputs, tables, post)
+        for out, cells in zip(outputs, tables, strict=True):
             blocks.append(cells)
             if alpha is not None:
                 lower, upper = out.stat.interval(out.inputs(noisy), alpha)
-                blocks += [np.reshape(lower, shape), np.reshape(upper, shape)]
+                lower, upper = np.reshape(lower, shape), np.reshape(upper, shape)
+                if cells.dtype.kind == "f":  # a value hidden as NaN hides its interval too
+                    hidden = np.isnan(cells)
+                    lower, upper = np.where(hidden, np.nan, lower), np.where(hidden, np.nan, upper)
+                blocks += [lower, upper]
         rows = _margin_index(rows, layout.margins_name) if margin_row else rows
         cols = _margin_index(cols, layout.margins_name) if margin_col else cols
         frame = _frame(blocks, rows, cols, _labels(layout, alpha is not None))
