@@ -96,11 +96,13 @@ def test_refused_before_any_charge(call, charges_nothing):
 
 def test_normalized_tables_are_proportions_of_the_clamped_counts(protect_seeded):
     priv = protect_seeded(frame(), epsilon=3)
+    # Shares of all rows, as pandas: the cells of rows outside the keys (here none, so only
+    # noise clamped at 0) count in the totals, so a row's listed shares sum to at most 1.
     rows = priv.dp.crosstab("sex", "region", keys=KEYS, normalize="index", margins=True, epsilon=1)
-    assert np.allclose(rows.sum(axis=1), 1.0)
+    assert (rows.sum(axis=1) <= 1 + 1e-12).all()
     assert list(rows.index) == [0, 1, "All"]
     cols = priv.dp.crosstab("sex", "region", keys=KEYS, normalize="columns", epsilon=1)
-    assert np.allclose(cols.sum(axis=0), 1.0)
+    assert (cols.sum(axis=0) <= 1 + 1e-12).all()
     assert (cols >= 0).all().all()
     whole = priv.dp.crosstab("sex", "region", keys=KEYS, normalize=True, margins=True, epsilon=1)
     assert whole.loc["All", "All"] == pytest.approx(1.0)

@@ -186,7 +186,8 @@ def test_value_counts_mirrors_pandas(protect_seeded, noise, sort, ascending, nor
     options = {"sort": sort, "ascending": ascending, "normalize": normalize}
     with noise(priv) as calls:
         released = priv.dp.value_counts(keys=keys, epsilon=0.5, **options)
-    assert [(c.size, c.mechanism.scale) for c in calls] == [(4, 2)]
+    # normalize: one more cell, the rows outside the keys (none here), for the total
+    assert [(c.size, c.mechanism.scale) for c in calls] == [(5 if normalize else 4, 2)]
     expected = series.value_counts(**options)
     if not sort:  # pandas keeps the data's order of first appearance; pandas-dp the keys'
         expected = expected.reindex(keys)
@@ -204,8 +205,11 @@ def test_value_counts_keys_absent_or_outside(protect_seeded, noise):
     # Sorted by count; the absent key comes last with 0; "a" and "b" are dropped silently.
     assert released.to_dict() == {"c": 50, "d": 35, "zz": 0}
     assert released.index.tolist() == ["c", "d", "zz"]
-    # Proportions of what was released (the keys), not of all rows.
-    assert shares.to_dict() == pytest.approx({"c": 50 / 85, "d": 35 / 85, "zz": 0.0}, rel=1e-15)
+    # Shares of all (non-missing) rows, as pandas (issue 38): "a" and "b" are in the total.
+    assert shares.to_dict() == pytest.approx({"c": 50 / 110, "d": 35 / 110, "zz": 0.0}, rel=1e-15)
+    assert shares.to_dict() == pytest.approx(
+        series.value_counts(normalize=True).reindex(["c", "d", "zz"], fill_value=0.0).to_dict()
+    )
 
 
 def test_value_counts_sorts_the_noisy_counts(protect_seeded, noise):

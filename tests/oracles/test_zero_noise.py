@@ -441,6 +441,35 @@ def _(dtype: str) -> None:
     assert_equal(ours, theirs, rtol=RATIO)
 
 
+def _subset(keys: list[Any]) -> list[Any]:
+    """Some of the public keys (those with rows first): shares must keep the others' rows."""
+    return keys[:2] if len(keys) > 2 else keys[:1]
+
+
+@case("crosstab", "pd.crosstab(g, k, normalize=..., margins=...) on a subset of keys", KEYLIKE)
+def _(dtype: str) -> None:
+    # As pandas on all the rows, then the listed keys selected: every total keeps the rows
+    # outside the listed keys (issue 38).
+    df, priv = protected("int64", dtype)
+    rows, cols = GROUPS[:2], _subset(key_column(dtype)[1])
+    keys = {"g": rows, "k": cols}
+    for how, margins in [(h, m) for h in ("all", "index", "columns") for m in (False, True)]:
+        ours = exact(
+            priv,
+            lambda p, h=how, m=margins: p.dp.crosstab(
+                "g", "k", keys=keys, normalize=h, margins=m, epsilon=E
+            ),
+        )
+        full = pd.crosstab(df["g"], df["k"], normalize=how, margins=margins)
+        index = rows + (["All"] if margins and how != "columns" else [])
+        columns = cols + (["All"] if margins and how != "index" else [])
+        theirs = full.reindex(index=index, columns=columns, fill_value=0.0)
+        assert list(ours.index) == index, (how, margins)
+        assert list(ours.columns) == columns, (how, margins)
+        got, want = ours.to_numpy(dtype=np.float64), theirs.to_numpy(dtype=np.float64)
+        assert np.allclose(got, want, rtol=RATIO, atol=0), (how, margins, ours, theirs)
+
+
 PIVOTS: dict[str, dict[str, Any]] = {
     "pd.pivot_table(v, g, k, mean)": {"values": "v", "aggfunc": "mean"},
     "pd.pivot_table(v, g, k, sum)": {"values": "v", "aggfunc": "sum"},
@@ -756,6 +785,55 @@ def _(dtype: str) -> None:
     theirs = df["k"].value_counts(normalize=True)
     theirs = theirs.reindex(pd.Index(keys, name="k"), fill_value=0.0)
     assert_equal(ours.sort_index(), theirs.sort_index(), rtol=RATIO)
+
+
+@case("value_counts", "s.value_counts(normalize=True) on a subset of keys", KEYLIKE)
+def _(dtype: str) -> None:
+    # The share of all (non-missing) rows, as pandas, not of the listed keys' rows (issue 38).
+    df, priv = protected("int64", dtype)
+    _, keys = key_column(dtype)
+    listed = _subset(keys)
+    ours = exact(priv, lambda p: p["k"].dp.value_counts(keys=listed, normalize=True, epsilon=E))
+    theirs = df["k"].value_counts(normalize=True)
+    theirs = theirs.reindex(pd.Index(listed, name="k"), fill_value=0.0)
+    assert ours.sum() < 1.0
+    assert_equal(ours.sort_index(), theirs.sort_index(), rtol=RATIO)
+
+
+@case(
+    "value_counts", "s.value_counts(normalize=True, dropna=False) on a subset of keys",
+    ["string", "Int64", "category"],
+)  # fmt: skip
+def _(dtype: str) -> None:
+    df, priv = protected(dtype)
+    listed = sorted(df["v"].dropna().unique().tolist())[:2]
+    ours = exact(
+        priv,
+        lambda p: p["v"].dp.value_counts(keys=listed, normalize=True, dropna=False, epsilon=E),
+    )
+    theirs = df["v"].value_counts(normalize=True, dropna=False)
+    wanted = {_key(k): v for k, v in zip(theirs.index, theirs.to_numpy().tolist(), strict=True)}
+    mine = {_key(k): v for k, v in zip(ours.index, ours.to_numpy().tolist(), strict=True)}
+    assert set(mine) == {*listed, "<NA>"}
+    for key, share in mine.items():
+        assert share == pytest.approx(wanted.get(key, 0.0), rel=RATIO), key
+
+
+@case("groupby", "g['k'].value_counts(normalize=True) on a subset of keys", KEYLIKE)
+def _(dtype: str) -> None:
+    # Each group's shares of all its rows with a value, as pandas (issue 38).
+    df, priv = protected("int64", dtype)
+    listed = _subset(key_column(dtype)[1])
+    groups = GROUPS[:3]  # a group without rows has no shares
+    ours = exact(
+        priv,
+        lambda p: p.dp.groupby("g", keys=groups)["k"].value_counts(
+            keys=listed, normalize=True, epsilon=E
+        ),
+    )
+    pairs = pd.MultiIndex.from_product([groups, listed], names=["g", "k"])
+    theirs = df.groupby("g")["k"].value_counts(normalize=True).reindex(pairs).fillna(0.0)
+    assert_equal(ours.sort_index(), theirs.sort_index().rename(ours.name), rtol=RATIO)
 
 
 @case("value_counts", "s.value_counts(dropna=False)", ["string", "Int64", "category"])

@@ -59,9 +59,12 @@ total : number, optional
     "min_count": """\
 min_count : float, default 1
     A mean or spread is NaN where its noisy count is below this, as pandas gives NaN for an
-    empty group (a noisy count below 1 is the best guess that the group is empty). Raise it
-    to hide values that are mostly noise (the count's half-width at 95% is a natural
-    choice; see ``preview``); ``0`` keeps every value.""",
+    empty group (a noisy count below 1 is the best guess that the group is empty). In a
+    table, a mean, spread or quantile (and its interval) is also NaN where a count of the
+    same rows (``size``, ``count``) or of its column, released in the same table, is below
+    this: a row never shows a mean next to a count that says "empty". Raise it to hide
+    values that are mostly noise (the count's half-width at 95% is a natural choice; see
+    ``preview``); ``0`` keeps every value.""",
     "weights": """\
 weights : label, optional
     DataFrame forms only: a numeric column of non-negative row weights (survey weights).

@@ -28,6 +28,8 @@ from pandas_dp.engines.integers import integer_codes
 if TYPE_CHECKING:
     from pandas._typing import DtypeObj
 
+    from pandas_dp.engines.plan import OtherCells
+
 I64 = npt.NDArray[np.int64]
 Codes = TypeVar("Codes", I64, npt.NDArray[np.bool_])
 
@@ -329,3 +331,39 @@ def _multi_index(levels: list[pd.Index], names: list[Hashable]) -> pd.MultiIndex
         names=names,
         verify_integrity=False,
     )
+
+
+def other_codes(frame: pd.DataFrame, by: tuple[Hashable, ...], cells: OtherCells) -> I64:
+    """Each row's cell among the keys and the "other" cells (see ``OtherCells``), -1: none.
+
+    Per axis, the position of the row's key among the axis' public keys, the axis' "other"
+    position for a value that matches none (never for a missing one), then the cell of the
+    extended grid, renumbered so that the keys' cells come first, in their order.
+    """
+    split = cells.split
+    nrows = 1 if cells.rows is None else len(cells.rows)
+    ncols = len(cells.columns)
+    if cells.rows is None:
+        row = np.zeros(len(frame), dtype=np.int64)
+    else:
+        row = _axis_codes(frame, by[:split], cells.rows, cells.rows_other)
+    column = _axis_codes(frame, by[split:], cells.columns, cells.columns_other)
+    width = ncols + int(cells.columns_other)
+    height = nrows + int(cells.rows_other)
+    grid = np.arange(height * width, dtype=np.int64).reshape(height, width)
+    order = np.concatenate([grid[:nrows, :ncols].ravel(), grid[:nrows, ncols:].ravel(),
+                            grid[nrows:, :].ravel()])  # fmt: skip
+    position = np.empty(height * width, dtype=np.int64)
+    position[order] = np.arange(height * width, dtype=np.int64)
+    inside = (row >= 0) & (column >= 0)
+    cell = np.where(inside, row * width + np.maximum(column, 0), 0)
+    return np.asarray(np.where(inside, position[np.maximum(cell, 0)], -1), dtype=np.int64)
+
+
+def _axis_codes(frame: pd.DataFrame, by: tuple[Hashable, ...], keys: pd.Index, other: bool) -> I64:
+    """Positions among ``keys`` (-1: none); with ``other``, ``len(keys)`` for an unmatched value."""
+    codes = public_codes(frame, by, keys)
+    if not other:
+        return codes
+    missing = np.logical_or.reduce([missing_mask(frame[column]) for column in by])
+    return np.asarray(np.where((codes < 0) & ~missing, len(keys), codes), dtype=np.int64)

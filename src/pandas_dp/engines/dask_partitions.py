@@ -22,7 +22,7 @@ import pandas as pd
 
 from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.canonical import canonical_unit_ids
-from pandas_dp.engines.codes import public_codes
+from pandas_dp.engines.codes import other_codes, public_codes
 from pandas_dp.engines.divisions import Division
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.plan import Aggregate, Aggregates, Grouping, Measure
@@ -43,7 +43,10 @@ def with_canonical_ids(partition: pd.DataFrame, unit: Hashable) -> pd.DataFrame:
 def code_keys(partition: pd.DataFrame, grouping: Grouping, kept: list[Hashable]) -> pd.DataFrame:
     """The partition's ``kept`` columns and each row's key code; rows outside the keys go."""
     assert grouping.keys is not None
-    codes = public_codes(partition, grouping.by, grouping.keys)
+    if grouping.other is not None:
+        codes = other_codes(partition, grouping.by, grouping.other)
+    else:
+        codes = public_codes(partition, grouping.by, grouping.keys)
     inside = codes >= 0
     out = partition.loc[inside, kept]
     return out.assign(**{KEY_CODE: codes[inside].astype(code_dtype(grouping))})

@@ -33,6 +33,7 @@ from pandas_dp.engines.codes import (
     level_counts,
     missing_mask,
     observed_codes,
+    other_codes,
     public_codes,
 )
 from pandas_dp.engines.columns import numeric_values
@@ -81,7 +82,10 @@ def _grouping_codes(frame: pd.DataFrame, grouping: Grouping) -> tuple[pd.Index, 
         return grouping.keys, _binned_with_keys(frame, grouping, bins)
     if grouping.keys is None:
         return observed_codes(frame, grouping.by)
-    codes = public_codes(frame, grouping.by, grouping.keys)
+    if grouping.other is not None:
+        codes = other_codes(frame, grouping.by, grouping.other)
+    else:
+        codes = public_codes(frame, grouping.by, grouping.keys)
     if not grouping.missing:
         return grouping.keys, codes
     (column,) = grouping.by
@@ -115,7 +119,7 @@ def _counts_only(
     """
     if grouping is None or grouping.keys is None or grouping.binning is not None:
         return None
-    if grouping.missing or len(grouping.by) != 1 or not measures:
+    if grouping.missing or grouping.other is not None or len(grouping.by) != 1 or not measures:
         return None
     if not all(type(m) is Rows for m in measures):
         return None

@@ -204,6 +204,39 @@ Measure = (
 
 
 @dataclass(frozen=True)
+class OtherCells:
+    """Cells for the rows outside the public keys, which a share of all rows counts.
+
+    ``normalize=True`` as pandas means it divides by every row, not only by the rows of the
+    listed keys. The grouping's ``by`` is the row columns then the column columns (the
+    first ``len(rows.names)`` are the rows'; no row columns when ``rows`` is None). Its
+    keys (positions only: the query labels them) are the product of ``rows`` and
+    ``columns`` in C order, then every row key with the "other" column (``columns_other``),
+    then the "other" row with every column key (``rows_other``), then other × other (both).
+    A row's value on an axis is "other" when none of that axis' columns is missing and it
+    matches no key (unprocessable values included); a row missing a key column is dropped,
+    as pandas drops it. Each row is in one cell at most: sensitivity 1 for the vector.
+    """
+
+    rows: pd.Index | None
+    columns: pd.Index
+    rows_other: bool = False
+    columns_other: bool = True
+
+    @property
+    def split(self) -> int:
+        """How many of the grouping's columns are the rows'."""
+        return 0 if self.rows is None else self.rows.nlevels
+
+    @property
+    def size(self) -> int:
+        """The number of cells, the other ones included."""
+        r, c = 1 if self.rows is None else len(self.rows), len(self.columns)
+        ro, co = int(self.rows_other), int(self.columns_other)
+        return (r + ro) * (c + co)
+
+
+@dataclass(frozen=True)
 class Grouping:
     """Group rows by ``by`` and report exactly the public ``keys``, in their order.
 
@@ -221,6 +254,9 @@ class Grouping:
     #: Rows whose (one) key is missing form one more group, after the keys (whose index
     #: then ends with NaN): ``value_counts(dropna=False)``.
     missing: bool = False
+    #: Cells for the rows outside the keys (:class:`OtherCells`); ``keys`` then number
+    #: every cell, the other ones included, before any missing-key group.
+    other: OtherCells | None = None
 
 
 #: One exact integer per group: int64 when it fits, else an object array of Python ints.

@@ -43,7 +43,9 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
         margins : bool, default False
             Add ``margins_name`` row and column totals, consistent with the cells.
         normalize : bool or {"all", "index", "columns"}, default False
-            Proportions of the noisy counts clamped at 0, as pandas.
+            Shares, as pandas: of all rows, of the row's total or of the column's total,
+            the totals taken over all rows (those outside the listed keys included), of the
+            noisy counts clamped at 0.
         {nonnegative}
         {epsilon}
         {ci_table}
@@ -64,6 +66,17 @@ class FramePivots(BaseDPAccessor[NumberT, EstimateT]):
         released cells, so every total agrees with its cells exactly; a mean's margin comes
         from the pooled noisy sums and counts of its cells. Medians and distinct counts have
         no margin of that kind: ``margins=True`` refuses them.
+
+        With ``normalize``, the totals are pandas' totals on all the rows (as if the table
+        were computed on the full data and the listed keys selected): one more cell per row
+        key counts its rows whose column value is not listed (not missing), one per column
+        key its rows whose row value is not listed, one the rest. Each row is in one cell,
+        so the counts keep sensitivity 1 and the cost stays ``epsilon``; those cells enter
+        the totals and are not shown.
+
+        In a table with counts (``pivot_table``), a mean, spread or quantile is NaN where
+        its own noisy count, or the count of its column in the same cell, is below
+        ``min_count`` (1 by default); its interval too.
 
         Examples
         --------

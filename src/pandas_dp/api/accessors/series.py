@@ -51,7 +51,8 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         {epsilon}
         {delta}
         normalize : bool, default False
-            Return proportions of the (clamped) noisy total instead of counts.
+            Return shares of all rows instead of counts, as pandas: of every non-missing
+            value (every value with ``dropna=False``), the values outside ``keys`` included.
         sort : bool, default True
             Sort by noisy count (post-processing, free).
         ascending : bool, default False
@@ -76,6 +77,14 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         -----
         Values outside ``keys`` and missing values are dropped silently. Sensitivity 1 for
         the vector of counts; discrete Laplace noise of scale ``1/ε`` per key; cost ``ε``.
+
+        With ``normalize=True`` and public keys, one more cell is measured: the rows whose
+        value is not missing and matches no key ("other"; unprocessable values too). Each
+        row is in one cell, so the vector keeps sensitivity 1 and the cost stays ``ε``
+        (parallel composition). The shares are the counts clamped at 0 over the sum of all
+        cells, "other" (and with ``dropna=False`` the missing values' cell) included, as
+        pandas divides by every row; "other" is not shown. With keys chosen from the data
+        (``selection``), the shares are of the released keys' counts.
 
         Examples
         --------

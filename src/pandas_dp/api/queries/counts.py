@@ -10,6 +10,7 @@ import itertools
 import math
 import numbers
 from collections.abc import Hashable
+from dataclasses import replace
 from typing import Any, Literal, Unpack
 
 import numpy as np
@@ -23,7 +24,7 @@ from pandas_dp.api.release.arguments import CountArgs, Keys
 from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column, parse_bounds
-from pandas_dp.engines.plan import Binning
+from pandas_dp.engines.plan import Binning, OtherCells
 from pandas_dp.errors import DPTypeError, DPValueError
 
 
@@ -46,12 +47,18 @@ def plan_value_counts(
     grouped = DPGroupBy.of(
         target, target.column, keys, dropna=dropna, selection=selection, called="value_counts"
     )
+    listed = grouped.keys
+    if normalize and listed is not None:  # shares of all rows, as pandas: one "other" cell
+        other = OtherCells(None, listed)
+        extended = pd.RangeIndex(other.size, name=listed.name)
+        grouping = replace(grouped._grouping, keys=extended, other=other)
+        grouped = replace(grouped, _grouping=grouping)
     planned = grouped.plan_counts("value_counts", count_options(options, ci, clamp=normalize))
     unnamed = series.name is None
 
     def shape(counts: Any) -> Any:
         if normalize:
-            counts = _proportions(counts)
+            counts = _proportions(counts, listed)
         if sort:
             by = {"by": "count"} if isinstance(counts, pd.DataFrame) else {}
             counts = counts.sort_values(**by, ascending=ascending, kind="stable")
@@ -62,11 +69,23 @@ def plan_value_counts(
     return planned.then(shape)
 
 
-def _proportions(counts: pd.Series) -> pd.Series:
+def _proportions(counts: pd.Series, listed: pd.Index | None) -> pd.Series:
+    """Shares of the clamped counts of every cell, then the listed keys' (and NaN's).
+
+    With public keys, ``counts`` holds one more cell after the keys (the rows whose value
+    is not among them): it counts in the total, as pandas divides by every row, and is
+    not shown. A missing-value cell (``dropna=False``) comes last and is shown.
+    """
     clamped = np.maximum(counts.to_numpy(dtype=np.float64), 0.0)
     total = clamped.sum()
     values = clamped / total if total > 0 else np.full(len(clamped), 1.0 / max(len(clamped), 1))
-    return pd.Series(values, index=counts.index, name="proportion")
+    if listed is None:
+        return pd.Series(values, index=counts.index, name="proportion")
+    shown = np.r_[0 : len(listed), len(listed) + 1 : len(values)]  # all but the other cell
+    index = listed
+    if len(values) > len(listed) + 1:  # the missing values' cell, as the engine labels it
+        index = listed.append(pd.Index([np.nan], name=listed.name))
+    return pd.Series(values[shown], index=index, name="proportion")
 
 
 def plan_histogram(

@@ -11,7 +11,7 @@ no such margin and are refused with ``margins=True``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -23,11 +23,12 @@ from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
-from pandas_dp.api.release.finish import released
+from pandas_dp.api.release.finish import hide_where_empty, released
 from pandas_dp.api.release.types import Finish, PlannedOutput, Request
 from pandas_dp.api.statistics import Count, Statistic, statistic_class
 from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.engines.plan import Aggregate
+from pandas_dp.engines import Grouping
+from pandas_dp.engines.plan import Aggregate, OtherCells
 from pandas_dp.errors import DPTypeError, DPValueError
 
 _NORMALIZE = {True: "all", "all": "all", "index": "index", "columns": "columns"}
@@ -45,6 +46,8 @@ class Layout:
     #: How released statistics label the table's columns: ``[]`` (one statistic: the
     #: column keys alone), else a label tuple per statistic (values, aggfunc).
     labels: tuple[tuple[Hashable, ...], ...] = ()
+    #: With ``normalize``: the row and column keys, and the cells of the rows outside them.
+    other: OtherCells | None = None
 
 
 def plan_table(
@@ -69,8 +72,17 @@ def plan_table(
                 "ci with margins=True: a margin's noise is the sum of its cells' noises, whose "
                 "interval is not computed yet; release the cells with ci and margins=False"
             )
+    grouping = grouped._grouping
+    if layout.normalize is not None and grouping.keys is not None:
+        # Shares of all rows, as pandas: one more cell per row key for its rows outside
+        # the column keys, per column key for those outside the row keys, and one for the
+        # rest. Each row is in one cell: the counts keep sensitivity 1 (one charge of ε).
+        rows, cols = _split(grouping.keys, len(layout.index))
+        other = OtherCells(rows, cols, rows_other=True, columns_other=True)
+        grouping = Grouping(grouping.by, pd.RangeIndex(other.size), other=other)
+        layout = replace(layout, other=other)
     request = validate(
-        target, stats, options, grouping=grouped._grouping, caps=grouped._caps, query=query,
+        target, stats, options, grouping=grouping, caps=grouped._caps, query=query,
         keys_from=grouped.keys_from,
     )  # fmt: skip
     return plan(target, request, lambda outputs, req: _finisher(outputs, req, layout))
@@ -84,20 +96,39 @@ def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layo
         keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
     ) -> pd.DataFrame:
         assert keys is not None
-        rows, cols = _split(keys, len(layout.index))
+        other = layout.other
+        if other is not None:
+            assert other.rows is not None
+            rows, cols = other.rows, other.columns
+        else:
+            rows, cols = _split(keys, len(layout.index))
         shape = (len(rows), len(cols))
         blocks: list[np.ndarray] = []
         margin_row = margin_col = layout.margins
+        tables = []
         for out in outputs:
-            cells = released(out, noisy, post, request.integral_columns).reshape(shape)
-            if layout.normalize is not None:
-                cells, margin_row, margin_col = _normalized(cells, layout)
+            values = released(out, noisy, post, request.integral_columns)
+            if layout.normalize is not None and other is not None:
+                cells, margin_row, margin_col = _normalized(_grid(values, other), layout)
+                cells = _listed(cells, shape, margin_row, margin_col)
+            elif layout.normalize is not None:
+                cells, margin_row, margin_col = _normalized(values.reshape(shape), layout)
             elif layout.margins:
-                cells = _with_margins(out, noisy, post, cells)
+                cells = _with_margins(out, noisy, post, values.reshape(shape))
+            else:
+                cells = values.reshape(shape)
+            tables.append(cells)
+        if layout.normalize is None:  # no mean next to a count that says "empty"
+            tables = hide_where_empty(outputs, tables, post)
+        for out, cells in zip(outputs, tables, strict=True):
             blocks.append(cells)
             if alpha is not None:
                 lower, upper = out.stat.interval(out.inputs(noisy), alpha)
-                blocks += [np.reshape(lower, shape), np.reshape(upper, shape)]
+                lower, upper = np.reshape(lower, shape), np.reshape(upper, shape)
+                if cells.dtype.kind == "f":  # a value hidden as NaN hides its interval too
+                    hidden = np.isnan(cells)
+                    lower, upper = np.where(hidden, np.nan, lower), np.where(hidden, np.nan, upper)
+                blocks += [lower, upper]
         rows = _margin_index(rows, layout.margins_name) if margin_row else rows
         cols = _margin_index(cols, layout.margins_name) if margin_col else cols
         frame = _frame(blocks, rows, cols, _labels(layout, alpha is not None))
@@ -192,6 +223,39 @@ def _normalized(cells: np.ndarray, layout: Layout) -> tuple[np.ndarray, bool, bo
         if margins:
             shares = np.hstack([shares, counts.sum(axis=1, keepdims=True) / total])
         return shares, False, margins
+
+
+def _grid(values: np.ndarray, other: OtherCells) -> np.ndarray:
+    """The released cells as the extended grid: the keys' cells, then the other row/column.
+
+    ``values`` are in the grouping's order (see ``OtherCells``): the keys' cells in C order,
+    every row key's "other" column, the "other" row's cells, then other × other.
+    """
+    assert other.rows is not None
+    nrows, ncols = len(other.rows), len(other.columns)
+    grid = np.zeros((nrows + 1, ncols + 1), dtype=np.float64)
+    flat = np.asarray(values, dtype=np.float64)
+    grid[:nrows, :ncols] = flat[: nrows * ncols].reshape(nrows, ncols)
+    at = nrows * ncols
+    grid[:nrows, ncols] = flat[at : at + nrows]
+    at += nrows
+    grid[nrows, :ncols] = flat[at : at + ncols]
+    grid[nrows, ncols] = flat[at + ncols]
+    return grid
+
+
+def _listed(
+    table: np.ndarray, shape: tuple[int, int], margin_row: bool, margin_col: bool
+) -> np.ndarray:
+    """The listed keys' rows and columns of a table over the extended grid (and margins).
+
+    As pandas would give it on all the rows, then select the listed keys: the shares keep
+    the totals of the rows outside them.
+    """
+    nrows, ncols = shape
+    rows = list(range(nrows)) + ([table.shape[0] - 1] if margin_row else [])
+    cols = list(range(ncols)) + ([table.shape[1] - 1] if margin_col else [])
+    return table[np.ix_(rows, cols)]
 
 
 def _margin_index(index: pd.Index, name: Hashable) -> pd.Index:

@@ -145,7 +145,9 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         ``ci``, the interval is conservative: each part gets half of ``1 - ci`` and the
         ratio is bounded over both ranges. With ``weights="w", weight_bounds=(wl, W)``, the
         weighted mean ``c + noisy Σ w·(x - c) / max(noisy Σ w, 1)`` (``c`` the midpoint;
-        sensitivities ``W·(upper - lower)/2`` and ``W``).
+        sensitivities ``W·(upper - lower)/2`` and ``W``). A group whose noisy count is below
+        ``min_count`` (default 1) gets NaN, its interval too (see :meth:`agg` for the rule
+        in a table with counts).
         """
         return self._per_column(
             lambda c: Mean(c, c), column, "mean", ReleaseOptions(ci=ci, **options)
@@ -226,6 +228,15 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         noise. One statistic alone gets its usual split (a mean: half to each part).
         δ for Gaussian noise is split equally. Sequential composition inside the call,
         parallel across groups; the ledger's note lists the split.
+
+        One rule for every table (free post-processing of noisy values): a mean, variance,
+        standard deviation, sem, median, quantile, min or max (and its ``_lower`` /
+        ``_upper``) is NaN where its group looks empty: where its own noisy count (the
+        denominator of a noisy sum over a noisy count, or the count a quantile measures with
+        ``min_count``) is below ``min_count``, and where a count of the group's rows
+        (``"size"``, ``"count"``) or of the statistic's column in the same table is below
+        ``min_count``. The two counts may be different measurements (the rows, and the
+        column's non-missing values): the table never shows ``n = -9`` next to a mean.
         """
         if func is not None:
             if named:

@@ -22,6 +22,7 @@ from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import Count, Size
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines import Grouping
+from pandas_dp.engines.plan import OtherCells
 from pandas_dp.errors import DPTypeError, DPValueError
 
 __all__ = ["GroupedCounts", "count_options"]
@@ -120,8 +121,9 @@ class GroupedCounts(GroupedStatistics):
             by DP partition selection (needs δ > 0), or the group-by already chose its keys
             from the data (then the pairs are chosen too).
         normalize : bool, default False
-            Proportions within each group (of the counts clamped at 0; NaN for a group whose
-            clamped counts are all 0), named ``"proportion"``.
+            Shares of each group's rows with a value (as pandas: values outside ``keys``
+            included), of the counts clamped at 0 (NaN for a group whose clamped counts are
+            all 0), named ``"proportion"``.
         sort : bool, default True
             Within each group, by noisy count (groups stay in key order), as pandas.
         ascending : bool, default False
@@ -142,7 +144,10 @@ class GroupedCounts(GroupedStatistics):
         Notes
         -----
         The group-by's counts over the pairs (group, value): sensitivity 1 for the whole
-        vector, discrete Laplace noise of scale ``1/ε`` per pair; cost ``ε``.
+        vector, discrete Laplace noise of scale ``1/ε`` per pair; cost ``ε``. With
+        ``normalize=True`` and public keys, each group has one more cell, its rows whose
+        value is not missing and matches no key; each row is in one cell, so sensitivity
+        stays 1 and the cost ``ε``. It counts in the group's total and is not shown.
         """
         if not self._series or self._selected is None:
             raise DPTypeError("value_counts counts one selected column: g['x'].value_counts(...)")
@@ -165,15 +170,29 @@ class GroupedCounts(GroupedStatistics):
             )
         by = (*self.by, column)
         keys = None if inner is None or self.keys is None else _product(self.keys, inner)
+        grouping = Grouping(by, keys)
+        other = None
+        if normalize and keys is not None and inner is not None and self.keys is not None:
+            # Shares of each group's rows, as pandas: one more cell per group for its rows
+            # whose value is not among the keys (each row in one cell: sensitivity 1).
+            other = OtherCells(self.keys, inner)
+            grouping = Grouping(by, pd.RangeIndex(other.size), other=other)
         pairs = replace(
             self, by=by, keys=keys, _selected=None, _series=False, selection=chosen,
             keys_from="; ".join(note for note in (self.keys_from, declared) if note),
-            _grouping=Grouping(by, keys),
+            _grouping=grouping,
         )  # fmt: skip
         release = count_options(options, ci, clamp=normalize)
         planned = pairs.plan_counts("groupby.value_counts", release)
         outer = list(range(len(self.by)))
-        return self._execute(planned.then(lambda c: _within(c, outer, normalize, sort, ascending)))
+
+        def shaped(counts: pd.Series | pd.DataFrame) -> pd.Series | pd.DataFrame:
+            if other is None or keys is None:
+                return _within(counts, outer, normalize, sort, ascending)
+            listed, outside = _relabelled(cast(pd.Series, counts), keys)
+            return _within(listed, outer, normalize, sort, ascending, outside)
+
+        return self._execute(planned.then(shaped))
 
 
 def _product(outer: pd.Index, inner: pd.Index) -> pd.MultiIndex:
@@ -186,17 +205,36 @@ def _product(outer: pd.Index, inner: pd.Index) -> pd.MultiIndex:
     )
 
 
+def _relabelled(counts: pd.Series, keys: pd.Index) -> tuple[pd.Series, np.ndarray]:
+    """The listed pairs' counts by their keys, each group's "other" cell kept aside.
+
+    ``counts`` holds the pairs' cells (in ``keys``' order), then one per group for its
+    rows with a value outside the keys (see ``OtherCells``); :func:`_within` adds those
+    (clamped at 0) to the group's total, as pandas divides by all of the group's rows.
+    """
+    values = counts.to_numpy()
+    listed = pd.Series(values[: len(keys)], index=keys, name=counts.name)
+    return listed, np.asarray(values[len(keys) :], dtype=np.float64)
+
+
 def _within(
     counts: pd.Series | pd.DataFrame, outer: list[int], normalize: bool, sort: bool,
-    ascending: bool,
+    ascending: bool, outside: np.ndarray | None = None,
 ) -> pd.Series | pd.DataFrame:  # fmt: skip
-    """Proportions and order within each group (free post-processing)."""
+    """Proportions and order within each group (free post-processing).
+
+    ``outside``: each group's noisy count of rows whose value is not listed (clamped at 0,
+    it counts in the group's total).
+    """
     index = cast(pd.MultiIndex, counts.index)  # (group keys..., value), as built above
     groups = pd.factorize(index.droplevel(-1))[0]
     values = (counts["count"] if isinstance(counts, pd.DataFrame) else counts).to_numpy(float)
     if normalize:
         clamped = np.maximum(values, 0.0)
-        totals = np.bincount(groups, weights=clamped)[groups]
+        extra = np.zeros(int(groups.max(initial=-1)) + 1)
+        if outside is not None:  # groups are numbered in key order, as the other cells
+            extra[:] = np.maximum(outside, 0.0)[: extra.size]
+        totals = (np.bincount(groups, weights=clamped, minlength=extra.size) + extra)[groups]
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.where(totals > 0, clamped / totals, np.nan)
         counts = pd.Series(values, index=counts.index, name="proportion")

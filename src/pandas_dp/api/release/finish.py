@@ -17,6 +17,7 @@ from pandas._typing import ArrayLike
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import Estimate
+from pandas_dp.api.statistics import Count, Size
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.engines.plan import Aggregate
@@ -58,6 +59,58 @@ def released(
     return whole  # beyond int64: float64 values, whole numbers already
 
 
+def table_values(
+    outputs: tuple[PlannedOutput, ...],
+    noisy: dict[MeasurementKey, Aggregate],
+    post: PostProcess,
+    integral_columns: frozenset[Hashable] = frozenset(),
+) -> list[np.ndarray]:
+    """Every statistic's released values, a table's NaN rule applied (see below)."""
+    values = [released(out, noisy, post, integral_columns) for out in outputs]
+    return hide_where_empty(outputs, values, post)
+
+
+def hide_where_empty(
+    outputs: tuple[PlannedOutput, ...], values: list[np.ndarray], post: PostProcess
+) -> list[np.ndarray]:
+    """One rule for every table: no mean, spread or quantile of a group that looks empty.
+
+    A statistic that describes its group's values (:attr:`Statistic.empty_is_nan`) is
+    already NaN where its own noisy count (when it measures one) is below ``min_count``.
+    Here it is also NaN where a count in the same table says its values look empty: a count
+    of rows (``size``, ``count`` of rows) or a count of its own column, as released (after
+    ``nonnegative`` or ``total``), below ``min_count``. So a row never shows ``n = -9`` next
+    to a mean, whichever measurements the two were computed from. Free post-processing of
+    released values; ``min_count=0`` keeps every value.
+    """
+    if post.min_count == 0:
+        return values
+    rows: np.ndarray | None = None
+    of_column: dict[Hashable, np.ndarray] = {}
+    for out, value in zip(outputs, values, strict=True):
+        if not (isinstance(out.stat, Count) and out.stat.how in ("count", "size")):
+            continue
+        if not out.stat.per_group:
+            continue
+        small = np.asarray(value, dtype=np.float64) < post.min_count
+        if isinstance(out.stat, Size) or out.stat.column is None:
+            rows = small if rows is None else rows | small
+        else:
+            column = out.stat.column
+            of_column[column] = small | of_column[column] if column in of_column else small
+    if rows is None and not of_column:
+        return values
+    hidden_values = []
+    for out, value in zip(outputs, values, strict=True):
+        if out.stat.empty_is_nan and out.stat.per_group:
+            masks = [m for m in (rows, of_column.get(out.stat.column)) if m is not None]
+            if masks and np.shape(masks[0]) == np.shape(value):
+                empty = np.logical_or.reduce(masks)
+                value = np.where(empty, np.nan, np.asarray(value, dtype=np.float64))
+        hidden_values.append(value)
+    return hidden_values
+
+
 def columns_of(
     outputs: tuple[PlannedOutput, ...],
     noisy: dict[MeasurementKey, Aggregate],
@@ -75,9 +128,10 @@ def columns_of(
     in the column's dtype (their relative error stays a number).
     """
     columns: dict[Hashable, ArrayLike] = {}
-    for out in outputs:
+    values = table_values(outputs, noisy, post, integral_columns)
+    for out, value in zip(outputs, values, strict=True):
         inputs = out.inputs(noisy)
-        value = columns[out.stat.name] = released(out, noisy, post, integral_columns)
+        columns[out.stat.name] = value
         names = [out.stat.name]
         if alpha is not None:
             lower, upper = out.stat.interval(inputs, alpha)

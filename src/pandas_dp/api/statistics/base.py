@@ -141,6 +141,11 @@ class Statistic(ABC):
     #: What its values are on a datetime or timedelta column (see
     #: :data:`pandas_dp.api.temporal.OnTime`); None: refused on such columns, as in pandas.
     on_time: ClassVar[OnTime] = None
+    #: Whether the statistic describes its group's values (a mean, a spread, a quantile), so
+    #: that it is NaN, interval too, where its group looks empty: its own noisy count, or a
+    #: count of the same rows (or of its column) in the same table, below ``min_count``
+    #: (see :func:`~pandas_dp.api.release.finish.hide_where_empty`).
+    empty_is_nan: ClassVar[bool] = False
 
     @abstractmethod
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:

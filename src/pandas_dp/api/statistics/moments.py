@@ -187,6 +187,7 @@ class Mean(Statistic):
     """``centre + noisy centred sum / max(noisy count, 1)``, clipped to the bounds."""
 
     how: ClassVar[str] = "mean"
+    empty_is_nan: ClassVar[bool] = True
     margin: ClassVar[Literal["sum", "pooled", "none"]] = "pooled"
     on_time: ClassVar[OnTime] = "point"
 

@@ -35,6 +35,7 @@ class Quantile(Statistic):
     q: Fraction = Fraction(1, 2)
 
     how: ClassVar[str] = "quantile"
+    empty_is_nan: ClassVar[bool] = True
     on_time: ClassVar[OnTime] = "point"
     error_in: ClassVar[str] = "ranks"
 

@@ -29,6 +29,7 @@ class Var(Statistic):
     ddof: int = 1
 
     how: ClassVar[str] = "var"
+    empty_is_nan: ClassVar[bool] = True
     margin: ClassVar[Literal["sum", "pooled", "none"]] = "pooled"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
