@@ -37,14 +37,26 @@ def _same_type(released: Any, expected: Any) -> None:
 
 
 def _between(values: pd.Series, q: float, bounds: tuple[Any, Any]) -> tuple[Any, Any]:
-    """Where an exponential-mechanism quantile lands at a huge ε, from the documented rule:
-    on a grid edge whose rank (values below it) is closest to ``q n``. Here ``q n`` has one
-    decimal, so any other edge scores at least 0.1 worse, with odds below
-    ``K e**(-0.1 ε / 2Δ)`` < 1e-200. One second of slack covers rounding to the unit."""
+    """Where an exponential-mechanism quantile lands at a huge ε, from the documented rule.
+
+    The candidates are the grid's edges and the round instants: on a year's bounds with
+    4,096 cells, every whole hour (the finest step of the ladder with at most 4 · cells
+    multiples). The best candidate ``c`` minimises ``max(#{x < c} - q n, q n - #{x <= c})``.
+    Here ``q n`` has one decimal, so any other candidate scores at least 0.1 worse, with odds
+    below ``K e**(-0.1 ε / 2Δ)`` < 1e-200. One second of slack covers rounding to the unit.
+    """
     present = np.sort(_utc(values.dropna()))
-    edges = pd.date_range(_utc(bounds[0]), _utc(bounds[1]), periods=CELLS + 1)
-    score = np.abs(np.searchsorted(present, edges.to_numpy(), side="left") - q * len(present))
-    best = edges[score == score.min()]
+    low, high = _utc(bounds[0]), _utc(bounds[1])
+    edges = pd.date_range(low, high, periods=CELLS + 1)
+    hours = pd.date_range(low.ceil("h"), high.floor("h"), freq="h")
+    assert len(hours) <= 4 * CELLS < len(hours) * 60  # hours, not minutes, on these bounds
+    candidates = edges.union(hours)
+    at = candidates.to_numpy()
+    below = np.searchsorted(present, at, side="left")
+    at_or_below = np.searchsorted(present, at, side="right")
+    target = q * len(present)
+    score = np.maximum(below - target, target - at_or_below)
+    best = candidates[score == score.min()]
     if bounds[0].tz is not None:
         best = best.tz_localize("UTC").tz_convert(bounds[0].tz)
     return best.min() - pd.Timedelta(seconds=1), best.max() + pd.Timedelta(seconds=1)

@@ -26,6 +26,7 @@ from pandas_dp.accounting.events import LedgerEntry, Measurement
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.budget import Budget
 from pandas_dp.cli import main
+from pandas_dp.engines.cells import quantile_candidates
 from pandas_dp.errors import BudgetExceededError
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS
 from pandas_dp.publish import load_spec, plan_release, run_release
@@ -149,13 +150,22 @@ def mean_bound(total: Measurement, count: Measurement, rows: int, width: float) 
     return (sum_bound(total, rows) + width * noise_count) / (rows - noise_count)
 
 
+def median_candidates(bounds: tuple[float, float]) -> np.ndarray:
+    """The median's candidates: the grid's edges and the round values (numbers)."""
+    return quantile_candidates(bounds[0], bounds[1], DEFAULT_CELLS, "number")
+
+
 def median_excess(values: np.ndarray, released: float, bounds: tuple[float, float]) -> float:
-    """How far the released grid edge's score |rank - n/2| is above the best edge's."""
-    step = (bounds[1] - bounds[0]) / DEFAULT_CELLS
-    edges = bounds[0] + np.arange(DEFAULT_CELLS + 1) * step
-    scores = np.abs(np.searchsorted(np.sort(values), edges) - len(values) / 2)
-    index = round((released - bounds[0]) / step)
-    assert released == pytest.approx(edges[index])  # the median is a grid edge
+    """How far the released candidate's score ``max(#{x < c} - n/2, n/2 - #{x <= c})`` is
+    above the best candidate's."""
+    candidates = median_candidates(bounds)
+    ordered, half = np.sort(values), len(values) / 2
+    scores = np.maximum(
+        np.searchsorted(ordered, candidates, side="left") - half,
+        half - np.searchsorted(ordered, candidates, side="right"),
+    )
+    index = int(np.argmin(np.abs(candidates - released)))
+    assert released == pytest.approx(candidates[index])  # the median is a candidate
     return float(scores[index] - scores.min())
 
 
@@ -200,7 +210,7 @@ def check_outputs(out: Path, data: pd.DataFrame, entries: list[LedgerEntry]) -> 
     assert error <= sum_bound(parts["sum(income)"], len(data))
     median = parts["quantile(age, 0.5)"]
     allowed = 2 * median.sensitivity / float(median.epsilon)
-    allowed *= math.log(DEFAULT_CELLS + 1) + math.log(1 / P)
+    allowed *= math.log(len(median_candidates(AGE))) + math.log(1 / P)
     assert median_excess(data["age"].to_numpy(), overall["median_age"].iloc[0], AGE) <= allowed + 2
 
     seniors = read_released(out / "seniors.csv")
