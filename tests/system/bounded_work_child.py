@@ -3,7 +3,11 @@
 Run as ``python bounded_work_child.py '<json list of [family, accounting, noise]>'``: it caps
 its address space at 2 GiB, runs each cell on a fresh protected frame under a 60 s alarm,
 and prints one JSON line per cell: what happened, the time, whether the budget moved, and
-the process's peak RSS so far (a cell's own peak is at most that).
+the cell's own peak RSS.
+
+The peak is the address space's high-water mark (``VmHWM``), reset before each cell, read
+from ``/proc``: ``getrusage``'s ``ru_maxrss`` survives ``exec`` on Linux, so a child of a
+large test process would report its parent's peak instead of its own.
 """
 
 from __future__ import annotations
@@ -115,8 +119,32 @@ def run_cell(family: str, accounting: str, kind: str) -> dict:
         "charged": after_n - before_n,
         "unchanged": session.spent == before_spent and after_n == before_n,
         "error_type": error.split(":")[0],
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
     }
+
+
+_STATUS = "/proc/self/status"
+
+
+def reset_peak_rss() -> None:
+    """Start a new high-water mark of the resident set (Linux; elsewhere a no-op)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as refs:
+            refs.write("5")
+    except OSError:
+        pass
+
+
+def peak_rss_mb() -> float:
+    """The resident set's high-water mark since the last reset (or since exec), in MB."""
+    try:
+        with open(_STATUS) as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024  # kB
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # at least the peak
 
 
 def main() -> None:
@@ -128,6 +156,7 @@ def main() -> None:
     signal.signal(signal.SIGALRM, timeout)
     cells = json.loads(sys.argv[1])
     for cell in cells:
+        reset_peak_rss()
         try:
             row = run_cell(*cell)
         except BaseException as exc:  # MemoryError, TimeoutError outside the release
