@@ -261,10 +261,6 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
             "n", bounds=BOUNDS, epsilon=1.0
         ),
     ),
-    "ols with C(k)": (  # a fit: compared by its refusals, warnings, type and shape
-        "choice",
-        lambda p: p.dp.ols("x ~ C(k)", bounds={"x": BOUNDS}, keys={"k": KEY_SET}, epsilon=1.0),
-    ),
     "hierarchy": (  # consistent counts are post-processed: compared as statistics
         "stat",
         lambda p: p.dp.hierarchy(["g", "k"], keys={"a": KEY_SET, "b": KEY_SET}).count(epsilon=1.0),
@@ -345,30 +341,7 @@ def _key_cases() -> list[Case]:
     return cases
 
 
-#: Values put first before integer-only keys (the fourth audit: a matching step that kept the
-#: first form it met saw only booleans when ``True`` came before ``False``, ``0`` and ``1``).
-FIRST_FORMS = ["True", "1.0", "'1'", "1", "-0.0", "Decimal 1.10", "NaN", "list"]
-
-
-def _integer_key_cases() -> list[Case]:
-    cases = []
-    base = [False] + [1, 0] * (BASE * 4)  # booleans and integers only, False first
-    rows = len(base)
-    for value_name in FIRST_FORMS:
-        before_k = pd.Series(base, dtype=object)
-        groups = ["a", "b"] * (rows // 2) + ["a"] * (rows % 2)
-        before = pd.DataFrame({"k": before_k, "g": groups, "x": 5.0})
-        row = pd.DataFrame({"k": pd.Series([KEYS[value_name]], dtype=object), "g": "a", "x": 5.0})
-        first = pd.concat([row, before], ignore_index=True)
-        for release_name, (kind, release) in KEY_RELEASES.items():
-            if release_name == "mode":  # the choice among mixed-type candidates: its type is
-                continue  # the chosen candidate's, which follows the (noisy) scores
-            name = f"{release_name}-{value_name}-object, integer keys-first"
-            cases.append(Case(name, kind, release, before, first))
-    return cases
-
-
-ALL = _value_cases() + _key_cases() + _integer_key_cases()
+ALL = _value_cases() + _key_cases()
 CASES = len(ALL)
 
 
