@@ -156,8 +156,10 @@ def _inexact(dtype: DtypeObj, keys: pd.Index) -> bool:
     """Whether float rows meet integer keys too large to compare in float64 (public)."""
     if not (pd.api.types.is_float_dtype(dtype) and pd.api.types.is_integer_dtype(keys.dtype)):
         return False
-    values = np.asarray(keys, dtype=object)
-    return bool(len(values)) and max(abs(int(value)) for value in values) > _FLOAT_EXACT
+    if len(keys) == 0:
+        return False
+    # the extremes alone, as Python integers (no abs() of the int64 minimum can wrap)
+    return max(abs(int(keys.min())), abs(int(keys.max()))) > _FLOAT_EXACT
 
 
 def level_counts(column: pd.Series, keys: pd.Index) -> I64 | None:
