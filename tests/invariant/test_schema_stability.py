@@ -204,6 +204,16 @@ RELEASES: dict[str, Release] = {
         ),
         100,
     ),
+    "value_counts, shares of all rows over a subset of keys": Release(
+        lambda p: p["code"].dp.value_counts(keys=[1, 2], normalize=True, epsilon=1.0),
+        math.inf,  # shares: their shape, refusals and warnings are what is compared
+    ),
+    "crosstab, row shares over a subset of keys": Release(
+        lambda p: p.assign(h=1).dp.crosstab(
+            "code", "h", keys={"code": [1, 2], "h": [1]}, normalize="index", epsilon=1.0
+        ),
+        math.inf,
+    ),
     "merge, then groupby count": Release(
         lambda p: (
             p.dp.merge(PUBLIC, on="code")
