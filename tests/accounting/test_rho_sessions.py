@@ -260,12 +260,58 @@ def test_randomized_response_refuses_rho_and_says_why() -> None:
         answers.dp.randomized_response(rho=0.1)
 
 
-@pytest.mark.parametrize("family", ["tables", "synthesize", "running totals"])
-def test_rho_outside_a_rho_session_is_refused_before_the_charge(family: str) -> None:
+@pytest.mark.parametrize("family", ["tables", "synthesize", "running totals", "median", "count"])
+def test_rho_outside_a_zcdp_session_is_refused_before_the_charge(family: str) -> None:
     priv = frame().dp.protect(epsilon=1.0, delta=1e-6)
     with pytest.raises(DPValueError, match="rho"):
         FAMILIES[family](priv)
     assert priv.dp.session.releases == ()
+
+
+def _zcdp_session() -> pd.DataFrame:
+    """An (ε, δ) budget accounted in zCDP: ``rho=`` is promised there as in a ρ session."""
+    return frame().dp.protect(epsilon=1.0, delta=1e-6, accounting="zcdp")
+
+
+def _zcdp_cost_any(m: Measurement) -> Fraction:
+    """:func:`_zcdp_cost`, with Laplace noise at ``(Δ/b)²/2`` (pure ε-DP, Bun & Steinke)."""
+    if m.mechanism == "discrete_laplace":
+        return (Fraction(m.sensitivity) / m.scale) ** 2 / 2
+    return _zcdp_cost(m)
+
+
+@pytest.mark.parametrize("family", list(FAMILIES))
+def test_rho_in_an_epsilon_delta_session_accounted_by_zcdp_is_charged_rho(family: str) -> None:
+    """``accounting="zcdp"``: every family takes ``rho=`` (running totals, tables and
+    synthesize refused it; synthesize then spent 5% of it) and spends it: the release's ρ,
+    the mechanisms' zCDP costs (choices by bounded range, ε²/8), is the ρ asked."""
+    priv = _zcdp_session()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pandas_dp.PrivacyLeakWarning)
+        FAMILIES[family](priv)
+    (release,) = priv.dp.session.releases
+    rho = sum((m.rho for m in release.measurements), Fraction(0))
+    assert rho == sum((_zcdp_cost_any(m) for m in release.measurements), Fraction(0))
+    assert ASKED * Fraction(999, 1000) < rho <= ASKED
+    assert priv.dp.session.ledger.iloc[-1]["asked"] == "rho=0.01"
+
+
+@pytest.mark.parametrize(
+    "release",
+    [
+        lambda p: p["x"].dp.median(bounds=(0, 10), epsilon=0.2),
+        lambda p: p["g"].dp.mode(candidates=KEYS, epsilon=0.2),
+        lambda p: p["g"].dp.top_k(1, candidates=KEYS, epsilon=0.2),
+    ],
+)
+def test_a_choice_accounted_by_zcdp_is_priced_by_bounded_range(release) -> None:
+    """Under ``accounting="zcdp"`` a choice at ε = 0.2 counted ε²/2 = 0.02, not ε²/8."""
+    priv = _zcdp_session()
+    release(priv)
+    ((m,),) = (r.measurements for r in priv.dp.session.releases)
+    assert isinstance(m, BoundedRangeMeasurement)
+    assert m.rho == Fraction(1, 200)
+    assert "bounded range" in priv.dp.session.ledger["note"].iloc[-1]
 
 
 def test_rho_and_epsilon_are_exclusive_everywhere() -> None:

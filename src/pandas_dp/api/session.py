@@ -141,6 +141,15 @@ class Session:
         """The composition rule: ``basic``, ``advanced``, ``zcdp`` or ``pld``."""
         return self.accountant.composition.name
 
+    @property
+    def in_zcdp(self) -> bool:
+        """Whether releases are priced in zCDP: a ρ budget, or ``accounting="zcdp"``.
+
+        There ``rho=`` is taken, and a choice by the exponential mechanism at ε costs
+        ``ε²/8`` (bounded range) instead of the ``ε²/2`` of pure ε-DP.
+        """
+        return self.accounting == "zcdp"
+
     def charge(self, release: Release, result: object = None) -> None:
         """Charge ``release``; a ledger file also records ``result``, the released values.
 

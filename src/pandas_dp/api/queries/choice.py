@@ -19,7 +19,6 @@ from pandas_dp.api.release.options import price
 from pandas_dp.api.release.types import Finish, PlannedOutput
 from pandas_dp.api.statistics import Choice
 from pandas_dp.api.validation import check_column
-from pandas_dp.budget import RhoBudget
 from pandas_dp.engines import Grouping
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError
@@ -68,7 +67,7 @@ def plan_top_k(
     )
     if rounds > 1:
         note += f"; {rounds} rounds of peeling at ε/{rounds} each"
-    if isinstance(target.session.total, RhoBudget):
+    if target.session.in_zcdp:
         note += f"; {asked}: priced by bounded range, an ε-DP choice costs ρ = ε²/8" + (
             f" ({rounds} × (ε/{rounds})²/8 in all)" if rounds > 1 else ""
         )

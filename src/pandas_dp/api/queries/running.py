@@ -69,7 +69,7 @@ def plan_running_totals(
     k = caps.contribution.l1
     bins = len(intervals)
     if gaussian:
-        share, rho = release_budget(target, eps, delta)
+        share, rho = release_budget(target, eps, delta, rho)
         if rho is None:
             raise DPValueError(
                 "Gaussian noise needs a δ (or a ρ-zCDP session): protect with delta=..., or "

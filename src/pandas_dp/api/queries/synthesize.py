@@ -65,7 +65,7 @@ def plan_synthesize(
     count = _rows(rows)
     domains = parse_domains(target, labels, keys, bins)
     eps, asked = epsilon_of(target, "synthesize", epsilon, rho, delta)
-    d, spent_rho = release_budget(target, eps, delta)
+    d, spent_rho = release_budget(target, eps, delta, rho)
     gaussian = spent_rho is not None
     n = len(labels)
     pairs: list[Clique] = [(i, j) for i in range(n) for j in range(i + 1, n)]

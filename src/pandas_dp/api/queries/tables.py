@@ -38,15 +38,17 @@ Tables = dict[tuple[Hashable, ...], pd.Series | pd.DataFrame]
 
 
 def release_budget(
-    target: Target, epsilon: Fraction, delta: Real | None
+    target: Target, epsilon: Fraction, delta: Real | None, rho: object = None
 ) -> tuple[Fraction | None, float | None]:
-    """The release's δ (None in a ρ session) and the ρ Gaussian noise may spend (None: none).
+    """The release's δ (None when priced in ρ) and the ρ Gaussian noise may spend (None: none).
 
-    In a ρ-zCDP session ``epsilon=ε`` spends ``ρ = ε²/2`` with either noise. Otherwise
-    Gaussian noise needs the release's δ > 0: by default the session's δ in proportion to ε.
+    In a ρ-zCDP session ``epsilon=ε`` spends ``ρ = ε²/2`` with either noise, and so does a
+    release given ``rho=`` (validated by :func:`~pandas_dp.api.release.options.epsilon_of`:
+    a session accounted in zCDP) with the ``ε`` of its ρ. Otherwise Gaussian noise needs the
+    release's δ > 0: by default the session's δ in proportion to ε.
     """
     total = target.session.total
-    if isinstance(total, RhoBudget):
+    if isinstance(total, RhoBudget) or rho is not None:
         if delta is not None:
             raise DPValueError("a ρ-zCDP session has no δ to spend; leave delta out")
         return None, release_rho(epsilon, None)
@@ -79,7 +81,7 @@ def plan_workload(
     columns = list(dict.fromkeys(column for table in tables for column in table))
     domains = parse_domains(target, columns, keys, bins)
     eps, asked = epsilon_of(target, "tables", epsilon, rho, delta)
-    d, rho = release_budget(target, eps, delta)
+    d, rho = release_budget(target, eps, delta, rho)
     cliques = [tuple(sorted(domains.positions(table))) for table in tables]
     check_cells(domains, cliques)
     caps = caps_for(target, False)

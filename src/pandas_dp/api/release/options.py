@@ -307,7 +307,7 @@ def _price(
     """
     session = target.session
     epsilon, delta = options.epsilon, options.delta
-    zcdp = session.total.is_zcdp or session.accounting == "zcdp"
+    zcdp = session.in_zcdp
     if options.rho is not None:
         return _price_rho(target, query, options, zcdp)
     if epsilon is None:  # a missing required argument is a TypeError in Python
@@ -346,17 +346,11 @@ def epsilon_of(
     """The ε a family that works in ε (ρ = ε²/2 in a ρ session) spends, and ``asked``.
 
     Tables, synthetic data, hierarchies and running totals calibrate from ε, spending
-    ``ρ = ε²/2`` in a ρ session; ``rho=`` (a ρ session only) gives them the ε whose ``ε²/2``
-    is ρ, rounded down (:func:`~pandas_dp.budget.epsilon_for_rho`).
+    ``ρ = ε²/2`` in a session accounted in zCDP; ``rho=`` (a ρ session, or
+    ``accounting="zcdp"``) gives them the ε whose ``ε²/2`` is ρ, rounded down
+    (:func:`~pandas_dp.budget.epsilon_for_rho`). The same rules as :func:`price`.
     """
-    if rho is not None and not isinstance(target.session.total, RhoBudget):
-        raise DPValueError(
-            f"{query}: rho= spends a ρ-zCDP budget, but this session's budget is "
-            f"{target.session.total}; pass epsilon=..., or protect the frame with rho=..."
-        )
-    if rho is not None and delta is not None:
-        raise DPValueError(f"{query}: a release priced in rho needs no delta; leave it out")
-    eps, _, _ = price(target, query, epsilon, rho)
+    eps, _, _ = price(target, query, epsilon, rho, delta)
     return eps, asked_text(epsilon, rho, delta)
 
 

@@ -34,7 +34,7 @@ from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
 from pandas_dp.api.release.types import Finisher, PlannedOutput, PlannedRelease, Request, Target
 from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.budget import AnyBudget, RhoBudget, number_text
+from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError
 
@@ -163,7 +163,7 @@ def _calibrated(
             parts[key] = calibrated[key]
             continue
         total = target.session.total
-        if isinstance(total, RhoBudget) and _bounded_range(key):
+        if target.session.in_zcdp and _bounded_range(key):
             epsilon = request.choice_budget_of(share, key.rounds)
             part = _calibrate(key, request, epsilon, noise, parts, total)
             parts[key] = _priced_by_bounded_range(part)
