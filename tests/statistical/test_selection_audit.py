@@ -27,6 +27,10 @@ What the audits can and cannot see (derived in the comments of each design):
   not over-noised: the old calibration ``Δ = 1`` (rate ε/2) cannot reach its floor. At
   q = 0.9 the old calibration was only 10% noisier (rate ε/2 against 5ε/9), which an audit
   of this size cannot resolve; ``tests/statistics/test_quantiles.py`` checks that law.
+* On a tie block (values equal to a candidate) the score is the distance from ``q n`` to the
+  candidate's rank interval, minus its depth inside it: a value added at the candidate moves
+  it by ``q`` or ``1 - q`` as elsewhere. A mutant that also rewards the candidate's own ties
+  (by half their number) moves by 1 at the median and is caught.
 * Mode scores (counts) are monotone, so the real release can reach ε; the mutant doubles
   the rate.
 * Randomized response has loss exactly ε on the event {output = true value}; the mutant
@@ -209,6 +213,39 @@ def test_quantile_audit_catches_the_monotone_rate(protect_seeded, selections):
     caught = audit(*selection_runs(mutant, rows, denominator, seed=200))
     print(f"0.9-quantile, rate-10ε/9 mutant: {caught}")
     assert caught.epsilon_lb > EPSILON, f"the twice-the-rate mutant was not caught: {caught}"
+
+
+#: Tie-block design (issue 38: the score ranks a tie block above its neighbours): two values
+#: at 0.05 and five at 0.5, a round value and so a candidate; D' adds a sixth 0.5, which moves
+#: only that candidate's ``#{x <= c}`` (and ``n``). At the median's rate 1 the largest loss of
+#: a threshold event is 0.72 <= ε. The mutant rewards a candidate's own ties, scoring
+#: ``s_k - T_k / 2`` (``T_k = #{x = c_k}``): the block's score then moves by a whole row's
+#: worth (1) where the calibration allows 1/2, and its largest loss is 1.46.
+TIE_D = [0.05, 0.05, 0.5, 0.5, 0.5, 0.5, 0.5]
+TIE_EXTRA = 0.5
+
+
+def test_median_audit_on_a_tie_block(protect_seeded, selections):
+    mechanism, rows, denominator = quantile_neighbours(
+        protect_seeded, selections, TIE_D, TIE_EXTRA, 0.5, seeds=(5, 6)
+    )
+    assert mechanism.rate == EPSILON
+    edges = quantile_candidates(0.0, 1.0, 8, "number")
+    block = int(np.flatnonzero(edges == 0.5)[0])
+    assert rows[0][block] == min(rows[0]) < 0  # the block is the best candidate, by its depth
+    real = audit(*selection_runs(mechanism, rows, denominator, seed=400))
+    print(f"median on a tie block, real mechanism: {real}")
+    assert real.epsilon_lb <= EPSILON, f"the median leaks more than ε = 1 on ties: {real}"
+    assert real.epsilon_lb >= 0.4, f"the median is noisier than calibrated on ties: {real}"
+
+    def favouring_ties(values: list[float], row: np.ndarray) -> np.ndarray:
+        ties = np.array([sum(v == e for v in values) for e in edges], dtype=np.int64)
+        return row - ties * denominator // 2  # s_k - T_k / 2, over the same denominator
+
+    mutant_rows = (favouring_ties(TIE_D, rows[0]), favouring_ties([*TIE_D, TIE_EXTRA], rows[1]))
+    caught = audit(*selection_runs(mechanism, mutant_rows, denominator, seed=400))
+    print(f"median on a tie block, score favouring ties: {caught}")
+    assert caught.epsilon_lb > EPSILON, f"the tie-favouring score was not caught: {caught}"
 
 
 def test_mode_audit_vectorised(protect_seeded, selections):
