@@ -369,3 +369,122 @@ def test_a_rho_release_file_reports_rho(tmp_path, capsys) -> None:
     report = next(out.glob("*.html")).read_text()
     assert '<th class="">rho</th>' in report
     assert '<th class="">epsilon</th>' not in report
+
+
+RHO_QUERIES_SPEC = """\
+[data]
+path = "people.csv"
+
+[privacy]
+{privacy}
+
+[[query]]
+name = "counts"
+groupby = ["g"]
+keys = ["a", "b"]
+aggs = {{ n = "count" }}
+rho = 0.01
+
+[[query]]
+name = "centres"
+groupby = ["g"]
+keys = ["a", "b"]
+aggs = {{ mean_x = ["x", "mean"], median_x = ["x", "median"] }}
+bounds = {{ x = [0, 10] }}
+rho = 0.01
+"""
+
+
+@pytest.mark.parametrize(
+    "privacy", ["rho = 0.5", 'epsilon = 1.0\ndelta = 1e-6\naccounting = "zcdp"'],
+    ids=["rho budget", "zcdp accounting"],
+)  # fmt: skip
+def test_a_release_file_query_may_spend_rho(tmp_path, capsys, privacy: str) -> None:
+    """``rho = 0.01`` in a ``[[query]]``: charged ρ ≤ 0.01 (within 0.1%), the report says ρ."""
+    from pandas_dp.accounting.ledger_file import read_ledger
+    from pandas_dp.cli import main
+
+    frame()[["g", "x"]].to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "release.toml").write_text(RHO_QUERIES_SPEC.format(privacy=privacy))
+    out = tmp_path / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pandas_dp.NoiseDominatedWarning)
+        assert main(["release", str(tmp_path / "release.toml"), "--out", str(out)]) == 0
+    capsys.readouterr()
+    _, entries = read_ledger(out / "ledger.jsonl")
+    assert [e.release.tag.split("@")[0] for e in entries] == ["counts", "centres"]
+    for entry in entries:
+        assert ASKED * Fraction(999, 1000) < entry.release.rho <= ASKED
+        assert "rho=0.01" in entry.release.asked
+    assert main(["ledger", str(out / "ledger.jsonl"), "--json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    if privacy.startswith("rho"):  # the CLI's ledger shows ρ for a ρ budget
+        assert [e["query"] for e in summary["entries"]] == ["groupby.agg", "groupby.agg"]
+        for entry in summary["entries"]:
+            assert 0.01 * 0.999 < entry["rho"] <= 0.01
+    report = (out / "report.html").read_text()
+    for name in ("counts", "centres"):
+        section = report.split(f'<h2 id="{name}">')[1].split("<h2")[0]
+        assert "2 rows by g; ρ = 0.01" in section
+        assert "ε =" not in section
+
+
+BAD_SPEND_SPEC = """\
+[data]
+path = "people.csv"
+
+[privacy]
+epsilon = 1.0
+
+[[query]]
+name = "both"
+aggs = { n = "count" }
+epsilon = 0.1
+rho = 0.01
+
+[[query]]
+name = "neither"
+aggs = { n = "count" }
+
+[[query]]
+name = "rho_in_an_epsilon_session"
+aggs = { n = "count" }
+rho = 0.01
+"""
+
+
+def test_a_release_file_query_states_epsilon_or_rho(tmp_path, capsys) -> None:
+    """Both, neither, or ρ without a zCDP budget: every problem listed, nothing charged."""
+    from pandas_dp.cli import main
+
+    frame()[["g", "x"]].to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "release.toml").write_text(BAD_SPEND_SPEC)
+    out = tmp_path / "out"
+    assert main(["release", str(tmp_path / "release.toml"), "--out", str(out)]) == 2
+    problems = capsys.readouterr().err.splitlines()[1:]
+    fix = 'or give [privacy] rho = ... (or accounting = "zcdp")'
+    assert [p.strip() for p in problems] == [
+        "query[1]: give what this query may spend: epsilon (and delta), or rho, not both",
+        "query[1].rho: rho prices a query in zero-concentrated DP, but [privacy] gives an "
+        f"epsilon budget under basic accounting: state epsilon = ... in this query instead, {fix}",
+        "query[2].epsilon: missing: every query states what it may spend",
+        "query[3].rho: rho prices a query in zero-concentrated DP, but [privacy] gives an "
+        f"epsilon budget under basic accounting: state epsilon = ... in this query instead, {fix}",
+    ]
+    assert not out.exists()  # nothing read, charged or written
+
+
+def test_a_rho_query_in_a_zcdp_release_file_needs_no_delta(tmp_path, capsys) -> None:
+    from pandas_dp.cli import main
+
+    """In a ρ session a ρ query is fine, but not with a δ; a missing budget names both."""
+    spec = BAD_SPEND_SPEC.replace("epsilon = 1.0\n", "rho = 0.5\n", 1) + "delta = 1e-6\n"
+    (tmp_path / "release.toml").write_text(spec)
+    assert main(["plan", str(tmp_path / "release.toml")]) == 2
+    problems = [p.strip() for p in capsys.readouterr().err.splitlines()[1:]]
+    assert problems == [
+        "query[1]: give what this query may spend: epsilon (and delta), or rho, not both",
+        "query[2].epsilon: missing: every query states what it may spend: epsilon = ..., or "
+        "rho = ... in this zCDP session",
+        "query[3].delta: a query priced in rho needs no delta: leave it out",
+    ]

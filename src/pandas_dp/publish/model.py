@@ -39,7 +39,7 @@ _DATA = {"path", "format", "schema"}
 _PRIVACY = {"epsilon", "delta", "rho", "accounting", "privacy_unit", "max_rows_per_unit"}
 _RELEASE = {"name", "title", "confidence", "formats"}
 _QUERY = {
-    "name", "description", "groupby", "keys", "aggs", "bounds", "epsilon", "delta",
+    "name", "description", "groupby", "keys", "aggs", "bounds", "epsilon", "delta", "rho",
     "mechanism", "ci", "where", "fillna", "nonnegative", "max_groups_per_unit",
     "max_rows_per_group", "expected_rows", "weights", "weight_bounds", "selection",
 }  # fmt: skip
@@ -51,11 +51,13 @@ class QuerySpec:
 
     name: str
     aggs: dict[str, tuple[str | None, str]]
-    epsilon: float
+    epsilon: float | None  # None when the query states rho
     groupby: tuple[str, ...] = ()
     keys: object = None  # as written in the spec; validated by the API's parse_keys
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
     delta: float | None = None
+    #: The ρ the query may spend instead of an ε (a session accounting in zCDP).
+    rho: float | None = None
     mechanism: str = "laplace"
     ci: float | None = 0.95
     where: str | None = None
@@ -125,11 +127,7 @@ def _query(
     if not isinstance(name, str) or not _NAME.match(name):
         problems.add(f"{at}.name", f"needs a name of letters, digits, _ . - (got {name!r})")
         name = "?"
-    if "epsilon" not in raw:
-        problems.add(f"{at}.epsilon", "missing: every query states what it may spend")
-    epsilon = raw.get("epsilon", 1.0)
-    if with_api(problems, f"{at}.epsilon", parse_epsilon, epsilon) is None:
-        epsilon = 1.0
+    optional: dict[str, Any] = _spend(problems, at, raw, shared["privacy"])
     mechanism = raw.get("mechanism", "laplace")
     if mechanism not in MECHANISMS:
         problems.add(f"{at}.mechanism", f"must be one of {list(MECHANISMS)}, got {mechanism!r}")
@@ -143,7 +141,6 @@ def _query(
     valid_by = bool(groupby) and bool(with_api(problems, f"{at}.groupby", parse_by, list(groupby)))
     if valid_by and "keys" in raw:
         with_api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(raw["keys"]))
-    optional: dict[str, Any] = {}
     if "selection" in raw:
         optional["selection"] = _selection(problems, at, raw, bool(groupby))
     for key in ("max_groups_per_unit", "max_rows_per_group"):
@@ -181,7 +178,6 @@ def _query(
     return QuerySpec(
         name=name,
         aggs=aggs,
-        epsilon=epsilon,
         groupby=groupby,
         keys=raw.get("keys"),
         bounds=bounds,
@@ -194,6 +190,34 @@ def _query(
         digest=_digest(raw, shared),
         **optional,
     )
+
+
+def _spend(problems: Problems, at: str, raw: dict[str, Any], privacy: object) -> dict[str, Any]:
+    """What a query may spend: ``epsilon`` (and ``delta``), or ``rho`` in a zCDP session."""
+    settings = privacy if isinstance(privacy, dict) else {}
+    accounting = settings.get("accounting", "basic")
+    zcdp = "rho" in settings or accounting == "zcdp"
+    if "epsilon" in raw and "rho" in raw:
+        problems.add(at, "give what this query may spend: epsilon (and delta), or rho, not both")
+    elif "epsilon" not in raw and "rho" not in raw:
+        hint = ": epsilon = ..., or rho = ... in this zCDP session" if zcdp else ""
+        problems.add(f"{at}.epsilon", f"missing: every query states what it may spend{hint}")
+    if "rho" not in raw:
+        epsilon = raw.get("epsilon", 1.0)
+        valid = with_api(problems, f"{at}.epsilon", parse_epsilon, epsilon) is not None
+        return {"epsilon": epsilon if valid else 1.0}
+    with_api(problems, f"{at}.rho", parse_epsilon, raw["rho"], "rho")
+    if not zcdp:
+        problems.add(
+            f"{at}.rho", "rho prices a query in zero-concentrated DP, but [privacy] gives "
+            f"an epsilon budget under {accounting} accounting: state epsilon = ... in this "
+            'query instead, or give [privacy] rho = ... (or accounting = "zcdp")',
+        )  # fmt: skip
+    if "epsilon" in raw:
+        with_api(problems, f"{at}.epsilon", parse_epsilon, raw["epsilon"])
+    elif "delta" in raw:
+        problems.add(f"{at}.delta", "a query priced in rho needs no delta: leave it out")
+    return {"epsilon": None, "rho": raw["rho"]}
 
 
 def _weights(problems: Problems, at: str, raw: dict[str, Any], has_schema: bool) -> dict:

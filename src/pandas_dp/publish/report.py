@@ -21,6 +21,7 @@ import pandas_dp
 from pandas_dp.accounting.accountant import Accountant
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.publish.files import write_atomic
+from pandas_dp.publish.model import QuerySpec
 from pandas_dp.publish.outcome import PlannedQuery, ReleaseOutcome
 
 REPORT_NAME = "report.html"
@@ -110,6 +111,13 @@ def plural(count: int, word: str) -> str:
         return f"1 {word}"
     many = word[:-1] + "ies" if word.endswith("y") else word + "s"
     return f"{count:,} {many}"
+
+
+def spend_text(query: QuerySpec) -> str:
+    """What a query may spend, as it states it: ``ε = 0.35``, or ``ρ = 0.01``."""
+    if query.rho is not None:
+        return f"ρ = {float(query.rho):g}"
+    return f"ε = {float(query.epsilon or 0):g}"
 
 
 def bar_chart(
@@ -213,7 +221,7 @@ def _query_section(
     by = f" by {', '.join(query.groupby)}" if query.groupby else ""
     cost = planned.preview.release.cost if planned.preview.release else None
     parts.append(
-        f"<p class='muted'>{plural(len(table), 'row')}{_esc(by)}; ε = {float(query.epsilon):g}"
+        f"<p class='muted'>{plural(len(table), 'row')}{_esc(by)}; {spend_text(query)}"
         + (f", δ = {float(cost.delta):.3g}" if cost is not None and cost.delta else "")
         + (f"; ledger note: {_esc(entry.release.note)}" if entry is not None else "")
         + "</p>"

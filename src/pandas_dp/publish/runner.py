@@ -113,7 +113,7 @@ def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
     """Release (or preview) one query through the public API."""
     named = {name: how if col is None else (col, how) for name, (col, how) in query.aggs.items()}
     options: dict[str, Any] = {
-        "epsilon": query.epsilon,
+        **({"epsilon": query.epsilon} if query.rho is None else {"rho": query.rho}),
         "bounds": query.bounds or None,
         "mechanism": query.mechanism,
         "fillna": query.fillna or None,
