@@ -98,8 +98,7 @@ def protect(
         ledger=store, entries=entries, unit_ids=pinned, columns=_labels(engine, obj),
     )  # fmt: skip
     protected: PandasObj = attach(obj, session)
-    if not engine.in_memory:  # the layer the Dask lineage check traces releases back to
-        session.origin = protected.expr._name
+    session.origin = engine.origin_of(protected)  # what lineage checks trace back to
     return protected
 
 

@@ -37,6 +37,13 @@ from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
+from pandas_dp.engines.dask_lineage import (
+    aligned_frame,
+    collection,
+    duplicating_step,
+    rewriting_step,
+    unchanged,
+)
 from pandas_dp.engines.dask_partitions import (
     KEY_CODE,
     aggregate_partition,
@@ -63,23 +70,17 @@ from pandas_dp.engines.plan import (
     ManyTables,
     Measure,
     NonNull,
+    Origin,
     ProductSums,
     WeightedSum,
 )
 
 #: The scheduler a ``compute()`` here would use (dask's function, typed).
 get_scheduler: Callable[[], object] = base.get_scheduler
-#: A frame expression's collection (dask's constructor, typed).
-collection: Callable[[Any], dd.DataFrame] = dd.DataFrame
 #: A delayed value of a key in a graph (dask's constructor, typed).
 _delayed: Callable[..., Delayed] = Delayed
 #: Compute dask collections (dask's function, typed).
 compute: Callable[..., tuple[Aggregates]] = base.compute
-
-
-def _unchanged(partition: pd.DataFrame, tag: str) -> pd.DataFrame:
-    """Identity on partitions; ``tag`` makes the expression's name unique (see with_attrs)."""
-    return partition
 
 
 def _columns(
@@ -137,7 +138,7 @@ def _unmarked(data: dd.DataFrame) -> dd.DataFrame:
     expr: Any = data.expr  # dask's expressions: partly typed, methods untyped
     nodes: list[Any] = list(expr.walk())
     for node in nodes:
-        if type(node).__name__ == "MapPartitions" and node.operand("func") is _unchanged:
+        if type(node).__name__ == "MapPartitions" and node.operand("func") is unchanged:
             expr = expr.substitute(node, node.frame)
     return collection(expr)
 
@@ -225,7 +226,7 @@ class DaskEngine(Engine):
         meta = frame._meta.copy(deep=False)
         meta.attrs = dict(attrs)
         return frame.map_partitions(
-            _unchanged, uuid.uuid4().hex, meta=meta, enforce_metadata=False,
+            unchanged, uuid.uuid4().hex, meta=meta, enforce_metadata=False,
             required_columns=[],
         )  # fmt: skip
 
@@ -238,6 +239,29 @@ class DaskEngine(Engine):
     def is_series(self, data: object) -> bool:
         """Whether ``data`` is a Dask Series."""
         return isinstance(data, dd.Series)
+
+    def origin_of(self, data: object) -> str:
+        """The name of the collection's top expression (the ``protect`` layer's)."""
+        assert isinstance(data, dd.DataFrame | dd.Series)
+        name: str = data.expr._name
+        return name
+
+    def duplicating_step(self, data: object, is_origin: Origin, origin: str) -> str | None:
+        """See :func:`pandas_dp.engines.dask_lineage.duplicating_step`."""
+        assert isinstance(data, dd.DataFrame | dd.Series)
+        return duplicating_step(data.expr, is_origin, origin)
+
+    def rewriting_step(
+        self, data: object, unit: Hashable, is_origin: Origin, origin: str
+    ) -> str | None:
+        """See :func:`pandas_dp.engines.dask_lineage.rewriting_step`."""
+        assert isinstance(data, dd.DataFrame | dd.Series)
+        return rewriting_step(data.expr, unit, is_origin, origin)
+
+    def aligned_frame(self, series: object, unit: Hashable) -> Any:
+        """See :func:`pandas_dp.engines.dask_lineage.aligned_frame`."""
+        assert isinstance(series, dd.Series)
+        return aligned_frame(series.expr, unit)
 
     def exact(self, data: object, aggregation: Aggregation) -> Aggregates:
         """Exact aggregates of the whole collection, in one ``compute()``.

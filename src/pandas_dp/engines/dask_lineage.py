@@ -39,9 +39,22 @@ from collections.abc import Callable, Hashable, Mapping
 from typing import Any
 
 import dask.dataframe as dd
+import pandas as pd
 
-from pandas_dp.engines.dask_engine import _unchanged, collection
 from pandas_dp.engines.dask_rows import Inputs, aligned_base, row_inputs
+from pandas_dp.engines.plan import Origin
+
+#: A frame expression's collection (dask's constructor, typed).
+collection: Callable[[Any], dd.DataFrame] = dd.DataFrame
+
+
+def unchanged(partition: pd.DataFrame, tag: str) -> pd.DataFrame:
+    """Identity on partitions: the ``protect`` layer (see ``DaskEngine.with_attrs``).
+
+    ``tag`` makes the expression's name unique; lineage passes through it.
+    """
+    return partition
+
 
 #: Steps that select or reorder rows or columns: their unit column is their input's.
 _PASS_THROUGH = frozenset(
@@ -51,8 +64,6 @@ _PASS_THROUGH = frozenset(
         "RepartitionNpartitions", "SortValues", "ResetIndex", "Head", "Tail",
     }
 )  # fmt: skip
-
-Origin = Callable[[Mapping[str, Any]], bool]
 
 
 def rewriting_step(expr: Any, unit: Hashable, is_origin: Origin, origin: str) -> str | None:
@@ -113,7 +124,7 @@ def _first_refused(expr: Any, is_origin: Origin, origin: str, rule: Callable) ->
             continue
         seen.add(node._name)
         kind = type(node).__name__
-        if kind == "MapPartitions" and node.operand("func") is _unchanged:
+        if kind == "MapPartitions" and node.operand("func") is unchanged:
             if is_origin(node._meta.attrs):
                 continue
             return "a layer of another pandas-dp session"

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 Frame: TypeAlias = "pd.DataFrame | pd.Series | dd.DataFrame | dd.Series"
 #: A frame given back as the kind it came in (:meth:`Engine.with_attrs`).
 FrameT = TypeVar("FrameT", pd.DataFrame, pd.Series, "dd.DataFrame", "dd.Series")
+#: Whether a layer's attrs mark the session's own ``protect`` layer (lineage checks).
+Origin: TypeAlias = Callable[[Mapping[str, Any]], bool]
 
 
 @dataclass(frozen=True)
@@ -319,6 +321,31 @@ class Engine(Protocol):
         """The dtype of each column of ``data``."""
         dtypes: pd.Series = data.dtypes
         return dtypes
+
+    # Lineage. In memory, rows are checked by their labels (the API's row guard and pinned
+    # ids), so these answer "nothing to trace". A collection out of memory has no labels:
+    # its engine traces the collection's expression graph (the caller's code, public) back
+    # to the layer ``protect`` returned, whose name :meth:`origin_of` gives at protect.
+    def origin_of(self, data: object) -> str:
+        """The name of ``data``'s own layer, which later releases trace back to ("" in memory)."""
+        return ""
+
+    def duplicating_step(self, data: object, is_origin: Origin, origin: str) -> str | None:
+        """The first step since ``origin`` that may repeat ``data``'s rows, or None."""
+        return None
+
+    def rewriting_step(
+        self, data: object, unit: Hashable, is_origin: Origin, origin: str
+    ) -> str | None:
+        """The first step since ``origin`` that may rewrite ``data``'s ``unit`` column, or None."""
+        return None
+
+    def aligned_frame(self, series: object, unit: Hashable) -> Any:
+        """The frame ``series`` was derived from elementwise, holding ``unit``; None if none.
+
+        Only asked out of memory (in memory a Series carries its unit by its pinned ids).
+        """
+        return None
 
     def aggregate(
         self,

@@ -50,7 +50,7 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
     engine = engine_for(obj)
     unit = session.unit.column
     if unit is None and not engine.in_memory:
-        _check_rows(obj, session, engine.name)
+        _check_rows(obj, session, engine)
     if unit is not None and not engine.in_memory and engine.is_series(obj):
         return _series_with_units(obj, session, unit, engine)
     if session.guard is not None:
@@ -65,7 +65,7 @@ def resolve(obj: pd.DataFrame | pd.Series) -> Target:
         name: Hashable = label if label is not None else SERIES_COLUMN
         return Target(session, engine.to_frame(obj, name), engine, column=name)
     if unit is not None and not engine.in_memory:
-        _check_lineage(obj, session, unit, engine.name)
+        _check_lineage(obj, session, unit, engine)
     if unit is not None and unit not in engine.columns(obj):
         raise NotProtectedError(_LACKS_UNIT.format(unit=unit))
     return Target(session, obj, engine, unit=unit)
@@ -96,14 +96,12 @@ def _series_with_units(series: Any, session: Session, unit: Hashable, engine: En
     """A Dask Series under a unit, released from its frame: its values next to their ids.
 
     The Series must have been derived elementwise from a frame that holds the unit column
-    (:func:`~pandas_dp.engines.dask_lineage.aligned_frame`): that frame then carries the
+    (:meth:`~pandas_dp.engines.Engine.aligned_frame`): that frame then carries the
     values row by row (``assign``), and its own lineage is checked like any frame's.
     """
-    from pandas_dp.engines.dask_lineage import aligned_frame
-
     own: Any = series.name
     column: Hashable = own if own is not None else SERIES_COLUMN
-    base = aligned_frame(series.expr, unit)
+    base = engine.aligned_frame(series, unit)
     if base is None:
         raise NotProtectedError(
             f"this {engine.name} Series was derived from the protected frame by steps that do "
@@ -113,26 +111,24 @@ def _series_with_units(series: Any, session: Session, unit: Hashable, engine: En
             "priv[priv['x'] > 0]['x'], or release from the frame"
         )
     frame = base.assign(**{_VALUES: series})[[_VALUES, unit]]
-    _check_lineage(frame, session, unit, engine.name)
+    _check_lineage(frame, session, unit, engine)
     ids = PINNED if column == unit else unit  # a Series of the ids themselves: two columns
     frame = frame.rename(columns={_VALUES: column, unit: ids})
     return Target(session, frame, engine, column=column, unit=ids)
 
 
-def _check_rows(obj: Any, session: Session, kind: str) -> None:
+def _check_rows(obj: Any, session: Session, engine: Engine) -> None:
     """Refuse a collection whose rows a step after ``protect`` may have repeated.
 
     Row-level privacy on a collection out of memory: no labels to check, so its expression
     graph (the caller's code, public) is traced back to ``protect`` instead
-    (:func:`~pandas_dp.engines.dask_lineage.duplicating_step`).
+    (:meth:`~pandas_dp.engines.Engine.duplicating_step`).
     """
-    from pandas_dp.engines.dask_lineage import duplicating_step
-
-    step = duplicating_step(obj.expr, _is_origin(session), session.origin)
+    step = engine.duplicating_step(obj, _is_origin(session), session.origin)
     if step is not None:
         raise DuplicatedRowsError(
-            f"this {kind} frame was derived from the protected one by a step ({step}) that may "
-            "repeat rows (or replace them by aggregates), and with one row per person a "
+            f"this {engine.name} frame was derived from the protected one by a step ({step}) "
+            "that may repeat rows (or replace them by aggregates), and with one row per person a "
             "repeated row counts one person twice. Derive frames with filters, column "
             "selection, assign, elementwise operations, sort_values, repartition, "
             "sample without replacement, or persist right after protect; or protect with "
@@ -149,19 +145,17 @@ def _is_origin(session: Session) -> Callable[[Any], bool]:
     return is_origin
 
 
-def _check_lineage(obj: Any, session: Session, unit: Hashable, kind: str) -> None:
+def _check_lineage(obj: Any, session: Session, unit: Hashable, engine: Engine) -> None:
     """Refuse a collection whose unit column a step after ``protect`` may have rewritten.
 
     Collections out of memory have no labels to pin ids to; their expression graph (the
     caller's code, public) is traced back to the ``protect`` layer instead
-    (:mod:`pandas_dp.engines.dask_lineage`, imported only when dask is in use).
+    (:meth:`~pandas_dp.engines.Engine.rewriting_step`).
     """
-    from pandas_dp.engines.dask_lineage import rewriting_step
-
-    step = rewriting_step(obj.expr, unit, _is_origin(session), session.origin)
+    step = engine.rewriting_step(obj, unit, _is_origin(session), session.origin)
     if step is not None:
         raise NotProtectedError(
-            f"this {kind} frame was derived from the protected one by a step ({step}) that "
+            f"this {engine.name} frame was derived from the protected one by a step ({step}) that "
             f"may change the privacy-unit column {unit!r}, and the caps trust that column to "
             "hold the ids it held at protect. Derive frames with filters, column selection, "
             "assign/fillna/astype/rename of other columns, sort_values, repartition, concat "
