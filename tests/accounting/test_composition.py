@@ -48,6 +48,7 @@ from pandas_dp.accounting.composition import (
     ZCDPComposition,
     composition_for,
 )
+from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 
@@ -61,7 +62,7 @@ LIMIT = 2_000
 def laplace_count(epsilon: Fraction, extra_delta: Fraction = Fraction(0)) -> Release:
     """A discrete Laplace count (sensitivity 1); ``extra_delta`` as private selection has."""
     mechanism = DiscreteLaplace.calibrated(1, epsilon)
-    measurement = Measurement(
+    measurement = LaplaceMeasurement(
         "count", mechanism.name, epsilon, 1, mechanism.effective_scale, extra_delta=extra_delta
     )
     return Release("count", (), (measurement,))
@@ -71,7 +72,7 @@ def laplace_sum(epsilon: Fraction) -> Release:
     """A lattice sum: sensitivity 2**34 noise units (beyond the exact Laplace PLD's range)."""
     sensitivity = 2**34
     mechanism = DiscreteLaplace.calibrated(sensitivity, epsilon)
-    measurement = Measurement(
+    measurement = LaplaceMeasurement(
         "sum", mechanism.name, epsilon, sensitivity, mechanism.effective_scale, exponent=-34
     )
     return Release("sum", ("x",), (measurement,))
@@ -96,7 +97,7 @@ def gaussian_count(sigma2: int = 100, delta: Fraction = Fraction(1, 10**7)) -> R
         low, high = (low, mid) if reference_delta(sigma2, mid) <= delta else (mid, high)
     epsilon = Fraction(high).limit_denominator(10**9) + Fraction(1, 10**9)
     mechanism = DiscreteGaussian(Fraction(sigma2))
-    measurement = Measurement(
+    measurement = GaussianMeasurement(
         "count", mechanism.name, epsilon, 1, mechanism.scale, delta=delta,
         sigma2=mechanism.sigma2,
     )  # fmt: skip

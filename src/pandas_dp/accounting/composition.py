@@ -24,7 +24,12 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Generic, Protocol, TypeVar
 
-from pandas_dp.accounting.events import BoundedRangeMeasurement, Measurement, Release
+from pandas_dp.accounting.events import (
+    BoundedRangeMeasurement,
+    LaplaceMeasurement,
+    Measurement,
+    Release,
+)
 from pandas_dp.budget import AnyBudget, Budget, RhoBudget, zcdp_to_epsilon
 from pandas_dp.errors import DPValueError
 
@@ -492,7 +497,7 @@ def measurement_pld(measurement: Measurement) -> PrivacyLoss:
         return one.self_compose(measurement.coordinates) if measurement.coordinates > 1 else one
     epsilon = measurement.pure_epsilon
     assert epsilon is not None
-    if measurement.mechanism == "discrete_laplace" and measurement.sensitivity <= 1024:
+    if isinstance(measurement, LaplaceMeasurement) and measurement.sensitivity <= 1024:
         parameter = _float_at_least(1 / measurement.scale)
         return pld.from_discrete_laplace_mechanism(
             parameter, sensitivity=measurement.sensitivity,

@@ -58,6 +58,10 @@ class Measurement:
 
     #: The ledger's tag for this event class (one class per mechanism; see below).
     kind: ClassVar[str] = "measurement"
+    #: The mechanism names this class records (empty: any, for a generic ε-DP event).
+    mechanisms: ClassVar[frozenset[str]] = frozenset()
+    #: Whether the noise is discrete Gaussian: no pure ε, priced by its ρ (or its δ).
+    is_gaussian: ClassVar[bool] = False
 
     label: str
     mechanism: str
@@ -75,8 +79,11 @@ class Measurement:
             raise ValueError(f"invalid cost ε={self.epsilon}, δ={self.delta}")
         if self.sensitivity < 0 or self.scale <= 0 or self.coordinates < 1:
             raise ValueError(f"invalid noise: sensitivity={self.sensitivity}, scale={self.scale}")
-        if self.mechanism == "discrete_gaussian" and self.sigma2 is None:
-            raise ValueError("a Gaussian measurement needs its exact sigma2")
+        if self.mechanisms and self.mechanism not in self.mechanisms:
+            raise ValueError(f"a {type(self).__name__} records {sorted(self.mechanisms)}, "
+                             f"not {self.mechanism!r}")  # fmt: skip
+        if (self.sigma2 is None) == self.is_gaussian:
+            raise ValueError("Gaussian noise, and only it, records its exact sigma2")
 
     @property
     def cost(self) -> Budget:
@@ -84,50 +91,34 @@ class Measurement:
         return Budget(self.epsilon, self.delta + self.extra_delta)
 
     @property
-    def is_gaussian(self) -> bool:
-        """Whether the noise is discrete Gaussian."""
-        return self.mechanism == "discrete_gaussian"
-
-    @property
     def pure_epsilon(self) -> Fraction | None:
-        """Exact ε of a pure ε-DP measurement, or None for Gaussian noise.
+        """Exact ε of a pure ε-DP measurement, or None when it has none (Gaussian noise).
 
-        ``Δ/b`` for Laplace noise; the calibrated ε for selections (exponential mechanism).
+        A generic event: its calibrated ε.
         """
-        if self.is_gaussian:
-            return None
-        if self.mechanism == "discrete_laplace":
-            return Fraction(self.sensitivity) / self.scale
         return self.epsilon
 
     @property
     def rho(self) -> Fraction:
-        """Exact zCDP ρ of this measurement.
-
-        ``ε²/2`` for pure ε-DP (Bun & Steinke 2016, Prop. 1.4) and
-        ``coordinates Δ² / (2σ²)`` for discrete Gaussian noise (Canonne et al. 2020).
-        """
+        """Exact zCDP ρ: ``ε²/2`` for pure ε-DP (Bun & Steinke 2016, Prop. 1.4)."""
         pure = self.pure_epsilon
-        if pure is not None:
-            return pure * pure / 2
-        assert self.sigma2 is not None
-        return Fraction(self.coordinates * self.sensitivity**2) / (2 * self.sigma2)
+        assert pure is not None, "an event without a pure ε prices its own ρ"
+        return pure * pure / 2
+
+    def _cost_text(self) -> str:
+        cost = f"ε={float(self.epsilon):.6g}"
+        return cost + (f", δ={float(self.delta):.3g}" if self.delta else "")
 
     def describe(self) -> str:
-        """One line a person can read, in the column's units."""
+        """One line a person can read (a choice's weights are ``exp(-score / scale)``)."""
+        return f"{self.label}: {self.mechanism}(scale={float(self.scale):.6g}, {self._cost_text()})"
+
+    def _describe_noise(self, spread: str) -> str:
+        """Additive noise, in the column's units."""
         step = math.ldexp(1.0, self.exponent)
-        spread = "sigma" if self.is_gaussian else "scale"
-        cost = f"ε={float(self.epsilon):.6g}"
-        if self.delta:
-            cost += f", δ={float(self.delta):.3g}"
-        elif self.is_gaussian:  # priced in zCDP, with no δ
-            cost = f"ρ={float(self.rho):.6g}"
-        if self.mechanism not in ("discrete_laplace", "discrete_gaussian"):
-            # A selection: weights exp(-score / scale); the score's sensitivity is in the scale.
-            return f"{self.label}: {self.mechanism}(scale={float(self.scale):.6g}, {cost})"
         return (
             f"{self.label}: {self.mechanism}(sensitivity={self.sensitivity * step:.6g}, "
-            f"{spread}={float(self.scale) * step:.6g}, {cost})"
+            f"{spread}={float(self.scale) * step:.6g}, {self._cost_text()})"
         )
 
 
@@ -136,11 +127,16 @@ class LaplaceMeasurement(Measurement):
     """Discrete Laplace noise: pure ε-DP with ``ε = sensitivity / scale``."""
 
     kind: ClassVar[str] = "laplace"
+    mechanisms: ClassVar[frozenset[str]] = frozenset({"discrete_laplace"})
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.mechanism != "discrete_laplace" or self.sigma2 is not None:
-            raise ValueError(f"a Laplace measurement, not {self.mechanism!r}")
+    @property
+    def pure_epsilon(self) -> Fraction:
+        """``Δ/b``."""
+        return Fraction(self.sensitivity) / self.scale
+
+    def describe(self) -> str:
+        """One line a person can read, in the column's units."""
+        return self._describe_noise("scale")
 
 
 @dataclass(frozen=True)
@@ -148,11 +144,27 @@ class GaussianMeasurement(Measurement):
     """Discrete Gaussian noise: ``coordinates · sensitivity² / (2σ²)``-zCDP."""
 
     kind: ClassVar[str] = "gaussian"
+    mechanisms: ClassVar[frozenset[str]] = frozenset({"discrete_gaussian"})
+    is_gaussian: ClassVar[bool] = True
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        if self.mechanism != "discrete_gaussian":
-            raise ValueError(f"a Gaussian measurement, not {self.mechanism!r}")
+    @property
+    def pure_epsilon(self) -> None:
+        """None: Gaussian noise is not pure ε-DP."""
+        return None
+
+    @property
+    def rho(self) -> Fraction:
+        """``coordinates Δ² / (2σ²)`` (Canonne, Kamath & Steinke 2020)."""
+        assert self.sigma2 is not None
+        return Fraction(self.coordinates * self.sensitivity**2) / (2 * self.sigma2)
+
+    def _cost_text(self) -> str:
+        # Priced in zCDP (no δ), or for the δ it was calibrated to.
+        return super()._cost_text() if self.delta else f"ρ={float(self.rho):.6g}"
+
+    def describe(self) -> str:
+        """One line a person can read, in the column's units."""
+        return self._describe_noise("sigma")
 
 
 @dataclass(frozen=True)
@@ -165,12 +177,9 @@ class SelectionMeasurement(Measurement):
     """
 
     kind: ClassVar[str] = "selection"
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        chooser = self.mechanism in ("exponential", "sparse_vector", "optimal_selection")
-        if not chooser or self.sigma2 is not None:
-            raise ValueError(f"a selection, not {self.mechanism!r}")
+    mechanisms: ClassVar[frozenset[str]] = frozenset(
+        {"exponential", "sparse_vector", "optimal_selection"}
+    )
 
 
 @dataclass(frozen=True)
@@ -187,11 +196,12 @@ class BoundedRangeMeasurement(SelectionMeasurement):
     """
 
     kind: ClassVar[str] = "bounded_range"
+    mechanisms: ClassVar[frozenset[str]] = frozenset({"exponential"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.mechanism != "exponential" or self.sensitivity < 1:
-            raise ValueError(f"a bounded-range choice, not {self.mechanism!r}")
+        if self.sensitivity < 1:
+            raise ValueError(f"a bounded-range choice needs a sensitivity, not {self.sensitivity}")
 
     @property
     def choice_epsilon(self) -> Fraction:
@@ -199,7 +209,7 @@ class BoundedRangeMeasurement(SelectionMeasurement):
         return 2 * Fraction(self.sensitivity) / self.scale
 
     @property
-    def pure_epsilon(self) -> Fraction | None:
+    def pure_epsilon(self) -> None:
         """None: priced in zCDP with its release, like Gaussian noise."""
         return None
 
