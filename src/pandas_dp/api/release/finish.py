@@ -17,7 +17,7 @@ from pandas._typing import ArrayLike
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import Estimate
-from pandas_dp.api.statistics import Count, Size
+from pandas_dp.api.statistics import Size, Sum
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.engines.plan import Aggregate
@@ -37,7 +37,7 @@ def integral(out: PlannedOutput, columns: frozenset[Hashable]) -> bool:
     ends are rounded outwards).
     """
     return (
-        out.stat.how == "sum"
+        isinstance(out.stat, Sum)
         and out.stat.column in columns
         and all(getattr(key, "weights", None) is None for key in out.keys)
     )
@@ -88,7 +88,7 @@ def hide_where_empty(
     rows: np.ndarray | None = None
     of_column: dict[Hashable, np.ndarray] = {}
     for out, value in zip(outputs, values, strict=True):
-        if not (isinstance(out.stat, Count) and out.stat.how in ("count", "size")):
+        if not out.stat.group_count:
             continue
         if not out.stat.per_group:
             continue

@@ -33,6 +33,7 @@ from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
 from pandas_dp.api.release.types import Finisher, PlannedOutput, PlannedRelease, Request, Target
+from pandas_dp.api.statistics import Mean, Sum, Var
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.engines.plan import Aggregate
@@ -306,11 +307,11 @@ def _derivation_notes(
     notes = [
         f"{out.stat.name} = centre × count + centred sum (derived; no ε of its own)"
         for out in outputs
-        if out.stat.how == "sum" and len(out.keys) == 2
+        if isinstance(out.stat, Sum) and len(out.keys) == 2
     ]
     hidden = [
         out for out in outputs
-        if out.stat.how in ("mean", "var", "std", "sem")
+        if isinstance(out.stat, Mean | Var)
         or (out.stat.error_in == "ranks" and len(out.keys) in (2, 4))  # a quantile with a count
     ]  # fmt: skip
     if hidden and post is not None and post.min_count != 0:

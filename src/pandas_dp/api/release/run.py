@@ -23,7 +23,7 @@ import pandas as pd
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
-from pandas_dp.api.statistics import Count, Inputs
+from pandas_dp.api.statistics import Count, Inputs, LevelCount, Sum
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
@@ -85,7 +85,7 @@ def _noise_dominated(planned: PlannedRelease[T], noisy: dict[MeasurementKey, Agg
             continue
         inputs = out.inputs(noisy)
         # Counts of every kind (rows, values, sizes, distinct values) and sums: one rule.
-        if not (out.stat.how in ("count", "sum") or isinstance(out.stat, Count)):
+        if not isinstance(out.stat, Count | Sum | LevelCount):
             flags = out.stat.dominated(inputs)
             if flags is not None:
                 flagged.append((np.asarray(flags, dtype=bool), out, inputs))

@@ -146,6 +146,9 @@ class Statistic(ABC):
     #: count of the same rows (or of its column) in the same table, below ``min_count``
     #: (see :func:`~pandas_dp.api.release.finish.hide_where_empty`).
     empty_is_nan: ClassVar[bool] = False
+    #: Whether it counts its group's rows or present values: the count ``min_count`` reads
+    #: (:func:`~pandas_dp.api.release.finish.hide_where_empty`); distinct values do not.
+    group_count: ClassVar[bool] = False
 
     @abstractmethod
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:

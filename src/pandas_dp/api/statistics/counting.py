@@ -37,6 +37,7 @@ class NUnique(Count):
     """
 
     how: ClassVar[str] = "nunique"
+    group_count: ClassVar[bool] = False  # distinct values, not the group's rows
     margin: ClassVar[Literal["sum", "pooled", "none"]] = "none"  # values repeat across cells
     in_memory_only: ClassVar[bool] = True  # a Dask partition cannot see the others' values
 

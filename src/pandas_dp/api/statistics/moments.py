@@ -44,6 +44,7 @@ class Count(Statistic):
     reads_values: ClassVar[bool] = False
     integer: ClassVar[bool] = True
     margin: ClassVar[Literal["sum", "pooled", "none"]] = "sum"
+    group_count: ClassVar[bool] = True
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One count: of rows, or of the column's values when it may hold missing ones."""
