@@ -168,7 +168,8 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         bounds : dict
             ``{column: (lower, upper)}`` for every numeric variable, the response included
             (or from the session's schema). Each design column's range is what the formula
-            gives at the variables' bounds and midpoints; values are clipped to it.
+            gives on a public grid of the bounds (the bounds, an even grid and round
+            values between them); values are clipped to it.
         keys : dict, optional
             ``{column: [levels]}``: the public levels of each categorical variable; rows at
             other levels are left out, as rows missing a value are.

@@ -3,9 +3,9 @@
 The formula (``"y ~ x + C(g) + np.log(z)"``, read by `formulaic
 <https://matthewwardrop.github.io/formulaic/>`_) must first pass the grammar of row-local
 terms (:mod:`pandas_dp.api.measurement.formula_grammar`). It is then evaluated on a *probe*: a
-small public frame made of the variables' bounds and keys alone (every numeric variable at its
-lower bound, midpoint and upper bound, crossed; every categorical at each of its public
-keys). That fixes the design's columns, the levels of every categorical (the public keys,
+small public frame made of the variables' bounds and keys alone (every regressor on a grid of
+its bounds: both bounds, an even grid and round values, crossed, see :func:`_probe`; every
+categorical at each of its public keys). That fixes the design's columns, the levels of every categorical (the public keys,
 never the data's) and each design column's public bounds (the range it takes on the probe).
 A second public probe backs the grammar: the design of a few public rows computed together
 must equal the design of each row alone, and of the rows shuffled and halved
@@ -28,12 +28,15 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.measurement.formula_grammar import check_formula
+from pandas_dp.engines.cells import round_values
 from pandas_dp.engines.codes import level_codes
 from pandas_dp.engines.columns import numeric_values
 from pandas_dp.errors import DPValueError
 
 #: Numeric variables crossed at three points up to this many probe rows, at two beyond.
 _PROBE_ROWS = 200_000
+#: Rows of the bounds probe when its grids can be finer than three points.
+_SPAN_ROWS = 1 << 15
 #: The names a formula's expressions see besides its variables (and formulaic's own
 #: transforms), the same on the probes, on private rows and for predictions.
 FORMULA_CONTEXT: Mapping[str, Any] = {"np": np, "numpy": np}
@@ -138,7 +141,7 @@ def design_of(
         variable without keys, or a design whose rows are not computed alone on the public
         probe (:func:`check_rows_alone`).
     """
-    from formulaic import model_matrix  # a few hundred ms: only when a model is asked for
+    from formulaic import Formula, model_matrix  # a few hundred ms: only for a model
 
     grammar = check_formula(formula)
     for variable in grammar.categories:
@@ -147,7 +150,13 @@ def design_of(
                 f"C({variable}) treats numeric column {variable!r} as categories: give its "
                 f"public levels with keys={{{variable!r}: [...]}}"
             )
-    probe = _probe(numeric, categorical)
+    sides = Formula(formula)  # the grammar above has read it
+    if hasattr(sides, "lhs"):  # a formula without a response is refused below
+        left, right = sides.lhs.required_variables, sides.rhs.required_variables
+        response_only = frozenset(name for name in numeric if name in left and name not in right)
+    else:
+        response_only = frozenset()
+    probe = _probe(numeric, categorical, response_only)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
@@ -291,21 +300,67 @@ class _Outside:
 _OUTSIDE = _Outside()
 
 
+def probe_points(variables: int, keys: int) -> int:
+    """Values of each crossed numeric variable's grid on the bounds probe (public sizes only).
+
+    The largest number whose crossing over ``variables`` variables, times ``keys`` (the most
+    keys of a categorical), stays within :data:`_SPAN_ROWS`: 32,768 for one variable and no
+    keys, 181 each for two, 32 for three; at least 3 (2 past :data:`_PROBE_ROWS` crossed
+    rows).
+    """
+    if variables == 0:
+        return 1
+    budget = max(_SPAN_ROWS // max(keys, 1), 1)
+    points = int(round(budget ** (1 / variables), 9))
+    while points > 3 and points**variables > budget:
+        points -= 1
+    return max(points, 3 if 3**variables <= _PROBE_ROWS else 2)
+
+
+def _grid(lower: float, upper: float, points: int) -> np.ndarray:
+    """About ``points`` values on ``[lower, upper]``: both bounds, round values, an even grid.
+
+    Round values (multiples of a power of ten and of a power of two,
+    :func:`~pandas_dp.engines.cells.round_values`, about half of the points) are where the
+    constants people write in formulas put a term's kinks and turns (``np.abs(x - 2.5)``,
+    ``I((x - 3)**2)``); the rest is an even grid with the midpoint on it.
+    """
+    if points < 3:
+        return np.array([lower, upper], dtype=np.float64)
+    rounds = round_values(lower, upper, max(points // 4, 1), "number")
+    even = max(points - rounds.size, 3)
+    even -= 1 - even % 2  # odd: the midpoint is on it
+    return np.unique(np.concatenate([np.linspace(lower, upper, even), rounds]))
+
+
 def _probe(
-    numeric: Mapping[Hashable, tuple[float, float]], categorical: Mapping[Hashable, pd.Index]
+    numeric: Mapping[Hashable, tuple[float, float]],
+    categorical: Mapping[Hashable, pd.Index],
+    response: frozenset[Hashable] = frozenset(),
 ) -> pd.DataFrame:
-    """Every numeric variable at its bounds and midpoint (crossed), each with every key."""
-    points = 3 if 3 ** len(numeric) <= _PROBE_ROWS else 2
-    grids = [
-        np.linspace(lower, upper, points) if points == 3 else np.array([lower, upper])
-        for lower, upper in numeric.values()
-    ]
-    combos = np.array(list(itertools.product(*grids)), dtype=np.float64).reshape(-1, len(numeric))
+    """Every regressor on a grid of its bounds (crossed), each with every key.
+
+    The design's column bounds are their ranges on this probe: the finer the grid, the
+    closer they come to the range a term takes on the bounds (``I((x - 3)**2)`` on (0, 16)
+    reaches 0 at x = 3, between the bounds). See :func:`probe_points` and :func:`_grid`.
+    Variables read by the response alone (``response``) are not crossed: each runs through
+    its own grid of the probe's length.
+    """
+    crossed = {name: span for name, span in numeric.items() if name not in response}
     repeats = max([len(keys) for keys in categorical.values()] + [1])
-    rows = np.tile(combos, (repeats, 1)) if len(numeric) else np.zeros((repeats, 0))
-    data: dict[Hashable, Any] = {name: rows[:, i] for i, name in enumerate(numeric)}
+    points = probe_points(len(crossed), repeats)
+    grids = [_grid(lower, upper, points) for lower, upper in crossed.values()]
+    combos = np.array(list(itertools.product(*grids)), dtype=np.float64).reshape(-1, len(crossed))
+    rows = np.tile(combos, (repeats, 1)) if len(crossed) else np.zeros((repeats, 0))
+    data: dict[Hashable, Any] = {name: rows[:, i] for i, name in enumerate(crossed)}
     size = len(rows)
-    block = len(combos) if len(numeric) else 1
+    for name in numeric:
+        if name in response:
+            values = _grid(*numeric[name], max(size, 3))
+            data[name] = np.resize(values, max(size, values.size))
+    size = max([len(column) for column in data.values()] + [size])
+    data = {name: np.resize(column, size) for name, column in data.items()}
+    block = len(combos) if len(crossed) else 1
     for name, keys in categorical.items():
         codes = (np.arange(size) // block) % len(keys)
         data[name] = pd.Categorical.from_codes(codes, categories=keys)
