@@ -26,13 +26,9 @@ from scipy import signal, stats
 import pandas_dp  # noqa: F401  (registers the accessors)
 from pandas_dp import Budget, DPValueError
 from pandas_dp.accounting import Accountant, Release
-from pandas_dp.accounting.composition import (
-    MAX_PLD_POINTS,
-    composition_for,
-    measurement_loss,
-    pld_points,
-)
+from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import GaussianMeasurement
+from pandas_dp.accounting.pld import MAX_PLD_POINTS, measurement_loss, pld_points
 
 DELTAS = (1e-3, 1e-6, 1e-9)
 

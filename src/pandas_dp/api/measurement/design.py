@@ -5,8 +5,9 @@ The formula (``"y ~ x + C(g) + np.log(z)"``, read by `formulaic
 terms (:mod:`pandas_dp.api.measurement.formula_grammar`). It is then evaluated on a *probe*: a
 small public frame made of the variables' bounds and keys alone (every regressor on a grid of
 its bounds: both bounds, an even grid and round values, crossed, see :func:`_probe`; every
-categorical at each of its public keys). That fixes the design's columns, the levels of every categorical (the public keys,
-never the data's) and each design column's public bounds (the range it takes on the probe).
+categorical at each of its public keys). That fixes the design's columns, the levels of
+every categorical (the public keys, never the data's) and each design column's public
+bounds (the range it takes on the probe).
 A second public probe backs the grammar: the design of a few public rows computed together
 must equal the design of each row alone, and of the rows shuffled and halved
 (:func:`check_rows_alone`).
