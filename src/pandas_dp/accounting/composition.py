@@ -205,8 +205,9 @@ class PLDComposition(_TightComposition):
     dominates it. Discrete Gaussian noise on a few coordinates with a small σ uses its exact
     PLD, self-composed per coordinate; otherwise (many coordinates, or a σ whose exact PLD
     would enumerate too many points) the measurement is *one* Gaussian PLD of its L2
-    sensitivity, within a pointwise factor (:func:`measurement_pld`). PLDs are rounded
-    pessimistically, so ε is an upper bound.
+    sensitivity, within a pointwise factor
+    (:func:`~pandas_dp.accounting.pld.measurement_pld`). PLDs are rounded pessimistically, so
+    ε is an upper bound.
 
     Every PLD's size is bounded from public parameters before it is built, and so is the
     composition's: a release whose PLD would exceed :data:`MAX_PLD_POINTS` points is refused
