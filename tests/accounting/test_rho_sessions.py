@@ -352,14 +352,24 @@ epsilon = 0.2
 """
 
 
+def _release_file(tmp_path, spec: str) -> tuple[int, object]:
+    """Run ``pandas-dp release`` on ``spec`` over the test frame; its exit code and folder."""
+    from pandas_dp.cli import main
+
+    frame()[["g", "x"]].to_csv(tmp_path / "people.csv", index=False)
+    (tmp_path / "release.toml").write_text(spec)
+    out = tmp_path / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", pandas_dp.NoiseDominatedWarning)
+        return main(["release", str(tmp_path / "release.toml"), "--out", str(out)]), out
+
+
 def test_a_rho_release_file_reports_rho(tmp_path, capsys) -> None:
     """The CLI's release, ledger and report render a ρ session's charges (ρ, not a derived ε)."""
     from pandas_dp.cli import main
 
-    frame()[["g", "x"]].to_csv(tmp_path / "people.csv", index=False)
-    (tmp_path / "release.toml").write_text(RHO_SPEC)
-    out = tmp_path / "out"
-    assert main(["release", str(tmp_path / "release.toml"), "--out", str(out)]) == 0
+    code, out = _release_file(tmp_path, RHO_SPEC)
+    assert code == 0
     capsys.readouterr()
     assert main(["ledger", str(out / "ledger.jsonl"), "--json"]) == 0
     summary = json.loads(capsys.readouterr().out)
@@ -404,12 +414,8 @@ def test_a_release_file_query_may_spend_rho(tmp_path, capsys, privacy: str) -> N
     from pandas_dp.accounting.ledger_file import read_ledger
     from pandas_dp.cli import main
 
-    frame()[["g", "x"]].to_csv(tmp_path / "people.csv", index=False)
-    (tmp_path / "release.toml").write_text(RHO_QUERIES_SPEC.format(privacy=privacy))
-    out = tmp_path / "out"
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", pandas_dp.NoiseDominatedWarning)
-        assert main(["release", str(tmp_path / "release.toml"), "--out", str(out)]) == 0
+    code, out = _release_file(tmp_path, RHO_QUERIES_SPEC.format(privacy=privacy))
+    assert code == 0
     capsys.readouterr()
     _, entries = read_ledger(out / "ledger.jsonl")
     assert [e.release.tag.split("@")[0] for e in entries] == ["counts", "centres"]
@@ -455,12 +461,8 @@ rho = 0.01
 
 def test_a_release_file_query_states_epsilon_or_rho(tmp_path, capsys) -> None:
     """Both, neither, or ρ without a zCDP budget: every problem listed, nothing charged."""
-    from pandas_dp.cli import main
-
-    frame()[["g", "x"]].to_csv(tmp_path / "people.csv", index=False)
-    (tmp_path / "release.toml").write_text(BAD_SPEND_SPEC)
-    out = tmp_path / "out"
-    assert main(["release", str(tmp_path / "release.toml"), "--out", str(out)]) == 2
+    code, out = _release_file(tmp_path, BAD_SPEND_SPEC)
+    assert code == 2
     problems = capsys.readouterr().err.splitlines()[1:]
     fix = 'or give [privacy] rho = ... (or accounting = "zcdp")'
     assert [p.strip() for p in problems] == [
@@ -475,9 +477,9 @@ def test_a_release_file_query_states_epsilon_or_rho(tmp_path, capsys) -> None:
 
 
 def test_a_rho_query_in_a_zcdp_release_file_needs_no_delta(tmp_path, capsys) -> None:
+    """In a ρ session a ρ query is fine, but not with a δ; a missing budget names both."""
     from pandas_dp.cli import main
 
-    """In a ρ session a ρ query is fine, but not with a δ; a missing budget names both."""
     spec = BAD_SPEND_SPEC.replace("epsilon = 1.0\n", "rho = 0.5\n", 1) + "delta = 1e-6\n"
     (tmp_path / "release.toml").write_text(spec)
     assert main(["plan", str(tmp_path / "release.toml")]) == 2
