@@ -9,7 +9,7 @@ meanwhile is marked ``randomness="captured"`` in the ledger.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -36,7 +36,10 @@ class NoiseCall:
 
 @contextmanager
 def capture_noise(
-    target: pd.DataFrame | pd.Series | Session, value: int = 0
+    target: pd.DataFrame | pd.Series | Session,
+    value: int = 0,
+    *,
+    script: Sequence[Sequence[int]] | None = None,
 ) -> Iterator[list[NoiseCall]]:
     """Replace the session's noise by the constant ``value`` and record every request.
 
@@ -48,6 +51,9 @@ def capture_noise(
         A protected object, or its session.
     value : int, default 0
         The "noise" returned for every variate, in lattice units.
+    script : sequence of sequences of int, optional
+        The noise of each request in turn instead (``script[i]`` for the ``i``-th, one value
+        per variate, in lattice units): to test what a release does with given noise.
 
     Yields
     ------
@@ -73,9 +79,18 @@ def capture_noise(
     )
     calls: list[NoiseCall] = []
 
+    scripted = iter(script) if script is not None else None
+
     def fake(mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
         calls.append(NoiseCall(mechanism, n))
-        return np.full(n, value, dtype=np.int64)
+        if scripted is None:
+            return np.full(n, value, dtype=np.int64)
+        chosen = np.asarray(next(scripted), dtype=np.int64)
+        if chosen.size != n:
+            raise ValueError(
+                f"noise request {len(calls)} draws {n} values, the script {chosen.size}"
+            )
+        return chosen
 
     def best(mechanism: ExponentialMechanism, scores: I64, denominator: int) -> I64:
         calls.append(NoiseCall(mechanism, len(scores)))

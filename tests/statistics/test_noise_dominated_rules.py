@@ -11,8 +11,7 @@ noisy values equal get the same results and the same warnings.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -20,7 +19,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp.api.noise import NoiseSource
+from pandas_dp.testing import capture_noise
 
 BOUNDS = (0.0, 100.0)
 
@@ -311,23 +310,6 @@ def test_issue_lone_groupby_mean_over_an_empty_key_is_nan_or_flagged(protect_see
 # --- differential: the decision reads noisy values only -----------------------------------------
 
 
-@contextmanager
-def scripted(priv: Any, values: list[list[int]]) -> Iterator[None]:
-    """Noise ``values[i]`` (lattice units, one per group) for the ``i``-th draw."""
-    draws = iter(values)
-
-    def draw(mechanism: Any, n: int) -> np.ndarray:
-        chosen = np.asarray(next(draws), dtype=np.int64)
-        assert chosen.size == n
-        return chosen
-
-    def choose(mechanism: Any, scores: Any, denominator: int) -> np.ndarray:
-        return np.asarray(np.argmin(scores, axis=1), dtype=np.int64)
-
-    with priv.dp.session.using_noise(NoiseSource("captured", draw, choose)):
-        yield
-
-
 @pytest.mark.parametrize("count_noise", [-3, 0, 2, 5, 9, 30])
 def test_neighbours_with_equal_noisy_values_warn_alike(count_noise):
     # D: group "a" has no values of x; D': one more row in "a" at the centre of the bounds
@@ -347,8 +329,11 @@ def test_neighbours_with_equal_noisy_values_warn_alike(count_noise):
             n=("x", "count"), m=("x", "mean"), s=("x", "std"), bounds={"x": BOUNDS}, epsilon=1.0
         )
         # Draws: the count, the centred sum, the squares (the release's order); groups a, b.
-        with scripted(priv, [[count_noise + shift, 0], [3, -2], [5, 1]]):
-            outcomes.append(released(release))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", pandas_dp.PrivacyLeakWarning)  # scripted noise
+            script = [[count_noise + shift, 0], [3, -2], [5, 1]]
+            with capture_noise(priv, script=script):
+                outcomes.append(released(release))
     (table, fired), (table_prime, fired_prime) = outcomes
     pd.testing.assert_frame_equal(table, table_prime)
     assert fired == fired_prime
