@@ -1,0 +1,65 @@
+"""The import contracts bite: a probe import each forbids, added to a copy of the package,
+breaks exactly that contract (``lint-imports``, configured in ``pyproject.toml``).
+
+The contracts themselves run in CI (``.ci/run``); this shows they are not vacuous.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONTRACTS = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"][
+    "contracts"
+]
+LINT = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
+
+#: (file to add the probe to, the probe, the contract it must break)
+PROBES = [
+    (
+        "api/release/target.py",
+        "from pandas_dp.engines.dask_lineage import rewriting_step",
+        "Above the engines, Dask is reached through the Engine protocol only",
+    ),
+    (
+        "engines/cells.py",
+        "from pandas_dp.mechanisms.quantile import grid_cells",
+        "Layers: cli > publish",
+    ),
+    (
+        "api/measurement/parts.py",
+        "from pandas_dp.api.session import Session",
+        "Measurements draw from the noise source they are handed, never from the session",
+    ),
+]
+
+
+def _lint(src: Path) -> subprocess.CompletedProcess[str]:
+    assert LINT is not None, "import-linter (the lint extra, in dev) must be installed"
+    return subprocess.run(
+        [LINT, "--config", str(ROOT / "pyproject.toml")],
+        cwd=src, capture_output=True, text=True, timeout=120,
+        env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"},
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("module", "probe", "contract"), PROBES)
+def test_a_forbidden_import_breaks_its_contract(tmp_path, module, probe, contract) -> None:
+    src = tmp_path / "src"
+    shutil.copytree(ROOT / "src" / "pandas_dp", src / "pandas_dp")
+    clean = _lint(src)
+    assert clean.returncode == 0, clean.stdout[-2000:]
+    target = src / "pandas_dp" / module
+    target.write_text(target.read_text() + f"\n{probe}  # noqa\n")
+    broken = _lint(src)
+    assert broken.returncode != 0
+    text = " ".join(broken.stdout.split())  # the report wraps long names
+    (name,) = [c["name"] for c in CONTRACTS if c["name"].startswith(contract)]
+    assert f"{name} BROKEN" in text, broken.stdout[-3000:]
+    assert "1 broken" in text, broken.stdout[-3000:]  # that contract alone
