@@ -13,9 +13,9 @@ from __future__ import annotations
 import numpy as np
 
 from _util import table
-from pandas_dp.mechanisms.continual import NoisyBins
-from pandas_dp.mechanisms.continual_sqrt import SqrtFactorization
-from pandas_dp.mechanisms.continual_tree import BinaryTree
+from pandas_dp.mechanisms.continual.sqrt import SqrtFactorization
+from pandas_dp.mechanisms.continual.strategies import NoisyBins
+from pandas_dp.mechanisms.continual.tree import BinaryTree
 from pandas_dp.mechanisms.random import SystemRandomSource
 
 RUNS = 100

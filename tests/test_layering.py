@@ -24,7 +24,7 @@ LINT = shutil.which("lint-imports", path=str(Path(sys.executable).parent))
 PROBES = [
     (
         "api/release/target.py",
-        "from pandas_dp.engines.dask_lineage import rewriting_step",
+        "from pandas_dp.engines.dask.lineage import rewriting_step",
         "Above the engines, Dask is reached through the Engine protocol only",
     ),
     (

@@ -231,7 +231,7 @@ def moved(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """Records how rows were gathered by unit: ``"exchange"`` or ``"shuffle"``, per release."""
     import dask.dataframe as dd
 
-    from pandas_dp.engines import dask_engine
+    from pandas_dp.engines.dask import engine as dask_engine
 
     calls: list[str] = []
     shuffle, exchange = dd.DataFrame.shuffle, dask_engine.exchange

@@ -290,7 +290,7 @@ def test_one_compute_per_release_and_none_before(raw, noise) -> None:
 
 
 def test_only_aggregates_reach_the_client(priv, noise, monkeypatch) -> None:
-    from pandas_dp.engines import dask_engine
+    from pandas_dp.engines.dask import engine as dask_engine
 
     combined = []
     original = dask_engine.combine

@@ -16,9 +16,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.engines import dask_engine
 from pandas_dp.engines.bounding import SeededPriorities, SystemPriorities
-from pandas_dp.engines.exchange import bucket_count
+from pandas_dp.engines.dask import engine as dask_engine
+from pandas_dp.engines.dask.exchange import bucket_count
 
 COUNTRIES = ["DE", "FR", "NL", "PL"]
 HEAVY_ROWS = 40

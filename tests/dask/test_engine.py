@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from pandas_dp.engines.dask_partitions import combine
+from pandas_dp.engines.dask.partitions import combine
 from pandas_dp.engines.plan import Aggregates
 
 

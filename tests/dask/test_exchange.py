@@ -1,4 +1,4 @@
-"""The exchange that gathers each unit's rows in one bucket (``engines/exchange.py``).
+"""The exchange that gathers each unit's rows in one bucket (``engines/dask/exchange.py``).
 
 Every unit's rows must land in exactly one bucket whatever partition holds them; relabelled
 integer ids must still tell units apart (and only units); a release that reads the unit
@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.engines.exchange import (
+from pandas_dp.engines.dask.exchange import (
     MAX_ONE_STAGE,
     bucket_count,
     concatenated,

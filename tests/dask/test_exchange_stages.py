@@ -1,6 +1,6 @@
 """The exchange by unit at hundreds and thousands of partitions (issue 28).
 
-Past :data:`~pandas_dp.engines.exchange.MAX_ONE_STAGE` partitions the exchange routes rows in
+Past :data:`~pandas_dp.engines.dask.exchange.MAX_ONE_STAGE` partitions the exchange routes rows in
 stages. What must hold at any partition count:
 
 - after the exchange, every unit's rows meet in exactly one frame (a unit split over two
@@ -23,9 +23,9 @@ import pandas as pd
 import pytest
 from dask.delayed import delayed
 
-from pandas_dp.engines import dask_engine
 from pandas_dp.engines.canonical import canonical_unit_ids
-from pandas_dp.engines.exchange import MAX_ONE_STAGE, bucket_count, exchange, stage_radices
+from pandas_dp.engines.dask import engine as dask_engine
+from pandas_dp.engines.dask.exchange import MAX_ONE_STAGE, bucket_count, exchange, stage_radices
 
 from .conftest import COUNTRIES, DEVICES, QUERIES, make_events
 

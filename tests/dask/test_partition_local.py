@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.engines.divisions import Division, unit_divisions
+from pandas_dp.engines.dask.divisions import Division, unit_divisions
 
 CAP = 2
 PEOPLE = 40
@@ -43,7 +43,7 @@ def _protect(collection: Any) -> Any:
 
 
 def test_a_collection_indexed_by_unit_is_bounded_without_a_shuffle(noise, moved) -> None:
-    from pandas_dp.engines import dask_engine
+    from pandas_dp.engines.dask import engine as dask_engine
 
     indexed = dd.from_pandas(_rows(), npartitions=4).set_index("pid", drop=False)
     assert unit_divisions(indexed, "pid") is not None

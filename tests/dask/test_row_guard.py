@@ -1,7 +1,7 @@
 """Row-level privacy on Dask: ``ddf.dp.protect(epsilon=...)`` with no unit column, no shuffle.
 
 Every release traces the collection's expression graph back to ``protect`` and refuses any
-step that may repeat a row (:func:`pandas_dp.engines.dask_lineage.duplicating_step`). The
+step that may repeat a row (:func:`pandas_dp.engines.dask.lineage.duplicating_step`). The
 pandas guard's catalogue (``tests/api/test_duplicated_rows.py``) is replayed here case by
 case: each operation is refused on Dask too, or Dask has no such operation at all.
 """
@@ -196,7 +196,7 @@ def test_the_client_receives_one_aggregate_per_group_whatever_the_partitions(
     """The per-partition step returns one integer per measure and group, and only their
     exact sum reaches the client: the data returned grows with the partitions (on the
     workers) and the groups, never with the rows."""
-    from pandas_dp.engines import dask_engine
+    from pandas_dp.engines.dask import engine as dask_engine
 
     sizes: list[int] = []
     received: list[int] = []

@@ -2,7 +2,7 @@
 
 Rows are not in memory, so ids cannot be pinned by label; each release traces the
 collection's expression graph back to ``protect`` and accepts only steps that leave the unit
-column untouched (:mod:`pandas_dp.engines.dask_lineage`). The decision reads code, not data.
+column untouched (:mod:`pandas_dp.engines.dask.lineage`). The decision reads code, not data.
 """
 
 from __future__ import annotations

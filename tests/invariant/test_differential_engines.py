@@ -45,7 +45,7 @@ from pandas_dp.testing import capture_noise
 
 dask = pytest.importorskip("dask")  # the optional extra pandas-dp[dask]
 dd = pytest.importorskip("dask.dataframe")
-dask_engine = pytest.importorskip("pandas_dp.engines.dask_engine")
+dask_engine = pytest.importorskip("pandas_dp.engines.dask.engine")
 
 K = 3  #: max_rows_per_unit; no unit of D holds more than 2 rows, so caps bind in D' only
 BOUNDS = (0.0, 100.0)

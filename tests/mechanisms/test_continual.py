@@ -24,13 +24,13 @@ from scipy import linalg
 
 from pandas_dp.budget import Budget, RhoBudget
 from pandas_dp.mechanisms import continual
-from pandas_dp.mechanisms.continual import MAX_COUNT, NoisyBins
-from pandas_dp.mechanisms.continual_sqrt import (
+from pandas_dp.mechanisms.continual.sqrt import (
     SqrtFactorization,
     sensitivity_squared,
     sqrt_coefficients,
 )
-from pandas_dp.mechanisms.continual_tree import BinaryTree
+from pandas_dp.mechanisms.continual.strategies import MAX_COUNT, NoisyBins
+from pandas_dp.mechanisms.continual.tree import BinaryTree
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource

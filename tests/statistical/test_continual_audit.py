@@ -36,9 +36,9 @@ import numpy as np
 import pytest
 
 from pandas_dp.budget import zcdp_to_epsilon
-from pandas_dp.mechanisms.continual import NoisyBins, _sigma2_for
-from pandas_dp.mechanisms.continual_sqrt import SqrtFactorization, sqrt_coefficients
-from pandas_dp.mechanisms.continual_tree import BinaryTree
+from pandas_dp.mechanisms.continual.sqrt import SqrtFactorization, sqrt_coefficients
+from pandas_dp.mechanisms.continual.strategies import NoisyBins, _sigma2_for
+from pandas_dp.mechanisms.continual.tree import BinaryTree
 from pandas_dp.mechanisms.gaussian import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource

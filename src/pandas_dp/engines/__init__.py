@@ -30,7 +30,7 @@ def engine_for(data: object) -> Engine:
     """
     dask = sys.modules.get("dask.dataframe")
     if dask is not None and isinstance(data, dask.DataFrame | dask.Series):
-        from pandas_dp.engines.dask_engine import DASK
+        from pandas_dp.engines.dask.engine import DASK
 
         return DASK
     return _PANDAS

@@ -35,9 +35,9 @@ from pandas_dp.api.statistics.running import RunningTotal
 from pandas_dp.budget import RhoBudget
 from pandas_dp.engines.plan import Aggregate, Axis, Binning, JointCounts
 from pandas_dp.errors import DPValueError
-from pandas_dp.mechanisms.continual import NoisyBins
-from pandas_dp.mechanisms.continual_sqrt import SqrtFactorization, sensitivity_squared
-from pandas_dp.mechanisms.continual_tree import BinaryTree, tree_levels
+from pandas_dp.mechanisms.continual.sqrt import SqrtFactorization, sensitivity_squared
+from pandas_dp.mechanisms.continual.strategies import NoisyBins
+from pandas_dp.mechanisms.continual.tree import BinaryTree, tree_levels
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 
 #: The continual-counting plans a release chooses from (the least largest variance).

@@ -1,6 +1,6 @@
 """Which Dask expression steps provably keep each of their input's rows at most once.
 
-The per-step rule of :func:`~pandas_dp.engines.dask_lineage.duplicating_step` (row-level
+The per-step rule of :func:`~pandas_dp.engines.dask.lineage.duplicating_step` (row-level
 privacy: no row can appear twice), which walks a release's expression graph back to
 ``protect`` and asks :func:`row_inputs` about every step on the way. Steps are accepted for
 what they provably do to the rows, never for their name or declared dtype:

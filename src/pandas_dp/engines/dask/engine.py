@@ -5,13 +5,13 @@ the pandas engine's own code, and the per-partition integers are added up exactl
 final task. Only those aggregates (one integer per measure and group) reach the client.
 This module chooses the columns, the route and the graph of tasks, and holds the engine
 class; the pandas functions those tasks run on the partitions are in
-:mod:`pandas_dp.engines.dask_partitions`.
+:mod:`pandas_dp.engines.dask.partitions`.
 
 Contribution bounding per privacy unit needs all of a unit's rows in one place. A
 collection whose index is the unit column with known divisions has them there already:
 each partition bounds its own units, after dropping any row whose id lies outside its
-division (:mod:`pandas_dp.engines.divisions`), with no shuffle. Otherwise the needed columns
-(and only those) are **exchanged by the unit id** (:mod:`pandas_dp.engines.exchange`), so
+division (:mod:`pandas_dp.engines.dask.divisions`), with no shuffle. Otherwise the needed columns
+(and only those) are **exchanged by the unit id** (:mod:`pandas_dp.engines.dask.exchange`), so
 every unit's rows land in one bucket, which then applies the caps to its own units.
 Partitions receive the public plan and a picklable priority source, never the session or
 its accountant: in production every worker draws priorities from its own ``os.urandom``.
@@ -37,14 +37,16 @@ from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
 from pandas_dp.engines.bounding import Bounding, SystemPriorities
-from pandas_dp.engines.dask_lineage import (
+from pandas_dp.engines.dask.divisions import Division, unit_divisions
+from pandas_dp.engines.dask.exchange import exchange
+from pandas_dp.engines.dask.lineage import (
     aligned_frame,
     collection,
     duplicating_step,
     rewriting_step,
     unchanged,
 )
-from pandas_dp.engines.dask_partitions import (
+from pandas_dp.engines.dask.partitions import (
     KEY_CODE,
     aggregate_partition,
     code_dtype,
@@ -52,8 +54,6 @@ from pandas_dp.engines.dask_partitions import (
     combine,
     with_canonical_ids,
 )
-from pandas_dp.engines.divisions import Division, unit_divisions
-from pandas_dp.engines.exchange import exchange
 from pandas_dp.engines.plan import (
     Aggregates,
     Aggregation,
@@ -247,19 +247,19 @@ class DaskEngine(Engine):
         return name
 
     def duplicating_step(self, data: object, is_origin: Origin, origin: str) -> str | None:
-        """See :func:`pandas_dp.engines.dask_lineage.duplicating_step`."""
+        """See :func:`pandas_dp.engines.dask.lineage.duplicating_step`."""
         assert isinstance(data, dd.DataFrame | dd.Series)
         return duplicating_step(data.expr, is_origin, origin)
 
     def rewriting_step(
         self, data: object, unit: Hashable, is_origin: Origin, origin: str
     ) -> str | None:
-        """See :func:`pandas_dp.engines.dask_lineage.rewriting_step`."""
+        """See :func:`pandas_dp.engines.dask.lineage.rewriting_step`."""
         assert isinstance(data, dd.DataFrame | dd.Series)
         return rewriting_step(data.expr, unit, is_origin, origin)
 
     def aligned_frame(self, series: object, unit: Hashable) -> Any:
-        """See :func:`pandas_dp.engines.dask_lineage.aligned_frame`."""
+        """See :func:`pandas_dp.engines.dask.lineage.aligned_frame`."""
         assert isinstance(series, dd.Series)
         return aligned_frame(series.expr, unit)
 

@@ -1,7 +1,7 @@
 """The pandas functions a Dask release runs on its partitions, and the exact sum of theirs.
 
 Everything here is plain pandas and numpy (no Dask): the graph that
-:mod:`pandas_dp.engines.dask_engine` builds calls these functions on workers.
+:mod:`pandas_dp.engines.dask.engine` builds calls these functions on workers.
 
 - :func:`with_canonical_ids` writes a partition's unit ids in their canonical form
   (:func:`~pandas_dp.engines.canonical.canonical_unit_ids`) before any row moves;
@@ -23,7 +23,7 @@ import pandas as pd
 from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.canonical import canonical_unit_ids
 from pandas_dp.engines.codes import other_codes, public_codes
-from pandas_dp.engines.divisions import Division
+from pandas_dp.engines.dask.divisions import Division
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.plan import Aggregate, Aggregates, Grouping, Measure
 

@@ -12,7 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pandas_dp.budget import Budget
-from pandas_dp.mechanisms.continual import (
+from pandas_dp.mechanisms.continual.strategies import (
     F64,
     MAX_BINS,
     MAX_ROWS_PER_UNIT,

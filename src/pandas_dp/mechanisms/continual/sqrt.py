@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pandas_dp.budget import RhoBudget
-from pandas_dp.mechanisms.continual import (
+from pandas_dp.mechanisms.continual.strategies import (
     _DENSE_BINS,
     _INT_LIMIT,
     F64,

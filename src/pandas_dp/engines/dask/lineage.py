@@ -20,7 +20,7 @@ not listed is refused (fail closed). Two rules:
 
 **No row can appear twice** (row-level privacy, :func:`duplicating_step`). Steps are
 accepted for what they provably do to the rows, never for their name or declared dtype
-(:mod:`pandas_dp.engines.dask_rows` lists them): boolean-mask filters whose mask is a
+(:mod:`pandas_dp.engines.dask.rows` lists them): boolean-mask filters whose mask is a
 comparison or a test derived from the same collection, ``query`` and ``eval`` of plain
 comparisons and elementwise arithmetic of columns, row subsets that cannot repeat a row
 (``dropna``, ``head``, ``sample`` without replacement, ...), column selections, ``assign``
@@ -41,7 +41,7 @@ from typing import Any
 import dask.dataframe as dd
 import pandas as pd
 
-from pandas_dp.engines.dask_rows import Inputs, aligned_base, row_inputs
+from pandas_dp.engines.dask.rows import Inputs, aligned_base, row_inputs
 from pandas_dp.engines.plan import Origin
 
 #: A frame expression's collection (dask's constructor, typed).
