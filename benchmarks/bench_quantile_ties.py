@@ -14,8 +14,10 @@ Reported, for ε in {0.1, 1}:
 - **rank error** at q = 0.1, 0.5, 0.9: the distance from ``q n`` to the released value's rank
   interval ``[#{x < c}, #{x <= c}]`` (0 when the value could sit at rank ``q n`` in the sorted
   data). For pandas-dp its *expected* value, exact: one release per case records the scores
-  its exponential mechanism draws from (every release of the case draws from that law), and
-  the rank errors are averaged under the law's probabilities. For OpenDP's
+  its sampler draws from (permute-and-flip with the exponential mechanism's weights, a
+  pure-ε session; every release of the case draws from that law), and the rank errors are
+  averaged under the law's probabilities (:meth:`ExponentialMechanism.probabilities`, the
+  permute-and-flip law when ``flip``). For OpenDP's
   ``make_private_quantile`` (candidates: the integers 0-100; the scale found for ε by
   ``binary_search_param``) the mean over ``opendp_runs`` releases, with twice its standard
   error. The ties are measured on ``SEEDS`` data sets (one seed's numbers move by a fraction of
@@ -89,8 +91,8 @@ def pandas_dp_releases(column: pd.Series, q: float, epsilon: float, runs: int) -
 def pandas_dp_law(column: pd.Series, q: float, epsilon: float) -> tuple[np.ndarray, np.ndarray]:
     """The candidates and the probabilities one release of the q-quantile draws them with.
 
-    The release's exponential mechanism is wrapped to record its scores (it still draws);
-    the law is :meth:`ExponentialMechanism.probabilities` of those scores.
+    The release's mechanism is wrapped to record its scores (it still draws); the law is
+    :meth:`ExponentialMechanism.probabilities` of those scores (permute-and-flip's here).
     """
     seen: list[tuple[ExponentialMechanism, np.ndarray, int]] = []
     original = ExponentialMechanism.choose

@@ -137,6 +137,7 @@ def test_every_family_is_charged_its_mechanisms_zcdp_cost(family: str) -> None:
             assert call.mechanism.sigma2 in gaussians
         else:
             assert isinstance(call.mechanism, ExponentialMechanism)
+            assert not call.mechanism.flip  # bounded range is the exponential mechanism's
             # Each round's ε (top-k peels at ε/k) is a choice's ε_c.
             assert any(
                 call.mechanism.epsilon == m.choice_epsilon
@@ -173,6 +174,24 @@ def test_a_choice_gets_epsilon_sqrt_8_rho(family: str) -> None:
     epsilon = call.mechanism.epsilon
     assert epsilon**2 / 8 <= ASKED < (epsilon + Fraction(1, 2**39)) ** 2 / 8
     assert "bounded range" in priv.dp.session.ledger["note"].iloc[-1]
+
+
+@pytest.mark.parametrize("family", ["median", "quantile", "describe"])
+def test_quantiles_in_a_rho_session_keep_the_exponential_mechanism(family: str) -> None:
+    """ε²/8 (bounded range) is proved for the exponential mechanism's law, not for
+    permute-and-flip, which quantiles use in pure-ε sessions: a ρ session samples by the
+    exponential mechanism and its ledger says so."""
+    priv, calls = _release(family)
+    choices = [c for c in calls if isinstance(c.mechanism, ExponentialMechanism)]
+    assert choices
+    assert all(not c.mechanism.flip for c in choices)
+    records = [
+        m for m in priv.dp.session.releases[-1].measurements
+        if isinstance(m, BoundedRangeMeasurement)
+    ]  # fmt: skip
+    assert records
+    assert {m.mechanism for m in records} == {"exponential"}
+    assert "permute-and-flip" not in priv.dp.session.ledger["note"].iloc[-1]
 
 
 def test_top_k_rounds_share_rho() -> None:

@@ -205,6 +205,33 @@ def test_quantile_outputs_follow_the_exponential_mechanism_on_a_small_grid():
     assert stats.chisquare(observed, expected).pvalue > 1e-6
 
 
+def test_quantile_outputs_follow_permute_and_flip_on_a_small_grid():
+    """The same path with the pure-ε sampler: permute-and-flip at rate 3ε/4 accepts edge
+    ``k`` with ``p_k = exp(-3ε/4 (s_k - s_min))`` and releases a uniform accepted edge, so
+    ``P(k) = E[1{k ∈ A} / |A|]``, here summed over all 2**7 accepted sets."""
+    values = np.array([0.3, 0.35, 1.2, 2.5, 3.0, 3.0, 3.0, 5.5, 5.99])
+    lower, upper, cells, q, eps, n_draws = 0.0, 6.0, 6, Fraction(2, 3), Fraction(1), 20_000
+    below = [int((values < edge).sum()) for edge in range(cells + 1)]
+    at_most = [int((values <= edge).sum()) for edge in range(cells + 1)]
+    scores, denominator = quantile_scores(np.array([below + at_most]), q)
+    mechanism = ExponentialMechanism(eps, max(q, 1 - q), flip=True)
+    assert mechanism.rate == Fraction(3, 4)
+    chosen = mechanism.choose(
+        np.repeat(scores, n_draws, axis=0), denominator, SeededRandomSource(13)
+    )
+    released = grid_value(chosen, lower, upper, cells)
+    distances = [6, 4, 3, -1, 1, 1, 3]  # as above
+    p = [math.exp(-float(eps * 3 / 4 * (s - min(distances)))) for s in distances]
+    law = np.zeros(cells + 1)
+    for mask in range(1, 1 << (cells + 1)):
+        accepted = [k for k in range(cells + 1) if mask >> k & 1]
+        weight = math.prod(p[k] if mask >> k & 1 else 1 - p[k] for k in range(cells + 1))
+        law[accepted] += weight / len(accepted)
+    np.testing.assert_allclose(mechanism.probabilities(np.array(distances, float)), law)
+    observed = np.bincount(released.astype(np.int64), minlength=cells + 1)
+    assert stats.chisquare(observed, n_draws * law).pvalue > 1e-6
+
+
 def test_interval_margins_are_finite_and_shrink_with_epsilon_at_any_scale():
     """The scan's margin is computed inside the release, after the charge: it must never fail.
 

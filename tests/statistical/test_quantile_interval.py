@@ -213,8 +213,10 @@ def test_interval_contains_its_estimate_and_reads_the_ledger(protect_seeded):
     labels = [m.label for m in release.measurements]
     assert labels == ["quantile(x, 0.5)", "quantile(x, 0.5, lower)", "quantile(x, 0.5, upper)"]
     assert [m.mechanism for m in release.measurements] == [
-        "exponential", "sparse_vector", "sparse_vector",
-    ]  # fmt: skip
+        "permute_and_flip",
+        "sparse_vector",
+        "sparse_vector",
+    ]  # fmt: skip  (the estimate by permute-and-flip: a pure-ε session)
     assert [m.epsilon for m in release.measurements] == [Fraction(1, 2)] * 3
     assert release.cost.epsilon == Fraction(3, 2)
     # The scan's noise is calibrated for its share: scale 4Δ/ε = 4 · 1 / (1/2) in 2× ranks.

@@ -35,6 +35,14 @@ What the audits can and cannot see (derived in the comments of each design):
   the rate.
 * Randomized response has loss exactly ε on the event {output = true value}; the mutant
   computes its keep probability from 2ε.
+
+A quantile in a pure-ε session samples by permute-and-flip (the exponential mechanism's
+weights as acceptance coins, a uniform accepted candidate); in a ρ session, or above
+``FLIP_MAX_COINS``, by the exponential mechanism. The quantile designs audit both samplers
+at the release's rate (``sampler``); their mutant doubles the rate (monotone weights for the
+exponential mechanism, half the sensitivity for permute-and-flip, which has no monotone
+variant). The exact losses quoted are the largest of any threshold event, from
+:meth:`ExponentialMechanism.probabilities`.
 """
 
 from __future__ import annotations
@@ -63,6 +71,20 @@ N_EVALUATION = 40_000
 N_RR_CALIBRATION = 200_000  # randomized response is much cheaper
 N_RR_EVALUATION = 1_000_000
 CHUNK = 20_000
+#: The quantile releases' samplers: pure ε (permute-and-flip) and bounded range (exponential).
+SAMPLERS = ["permute_and_flip", "exponential"]
+
+
+def sampled_by(mechanism: ExponentialMechanism, sampler: str) -> ExponentialMechanism:
+    """The release's mechanism with the given sampler (same ε, sensitivity and rate)."""
+    return dataclasses.replace(mechanism, flip=sampler == "permute_and_flip")
+
+
+def twice_the_rate(mechanism: ExponentialMechanism) -> ExponentialMechanism:
+    """The rate-doubling mutant: monotone weights, or half the sensitivity with flip."""
+    if mechanism.flip:
+        return dataclasses.replace(mechanism, sensitivity=mechanism.sensitivity / 2)
+    return dataclasses.replace(mechanism, monotone=True)
 
 
 # --- selections ------------------------------------------------------------------------------
@@ -106,13 +128,14 @@ def selection_runs(
     rows: tuple[np.ndarray, np.ndarray],
     denominator: int,
     seed: int,
+    evaluation: int = N_EVALUATION,
 ) -> Runs:
     """Calibration and evaluation outputs on D and D': four independent seeded streams."""
 
     def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
         return draws(mechanism, rows[dataset], denominator, n, stream)
 
-    return paired_runs(outputs, seed, N_CALIBRATION, N_EVALUATION)
+    return paired_runs(outputs, seed, N_CALIBRATION, evaluation)
 
 
 def captured(selections: list[Selection], release) -> Selection:
@@ -151,7 +174,8 @@ def quantile_neighbours(
     (first, second) = results
     assert first.mechanism == second.mechanism  # public parameters only
     sensitivity = max(Fraction(str(q)), 1 - Fraction(str(q)))  # Δ = max(q, 1 - q)
-    assert first.mechanism == ExponentialMechanism(EPSILON, sensitivity, monotone=False)
+    # Permute-and-flip: a pure-ε session, 25 candidates (far below FLIP_MAX_COINS).
+    assert first.mechanism == ExponentialMechanism(EPSILON, sensitivity, flip=True)
     assert first.denominator == second.denominator
     return first.mechanism, (first.scores[0], second.scores[0]), first.denominator
 
@@ -161,57 +185,65 @@ def quantile_neighbours(
 #: D'), edges 2..7 rank 6 (score 1, then 1/2). At the correct rate ε/(2 · 1/2) = 1 the event
 #: {output <= edge 1} has probability 0.313 on D and 0.143 on D' (loss 0.78 <= ε); the largest
 #: loss of any threshold event is 0.78, and 0.40 at the old over-noised rate 1/2. The mutant
-#: at twice the rate (2ε) gives 0.552 vs 0.143 (loss 1.35).
+#: at twice the rate (2ε) gives 0.552 vs 0.143 (loss 1.35). Permute-and-flip's largest
+#: losses (over the 25 candidates): 0.79 at rate 1 ({output <= 0.1875}: 0.367 vs 0.167),
+#: 0.41 at rate 1/2, 1.48 at rate 2.
 MEDIAN_D = [0.01, 0.02, 0.03, 0.04, 0.05, 0.2, 0.9, 0.91, 0.92, 0.93]
 MEDIAN_EXTRA = 0.95
 #: q = 0.9 design (n = 10, q n = 9): nine values in the first cell, one in the second; D'
 #: adds a value in the last cell. At the correct rate ε/(2 · 0.9) = 5/9, {output <= edge 1}
 #: has probability 0.200 on D and 0.089 on D' (loss 0.81); the mutant at twice the rate
-#: (10/9) gives 0.303 vs 0.061 (loss 1.60 > ε).
+#: (10/9) gives 0.303 vs 0.061 (loss 1.60 > ε). Permute-and-flip's largest losses: 0.84 at
+#: rate 5/9 ({output <= 0.1875}: 0.216 vs 0.093), 1.66 at rate 10/9.
 HIGH_D = [0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.2]
 HIGH_EXTRA = 0.95
 
 
-def test_median_audit_vectorised(protect_seeded, selections):
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_median_audit_vectorised(protect_seeded, selections, sampler):
     mechanism, rows, denominator = quantile_neighbours(
         protect_seeded, selections, MEDIAN_D, MEDIAN_EXTRA, 0.5, seeds=(1, 2)
     )
+    mechanism = sampled_by(mechanism, sampler)
     assert mechanism.rate == EPSILON  # ε / (2Δ) with Δ = 1/2
     real = audit(*selection_runs(mechanism, rows, denominator, seed=100))
-    print(f"median, real mechanism: {real}")
+    print(f"median ({sampler}), real mechanism: {real}")
     assert real.epsilon_lb <= EPSILON, f"the median leaks more than ε = 1: {real}"
-    # Expected about 0.78 less the bounds' cost (about 0.1). No threshold event of the old
-    # calibration (Δ = 1, rate 1/2) has a loss above 0.40, so it stays below 0.5 whenever
+    # Expected about 0.78 (0.79 by permute-and-flip) less the bounds' cost (about 0.1). No
+    # threshold event of the old calibration (Δ = 1, rate 1/2) has a loss above 0.40 (0.41
+    # by permute-and-flip), so it stays below 0.5 whenever
     # the bounds hold (probability 1 - 1e-6): a floor of 0.5 catches that over-noising.
     assert real.epsilon_lb >= 0.5, f"the median is noisier than calibrated: {real}"
     over = dataclasses.replace(mechanism, sensitivity=Fraction(1))
     assert over.rate == EPSILON / 2
     noisier = audit(*selection_runs(over, rows, denominator, seed=100))
-    print(f"median, old calibration Δ = 1: {noisier}")
+    print(f"median ({sampler}), old calibration Δ = 1: {noisier}")
     assert noisier.epsilon_lb < 0.5, f"the floor does not separate Δ = 1: {noisier}"
 
-    mutant = dataclasses.replace(mechanism, monotone=True)  # rate 2ε: twice the correct rate
+    mutant = twice_the_rate(mechanism)  # rate 2ε: twice the correct rate
     assert mutant.rate == 2 * mechanism.rate == 2 * EPSILON
     caught = audit(*selection_runs(mutant, rows, denominator, seed=100))
-    print(f"median, rate-2ε mutant: {caught}")
+    print(f"median ({sampler}), rate-2ε mutant: {caught}")
     assert caught.epsilon_lb > EPSILON, f"the rate-2ε mutant was not caught: {caught}"
 
 
-def test_quantile_audit_catches_the_monotone_rate(protect_seeded, selections):
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_quantile_audit_catches_the_monotone_rate(protect_seeded, selections, sampler):
     mechanism, rows, denominator = quantile_neighbours(
         protect_seeded, selections, HIGH_D, HIGH_EXTRA, 0.9, seeds=(3, 4)
     )
+    mechanism = sampled_by(mechanism, sampler)
     assert mechanism.rate == Fraction(5, 9) * EPSILON  # ε / (2Δ) with Δ = 9/10
     real = audit(*selection_runs(mechanism, rows, denominator, seed=200))
-    print(f"0.9-quantile, real mechanism: {real}")
+    print(f"0.9-quantile ({sampler}), real mechanism: {real}")
     assert real.epsilon_lb <= EPSILON, f"the 0.9-quantile leaks more than ε = 1: {real}"
-    # Expected about 0.81 less the bounds' cost; far below means over-noising.
+    # Expected about 0.81 (0.84) less the bounds' cost; far below means over-noising.
     assert real.epsilon_lb >= 0.5, f"the quantile is noisier than calibrated: {real}"
 
-    mutant = dataclasses.replace(mechanism, monotone=True)  # rate 10ε/9: twice the correct
+    mutant = twice_the_rate(mechanism)  # rate 10ε/9: twice the correct
     assert mutant.rate == 2 * mechanism.rate
     caught = audit(*selection_runs(mutant, rows, denominator, seed=200))
-    print(f"0.9-quantile, rate-10ε/9 mutant: {caught}")
+    print(f"0.9-quantile ({sampler}), rate-10ε/9 mutant: {caught}")
     assert caught.epsilon_lb > EPSILON, f"the twice-the-rate mutant was not caught: {caught}"
 
 
@@ -220,21 +252,29 @@ def test_quantile_audit_catches_the_monotone_rate(protect_seeded, selections):
 #: only that candidate's ``#{x <= c}`` (and ``n``). At the median's rate 1 the largest loss of
 #: a threshold event is 0.72 <= ε. The mutant rewards a candidate's own ties, scoring
 #: ``s_k - T_k / 2`` (``T_k = #{x = c_k}``): the block's score then moves by a whole row's
-#: worth (1) where the calibration allows 1/2, and its largest loss is 1.46.
+#: worth (1) where the calibration allows 1/2, and its largest loss is 1.46. By
+#: permute-and-flip: 0.88 for the real score, 1.49 for the mutant, but only on rare events
+#: (every threshold event of loss 1.49 has probability at most 0.022 on D and 0.005 on D'):
+#: 40,000 draws bound it at about 0.9. With n draws the one-sided Clopper–Pearson bounds at
+#: 5e-7 cost about 4.9 (1/sqrt(0.022 n) + 1/sqrt(0.005 n)) of the log ratio, 0.23 at
+#: n = 200,000 (ε_lb about 1.26 > ε), so that sampler's mutant is evaluated on 200,000.
+TIE_MUTANT_EVALUATION = {"permute_and_flip": 200_000, "exponential": N_EVALUATION}
 TIE_D = [0.05, 0.05, 0.5, 0.5, 0.5, 0.5, 0.5]
 TIE_EXTRA = 0.5
 
 
-def test_median_audit_on_a_tie_block(protect_seeded, selections):
+@pytest.mark.parametrize("sampler", SAMPLERS)
+def test_median_audit_on_a_tie_block(protect_seeded, selections, sampler):
     mechanism, rows, denominator = quantile_neighbours(
         protect_seeded, selections, TIE_D, TIE_EXTRA, 0.5, seeds=(5, 6)
     )
+    mechanism = sampled_by(mechanism, sampler)
     assert mechanism.rate == EPSILON
     edges = quantile_candidates(0.0, 1.0, 8, "number")
     block = int(np.flatnonzero(edges == 0.5)[0])
     assert rows[0][block] == min(rows[0]) < 0  # the block is the best candidate, by its depth
     real = audit(*selection_runs(mechanism, rows, denominator, seed=400))
-    print(f"median on a tie block, real mechanism: {real}")
+    print(f"median on a tie block ({sampler}), real mechanism: {real}")
     assert real.epsilon_lb <= EPSILON, f"the median leaks more than ε = 1 on ties: {real}"
     assert real.epsilon_lb >= 0.4, f"the median is noisier than calibrated on ties: {real}"
 
@@ -243,8 +283,9 @@ def test_median_audit_on_a_tie_block(protect_seeded, selections):
         return row - ties * denominator // 2  # s_k - T_k / 2, over the same denominator
 
     mutant_rows = (favouring_ties(TIE_D, rows[0]), favouring_ties([*TIE_D, TIE_EXTRA], rows[1]))
-    caught = audit(*selection_runs(mechanism, mutant_rows, denominator, seed=400))
-    print(f"median on a tie block, score favouring ties: {caught}")
+    evaluation = TIE_MUTANT_EVALUATION[sampler]
+    caught = audit(*selection_runs(mechanism, mutant_rows, denominator, 400, evaluation))
+    print(f"median on a tie block ({sampler}), score favouring ties: {caught}")
     assert caught.epsilon_lb > EPSILON, f"the tie-favouring score was not caught: {caught}"
 
 
@@ -304,6 +345,9 @@ def test_median_audit_through_grouped_releases(protect_seeded):
             m=("x", "median"), bounds={"x": (0, 1)}, epsilon=EPSILON
         )
         assert priv.dp.session.spent.epsilon == EPSILON  # parallel composition: charged once
+        # 3,000 groups × 4,097+ candidates exceed FLIP_MAX_COINS: the exponential mechanism.
+        (measurement,) = priv.dp.session.releases[-1].measurements
+        assert measurement.mechanism == "exponential"
         outputs.append(table["m"].to_numpy())
     event = Event(0.5, at_least=False, favours_d=True)
     result = evaluate(event, outputs[0], outputs[1])

@@ -181,13 +181,13 @@ def test_scores_match_a_brute_force_count_and_the_scale_and_charge(
     assert released == edges[int(np.argmin(drawn.scores[0]))]
     # The scale passed to the sampler: Δ = max(q, 1 - q), weights exp(-ε s / (2Δ)).
     delta = max(float_level, 1 - float_level)
-    assert drawn.mechanism == ExponentialMechanism(Fraction(1, 2), delta, monotone=False)
+    assert drawn.mechanism == ExponentialMechanism(Fraction(1, 2), delta, flip=True)
     assert drawn.mechanism.rate == Fraction(1, 2) / (2 * delta)
     # The charge: ε once, recorded with the row sensitivity 1 and the scale 2Δ/ε.
     (record,) = priv.dp.session.releases
     assert record.cost.epsilon == Fraction(1, 2)
     (m,) = record.measurements
-    assert (m.mechanism, m.epsilon, m.sensitivity) == ("exponential", Fraction(1, 2), 1)
+    assert (m.mechanism, m.epsilon, m.sensitivity) == ("permute_and_flip", Fraction(1, 2), 1)
     assert m.scale == 2 * delta / Fraction(1, 2)
 
 
@@ -242,9 +242,11 @@ N_CALIBRATION, N_EVALUATION, CHUNK = 10_000, 40_000, 20_000
 #: Median design on (0, 1), 8 cells (edges exact in float64): two values on edge 1 (0.125),
 #: four in the top cell; D' adds one value exactly on edge 3 (0.375), where only
 #: ``#{x <= c}`` moves. Scores on D: 3, 1, 1, 1, 1, 1, 1, 1, 3; on D': 3.5, 1.5, 1.5, 0.5,
-#: 0.5, 0.5, 0.5, 0.5, 3.5 (edges 0-2 up by Δ = 1/2, edges 3-7 down by Δ). At rate
-#: ε/(2Δ) = 1 the event {output <= edge 2} has probability 0.294 on D and 0.135 on D'
-#: (loss 0.78); the mutant with half the sensitivity (rate 2ε) gives 0.287 vs 0.052 (1.71).
+#: 0.5, 0.5, 0.5, 0.5, 3.5 (edges 0-2 up by Δ = 1/2, edges 3-7 down by Δ). The release
+#: samples by permute-and-flip: at rate ε/(2Δ) = 1 the event {output <= edge 2} has
+#: probability 0.293 on D and 0.122 on D' (loss 0.88; the exponential mechanism's law gave
+#: 0.294 vs 0.135, loss 0.78); the mutant with half the sensitivity (rate 2ε) gives 0.287 vs
+#: 0.045 (1.86). Exact laws: :meth:`ExponentialMechanism.probabilities`.
 TIES_D = [0.125, 0.125, 0.9, 0.91, 0.92, 0.93]
 TIES_EXTRA = 0.375
 
@@ -266,7 +268,8 @@ def test_audit_of_the_tie_aware_median_catches_half_the_sensitivity(protect_seed
         got = [Fraction(int(s), seen[-1].denominator) for s in seen[-1].scores[0]]
         assert got == brute_scores(values, edges, Fraction(1, 2))
     first, second = seen
-    assert first.mechanism == second.mechanism == ExponentialMechanism(EPSILON, Fraction(1, 2))
+    expected = ExponentialMechanism(EPSILON, Fraction(1, 2), flip=True)  # a pure-ε session
+    assert first.mechanism == second.mechanism == expected
     assert first.mechanism.rate == EPSILON
     rows = (first.scores[0], second.scores[0])
 

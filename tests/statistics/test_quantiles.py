@@ -62,7 +62,10 @@ def test_zero_noise_picks_the_edge_whose_rank_is_closest(
     assert call.size == 1
     # One row moves |rank - q n| by 1 - q (below the edge) or q (above): Δ = max(q, 1 - q).
     sensitivity = ref.quantile_sensitivity(q)
-    assert call.mechanism == ExponentialMechanism(Fraction(1, 2), sensitivity, monotone=False)
+    # Permute-and-flip (a pure-ε session) with the exponential mechanism's weights.
+    assert call.mechanism == ExponentialMechanism(
+        Fraction(1, 2), sensitivity, monotone=False, flip=True
+    )
     # ε / (2Δ): the scores are not monotone.
     assert call.mechanism.rate == ref.quantile_rate(Fraction(1, 2), q) == 1 / (4 * sensitivity)
 
@@ -112,7 +115,7 @@ def test_levels_release_a_series_indexed_by_q_with_epsilon_split(
     # The ledger's integer sensitivity counts rows (l1 = 1); the "scale" 2Δ/ε of the weights
     # exp(-ε s / (2Δ)) uses the scores' Δ = max(q, 1 - q): 9/10, 9/10 and 1/2 here.
     for m, q in zip(record.measurements, levels, strict=True):
-        assert (m.mechanism, m.epsilon, m.sensitivity) == ("exponential", each, 1)
+        assert (m.mechanism, m.epsilon, m.sensitivity) == ("permute_and_flip", each, 1)
         assert m.scale == 2 * ref.quantile_sensitivity(q) / each
     assert [m.scale for m in record.measurements] == [9, 9, 5]
     assert [c.mechanism.sensitivity for c in calls] == [Fraction(9, 10)] * 2 + [Fraction(1, 2)]

@@ -171,14 +171,15 @@ class GaussianMeasurement(Measurement):
 class SelectionMeasurement(Measurement):
     """A choice among public candidates, pure ε-DP.
 
-    By the exponential mechanism (quantile, mode, top-k), by the sparse vector technique (the
+    By the exponential mechanism (quantile, mode, top-k) or permute-and-flip (a quantile in a
+    pure-ε release; the same weights as acceptance coins), by the sparse vector technique (the
     end of a quantile's interval), or by the optimal partition-selection rule (which keys to
     release; (ε, δ)-DP, its δ in ``extra_delta``).
     """
 
     kind: ClassVar[str] = "selection"
     mechanisms: ClassVar[frozenset[str]] = frozenset(
-        {"exponential", "sparse_vector", "optimal_selection"}
+        {"exponential", "permute_and_flip", "sparse_vector", "optimal_selection"}
     )
 
 

@@ -93,6 +93,7 @@ def measurement_to_json(m: Measurement) -> MeasurementJSON:
 #: Ledger files written before the ``kind`` tag name only the mechanism.
 _KIND_OF_MECHANISM = {
     "discrete_laplace": "laplace", "discrete_gaussian": "gaussian", "exponential": "selection",
+    "permute_and_flip": "selection",
 }  # fmt: skip
 
 

@@ -1,4 +1,4 @@
-"""Quantiles by the exponential mechanism, and variances from noisy moments.
+"""Quantiles by the exponential mechanism's weights, and variances from noisy moments.
 
 Quantiles (Smith 2011, "Privacy-preserving statistical estimation with optimal convergence
 rates"): the candidates are public values ``c_k`` on ``[L, U]``: the ``K + 1`` edges of a
@@ -33,7 +33,11 @@ without ties, and as the scores are not monotone the weights are ``exp(-ε s / (
 candidate set does not depend on the data, so the mechanism is ε-DP whatever it holds. A
 value's chance grows with the number of candidates in its rank interval (Smith's mechanism
 over the intervals between sorted data points, measured in candidates). Sampling is exact
-(see :mod:`pandas_dp.mechanisms.exponential`).
+(see :mod:`pandas_dp.mechanisms.exponential`): by permute-and-flip with these weights in a
+pure-ε release (ε-DP at the same rate, McKenna & Sheldon 2020, and never a worse expected
+score), by the exponential mechanism itself where its bounded-range price is used (ρ
+sessions) or where a release's public groups × candidates exceed 2**23 (see
+:func:`pandas_dp.api.measurement.choices.quantile_part`).
 """
 
 from __future__ import annotations

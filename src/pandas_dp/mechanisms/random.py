@@ -180,6 +180,32 @@ def uniform_below(source: RandomSource, modulus: int, n: int) -> I64:
     return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
+def uniform_below_each(source: RandomSource, moduli: I64) -> I64:
+    """One exact uniform integer in ``[0, moduli[i])`` for each entry ``i``.
+
+    Each entry's words are masked to the smallest power of two ``W_i >= moduli[i]`` and
+    rejected at or above ``moduli[i]`` (no modulo bias): a masked uniform word is uniform
+    below ``W_i``, and conditioned on being below ``moduli[i]`` it is uniform there. Entries
+    whose word was rejected (probability below 1/2 each) draw again, independently. Moduli
+    lie in ``[1, 2**62]``.
+    """
+    moduli = np.asarray(moduli, dtype=np.int64)
+    if moduli.size and (moduli.min() < 1 or moduli.max() > MAX_MODULUS):
+        raise ValueError("moduli must lie in [1, 2**62]")
+    width = np.ones(moduli.shape, dtype=np.int64)
+    while (short := width < moduli).any():
+        width[short] *= 2
+    result = np.zeros(moduli.shape, dtype=np.int64)
+    pending = np.flatnonzero(moduli > 1)
+    bits = int(width.max(initial=1)).bit_length() - 1
+    while pending.size:
+        words = uniform_words(source, max(bits, 1), pending.size) & (width[pending] - 1)
+        ok = words < moduli[pending]
+        result[pending[ok]] = words[ok]
+        pending = pending[~ok]
+    return result
+
+
 def bernoulli_ratio(source: RandomSource, numerators: I64, denominator: int | I64) -> Bools:
     """Exact Bernoulli(``numerators / denominator``) trials, ``0 <= numerators <= denominator``.
 

@@ -50,8 +50,9 @@ def quantile_part(
     rounding: Rounding = "grid",
     label: str = "quantile",
     contribution: Contribution = ROW,
+    flip: bool = True,
 ) -> SelectPart:
-    """Smith's exponential-mechanism quantile over public candidates.
+    """Smith's exponential-mechanism quantile over public candidates, by permute-and-flip.
 
     The candidates are the edges of a grid of ``cells`` cells on the bounds, plus (unless
     ``rounding`` is ``"grid"``) the round values within them
@@ -61,10 +62,20 @@ def quantile_part(
     Sensitivity: a row added below ``c`` moves both counts by 1 and ``q n`` by ``q``, at
     ``c`` only ``#{x <= c}``, above it only ``q n``; so ``max(q, 1 - q)`` per row (1/2 for
     the median), ``l1`` times that per privacy unit.
+
+    The sampler is permute-and-flip (``flip``, the default): the exponential mechanism's
+    weights ``exp(-ε s / (2Δ))`` as independent acceptance coins, a uniform accepted candidate
+    released; ε-DP as the exponential mechanism is, and never a larger expected score
+    (McKenna & Sheldon 2020; :func:`~pandas_dp.mechanisms.exponential.sample_permute_and_flip`).
+    The planner switches it to the exponential mechanism (:func:`by_exponential`) where the
+    choice is priced by bounded range (a zCDP session: ``ε²/8`` holds for the exponential
+    mechanism, not for permute-and-flip) and where one release would flip more than
+    :data:`FLIP_MAX_COINS` coins (public groups × candidates); both decisions read public
+    inputs only.
     """
     lower, upper = bounds
     sensitivity = contribution.l1 * max(q, 1 - q)
-    mechanism = ExponentialMechanism(epsilon, sensitivity)
+    mechanism = ExponentialMechanism(epsilon, sensitivity, flip=flip)
     record = SelectionMeasurement(
         label, mechanism.name, epsilon, contribution.l1, 2 * sensitivity / epsilon
     )
@@ -76,7 +87,23 @@ def quantile_part(
     return SelectPart(
         label, EdgeRanks(column, lower, upper, cells, rounding), mechanism, record,
         lambda counts: quantile_scores(np.asarray(counts, dtype=np.int64), q), to_real,
+        candidates=len(candidates),
     )  # fmt: skip
+
+
+#: Permute-and-flip flips one coin per candidate and group; a release whose public groups ×
+#: candidates exceed this many uses the exponential mechanism (a few proposals per group).
+FLIP_MAX_COINS = 1 << 23
+
+
+def by_exponential(part: SelectPart) -> SelectPart:
+    """``part`` sampled by the exponential mechanism instead of permute-and-flip.
+
+    The same ε, sensitivity and rate; its record names the exponential mechanism.
+    """
+    mechanism = dataclasses.replace(part.mechanism, flip=False)
+    record = dataclasses.replace(part.measurement, mechanism=mechanism.name)
+    return dataclasses.replace(part, mechanism=mechanism, measurement=record)
 
 
 @dataclass(frozen=True)
@@ -85,7 +112,8 @@ class SelectPart:
 
     ``score`` turns the exact aggregate into integer score numerators (one row per group,
     one column per candidate) and their common denominator; ``to_real`` turns chosen
-    candidate indices into released values.
+    candidate indices into released values. ``candidates`` is their number per group when
+    it is public and fixed (quantiles), else 0.
     """
 
     label: str
@@ -96,6 +124,7 @@ class SelectPart:
     to_real: Callable[[Any], Any]
     lattice: Lattice | None = None
     rounds: int = 1
+    candidates: int = 0
 
     @property
     def exponent(self) -> int:

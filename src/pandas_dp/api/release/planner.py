@@ -25,7 +25,12 @@ from pandas_dp.accounting.events import (
     BoundedRangeMeasurement,
     Release,
 )
-from pandas_dp.api.measurement.choices import AnyPart, SelectPart
+from pandas_dp.api.measurement.choices import (
+    FLIP_MAX_COINS,
+    AnyPart,
+    SelectPart,
+    by_exponential,
+)
 from pandas_dp.api.measurement.keys import CalibrationInputs, MeasurementKey
 from pandas_dp.api.measurement.kinds import NonNullCount, QuantileChoice, TopKChoice
 from pandas_dp.api.measurement.parts import NoiseChoice
@@ -157,6 +162,7 @@ def _calibrated(
     A query family's own joint calibrations (``calibrated``) are taken as given.
     """
     noise = noise_choice(target, request, shares)
+    groups = _public_groups(request)
     parts: dict[MeasurementKey, AnyPart] = {}
     # Some read others' calibrations (squares: the centred sum's centre), so come last.
     for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].calibrated_last):
@@ -169,8 +175,56 @@ def _calibrated(
             part = _calibrate(key, request, epsilon, noise, parts, total)
             parts[key] = _priced_by_bounded_range(part)
             continue
-        parts[key] = _calibrate(key, request, request.budget_of(share), noise, parts, total)
+        part = _calibrate(key, request, request.budget_of(share), noise, parts, total)
+        parts[key] = _flip_or_exponential(part, groups)
     return {key: parts[key] for key in needs}
+
+
+def _public_groups(request: Request) -> int | None:
+    """How many groups the release computes: public keys (and a missing-key group), else None.
+
+    None when the keys are the data's own (chosen privately after the choices are drawn).
+    """
+    grouping = request.grouping
+    if grouping is None:
+        return 1
+    if grouping.keys is None:
+        return None
+    return len(grouping.keys) + grouping.missing
+
+
+def _flip_or_exponential(part: AnyPart, groups: int | None) -> AnyPart:
+    """``part``, by the exponential mechanism if permute-and-flip would flip too many coins.
+
+    Permute-and-flip (a quantile's sampler in a pure-ε release) flips ``groups × candidates``
+    coins; above :data:`FLIP_MAX_COINS` the exponential mechanism (ε-DP at the same ε) is
+    used. Public inputs only: the candidates and the public keys. With keys from the data
+    (their number private) permute-and-flip stays, its work bounded per chunk of rows.
+    """
+    if not (isinstance(part, SelectPart) and part.mechanism.flip and groups is not None):
+        return part
+    return by_exponential(part) if groups * part.candidates > FLIP_MAX_COINS else part
+
+
+def _sampler_notes(parts: dict[MeasurementKey, AnyPart]) -> list[str]:
+    """Which sampler the pure-ε quantile choices use (permute-and-flip, or why not)."""
+    chosen = [p for p in parts.values() if isinstance(p, SelectPart) and p.candidates]
+    notes = []
+    if any(p.mechanism.flip for p in chosen):
+        notes.append(
+            "quantiles by permute-and-flip (McKenna & Sheldon 2020): the exponential "
+            "mechanism's weights as acceptance coins, ε-DP at the same ε"
+        )
+    big = [
+        p.label for p in chosen
+        if not p.mechanism.flip and not isinstance(p.measurement, BoundedRangeMeasurement)
+    ]  # fmt: skip
+    if big:
+        notes.append(
+            f"{', '.join(big)}: exponential mechanism (groups × candidates exceed "
+            f"{FLIP_MAX_COINS} permute-and-flip coins)"
+        )
+    return notes
 
 
 def _bounded_range(key: MeasurementKey) -> bool:
@@ -185,12 +239,15 @@ def _priced_by_bounded_range(part: AnyPart) -> AnyPart:
     """``part``'s choice recorded as bounded range: ``rounds · (ε/rounds)²/8`` in zCDP.
 
     The exponential mechanism at ε (weights ``exp(-ε score / (2Δ))``, or ``exp(ε score / Δ)``
-    for a monotone score) is ε-bounded-range, hence ``ε²/8``-zCDP (Cesar & Rogers 2021); top-k
+    for a monotone score) is ε-bounded-range, hence ``ε²/8``-zCDP (Cesar & Rogers 2021), so a
+    quantile is sampled by it here, not by permute-and-flip (whose bounded-range analysis is
+    not this one); top-k
     peels ``rounds`` choices at ``ε / rounds`` each. The record's fields are set so that its
     :attr:`~BoundedRangeMeasurement.choice_epsilon` (``2 · sensitivity / scale``) is exactly
     each round's ε.
     """
     assert isinstance(part, SelectPart)
+    part = by_exponential(part)  # the bound holds for the exponential mechanism's law
     epsilon, rounds = part.mechanism.epsilon, part.rounds
     sensitivity = part.measurement.sensitivity
     record = BoundedRangeMeasurement(
@@ -280,6 +337,7 @@ def _notes(
     """
     notes = list(request.notes) or _generic_notes(request, parts, shares, selection_note)
     notes.extend(dict.fromkeys(note for out in outputs for note in out.stat.notes()))
+    notes.extend(_sampler_notes(parts))
     notes.extend(_derivation_notes(outputs, parts, request.post or PostProcess()))
     notes.extend(request.sources)
     weights = request.weights

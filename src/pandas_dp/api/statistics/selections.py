@@ -30,7 +30,11 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Quantile(Statistic):
-    """The ``q`` quantile on a public grid, by the exponential mechanism (Smith 2011)."""
+    """The ``q`` quantile on a public grid, by Smith's (2011) exponential mechanism's weights.
+
+    Sampled by permute-and-flip in pure-ε releases (see
+    :func:`~pandas_dp.api.measurement.choices.quantile_part`).
+    """
 
     q: Fraction = Fraction(1, 2)
 
@@ -120,7 +124,7 @@ class Quantile(Statistic):
 
     def notes(self) -> tuple[str, ...]:
         """The mechanism."""
-        return ("quantiles: exponential mechanism on a grid; interval ends: sparse vector",)
+        return ("quantiles: a choice on a grid (sampler below); interval ends: sparse vector",)
 
 
 @dataclass(frozen=True)
