@@ -351,7 +351,7 @@ def test_rerun_charges_nothing(
     assert main(argv) == 0
     printed = capsys.readouterr().out
     for name in NAMES:
-        assert f"{name}: already released" in printed
+        assert f"{name}: released on " in printed
     assert snapshot(tmp_path / "out") == before  # ledger and tables byte for byte
     assert len(entries_of(tmp_path / "out")) == 3
 
@@ -359,7 +359,7 @@ def test_rerun_charges_nothing(
 def released_at(out: Path, name: str) -> str:
     """The status of a query released before: with the UTC time its ledger entry records."""
     (entry,) = [e for e in entries_of(out) if e.release.tag.split("@")[0] == name]
-    return f"already released ({entry.time[:16].replace('T', ' ')} UTC)"
+    return f"released on {entry.time[:16].replace('T', ' ')} UTC"
 
 
 def test_deleted_output_is_recovered_from_the_ledger(

@@ -100,6 +100,8 @@ def run_release_command(args: argparse.Namespace) -> int:
     print(f"{spec.title}: {plural(len(outcome.status), 'query')} into {outcome.out_dir}/")
     for name, status in outcome.status.items():
         print(f"  {name}: {status}")
+    if outcome.rerun_note():
+        print(outcome.rerun_note())
     print(f"spent {spent} of {ledger.total}; files written:")
     for path in outcome.files:
         print(f"  {path}")

@@ -43,7 +43,7 @@ from pandas_dp.publish.checks import Problems, spec_keys
 from pandas_dp.publish.files import as_table, write_outputs
 from pandas_dp.publish.loader import read_spec_file
 from pandas_dp.publish.model import Draft, QuerySpec, ReleaseSpec, draft_spec
-from pandas_dp.publish.outcome import PlannedQuery, ReleaseOutcome, ReleasePlan
+from pandas_dp.publish.outcome import RELEASED_ON, PlannedQuery, ReleaseOutcome, ReleasePlan
 from pandas_dp.publish.report import write_report
 from pandas_dp.publish.spec_checks import check_columns, check_extras, header_of
 from pandas_dp.publish.where import check_types, parse_where
@@ -53,7 +53,8 @@ T = TypeVar("T")
 
 LEDGER_NAME = "ledger.jsonl"
 #: ``progress(query_number, query_count, query_name, stage)``; stages: "releasing",
-#: "released in 1.2s", "already released", "recovered from the ledger".
+#: "released in 1.2s", "released on 2026-11-24 20:42 UTC" (by an earlier run), "recovered
+#: from the ledger".
 Progress = Callable[[int, int, str, str], None]
 
 
@@ -390,7 +391,7 @@ def _release_one(
         table = as_table(output_from_json(item.entry.output))
         missing = [f for f in spec.formats if not (outcome.out_dir / f"{query.name}.{f}").exists()]
         when = item.entry.time[:16].replace("T", " ")  # the charge's UTC time, from the ledger
-        stage = "recovered from the ledger" if missing else f"already released ({when} UTC)"
+        stage = "recovered from the ledger" if missing else f"{RELEASED_ON} {when} UTC"
         if missing:
             outcome.files += write_outputs(table, outcome.out_dir, query.name, tuple(missing))
     else:
