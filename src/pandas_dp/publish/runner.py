@@ -76,6 +76,11 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
     float, and a float column gets its own count of non-missing values), so without this the
     measurements -- and the ledger that lists them -- would depend on the data. Anything that
     is not a number counts as missing. Columns declared in the schema keep its dtype.
+
+    A categorical column of a Parquet file is read as its values: its categories may come
+    from the data, and the Python API refuses keys outside a categorical's categories
+    naming them, which would tell the spec's author (who may be untrusted) what they are.
+    The plan, on an empty frame, never sees them either.
     """
     declared = set()
     if spec.schema is not None:
@@ -93,6 +98,15 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
         for column in numeric
         if column in data.columns
     }
+    converted.update(
+        {
+            str(column): data[column].astype(object)
+            for column, dtype in data.dtypes.items()
+            if isinstance(dtype, pd.CategoricalDtype)
+            and column not in declared
+            and column not in numeric
+        }
+    )
     return data.assign(**converted) if converted else data
 
 
