@@ -384,6 +384,24 @@ def test_no_claim_that_drifts_in_the_project_files() -> None:
         assert not re.search(r"stays under \d+ minutes", text), path
 
 
+def test_a_newcomer_reads_that_plain_pandas_is_exact() -> None:
+    """Where a newcomer looks first (issue 44): plain pandas on a protected frame is exact
+    and charges nothing; teams whose analysts must see only releases use release files."""
+    from pandas_dp.api.accessors import DataFrameDPAccessor
+
+    quickstart = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    section = quickstart.split("## Protect a frame", 1)[1].split("\n## ", 1)[0]
+    assert 'priv["age"].mean()' in section
+    assert "(how-to/publishing-a-release.md)" in section
+    assert any(
+        'priv["age"].mean()' in code for _, code in python_examples(ROOT / "docs/quickstart.md")
+    )
+    doc = " ".join((DataFrameDPAccessor.protect.__doc__ or "").split())
+    assert "Only ``.dp`` is private." in doc
+    assert "returns exact values and charges nothing" in doc
+    assert "release file" in doc
+
+
 def test_only_python_blocks_are_examples() -> None:
     text = textwrap.dedent(
         """\
