@@ -64,6 +64,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from pandas_dp.cli.demo import load_census
@@ -355,6 +356,50 @@ def test_main_pages_have_examples() -> None:
         "docs/how-to/count-sum-mean.md",
     }
     assert expected <= found
+
+
+def test_readme_crosstab_has_no_negative_cell_or_margin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The README's own crosstab clamps its counts (issue 44): a reader who prints it sees
+    no negative count, and its margins still add up."""
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    for line, code in python_examples(ROOT / "README.md"):
+        with contextlib.redirect_stdout(io.StringIO()):
+            exec(compile("\n" * (line - 1) + code, "README.md", "exec"), namespace)
+    table = namespace["table"]
+    assert isinstance(table, pd.DataFrame)
+    assert (table >= 0).all().all(), table
+    cells = table.drop(index="All", columns="All")
+    assert (table.loc["All"].drop("All") == cells.sum()).all()
+    assert (table["All"].drop("All") == cells.sum(axis=1)).all()
+
+
+def test_no_claim_that_drifts_in_the_project_files() -> None:
+    """No test count (it grows with every change) and no CI time claimed as a fact."""
+    for path in (ROOT / "pyproject.toml", ROOT / "README.md"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"\b\d[\d,]* tests\b", text), path
+        assert not re.search(r"stays under \d+ minutes", text), path
+
+
+def test_a_newcomer_reads_that_plain_pandas_is_exact() -> None:
+    """Where a newcomer looks first (issue 44): plain pandas on a protected frame is exact
+    and charges nothing; teams whose analysts must see only releases use release files."""
+    from pandas_dp.api.accessors import DataFrameDPAccessor
+
+    quickstart = (ROOT / "docs" / "quickstart.md").read_text(encoding="utf-8")
+    section = quickstart.split("## Protect a frame", 1)[1].split("\n## ", 1)[0]
+    assert 'priv["age"].mean()' in section
+    assert "(how-to/publishing-a-release.md)" in section
+    assert any(
+        'priv["age"].mean()' in code for _, code in python_examples(ROOT / "docs/quickstart.md")
+    )
+    doc = " ".join((DataFrameDPAccessor.protect.__doc__ or "").split())
+    assert "Only ``.dp`` is private." in doc
+    assert "returns exact values and charges nothing" in doc
+    assert "release file" in doc
 
 
 def test_only_python_blocks_are_examples() -> None:

@@ -134,3 +134,59 @@ def test_release_files_state_spreads_errors_at_expected_rows(tmp_path: Path) -> 
     spec.write_text(SPEC.format(extra=""))
     table = plan_release(load_spec(spec)).table().set_index("statistic")
     assert table["error"].isna().all()
+
+
+# -- issue 44, item 5: a NaN error says why, wherever it is shown --------------------------
+COUNTED = (
+    "error NaN for {names}: a mean's or a spread's error depends on its row count, which is "
+    "private; pass expected_rows=<a planning row count> (per group in a group-by) to see it"
+)
+
+
+@pytest.mark.parametrize(
+    ("call", "names"),
+    [
+        (lambda p: p.dp.preview.mean("x", bounds=BOUNDS, epsilon=0.3), "mean"),
+        (
+            lambda p: p.dp.preview.agg(
+                n="count", m=("x", "mean"), s=("x", "std"), bounds={"x": BOUNDS}, epsilon=0.3
+            ),
+            "m, s",
+        ),
+        (
+            lambda p: p.dp.preview.groupby("g", keys=[0, 1]).mean("x", bounds=BOUNDS, epsilon=0.3),
+            "x",
+        ),
+        (lambda p: p["x"].dp.preview.std(bounds=BOUNDS, epsilon=0.3), "std"),
+    ],
+    ids=["mean", "agg", "groupby", "series std"],
+)
+def test_a_nan_error_says_to_pass_expected_rows_in_text_and_in_a_notebook(
+    priv, call, names: str
+) -> None:
+    preview = call(priv)
+    note = COUNTED.format(names=names)
+    assert repr(preview).endswith("\n" + note)
+    assert preview._repr_html_().endswith(
+        "<p>" + note.replace("'", "&#x27;").replace("<", "&lt;").replace(">", "&gt;") + "</p>"
+    )
+    assert "\x1b" not in repr(preview)
+    assert priv.dp.session.spent.epsilon == 0
+
+
+def test_no_note_when_every_error_is_known(priv) -> None:
+    counted = priv.dp.preview.mean("x", bounds=BOUNDS, epsilon=0.3, expected_rows=1400)
+    counts = priv.dp.preview.count(epsilon=0.3)
+    for preview in (counted, counts):
+        assert "NaN" not in repr(preview)
+        assert "error NaN" not in preview._repr_html_()
+        assert preview.unknown_errors() == []
+
+
+def test_an_error_no_row_count_gives_says_so_instead(priv) -> None:
+    preview = priv.dp.preview.ols("x ~ g", bounds={"x": BOUNDS, "g": (0, 1)}, epsilon=0.3)
+    assert preview.unknown_errors() == [
+        "error NaN for ols: no error bound before the release (it depends on more of the data "
+        "than a row count)"
+    ]
+    assert "expected_rows" not in repr(preview)

@@ -135,6 +135,16 @@ def release(folder: Path, spec: str, data: pd.DataFrame) -> Path:
     return folder / "out" / "report.html"
 
 
+def release_again(folder: Path) -> Path:
+    """Run ``pandas-dp release`` in ``folder`` once more (a re-run); the report's path."""
+    command = [sys.executable, "-m", "pandas_dp", "release", "release.toml", "--out", "out"]
+    done = subprocess.run(
+        [*command, "--quiet"], cwd=folder, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    return folder / "out" / "report.html"
+
+
 def guide_spec() -> str:
     found = re.search(r"```toml\n(.*?)```", GUIDE.read_text(encoding="utf-8"), re.S)
     assert found is not None, f"no TOML spec in {GUIDE}"
@@ -192,6 +202,36 @@ def test_release_report_fits_and_reads_well(browser, shots, tmp_path):
     assert set(column(breakdown, "delta")) == {"0"}  # not 0.0 or 0.000000e+00
     assert "e+00" not in browser.evaluate("document.body.innerText")
     browser.screenshot(shots / "release-report.png")
+
+
+def test_a_rerun_report_says_when_each_query_was_released_and_that_it_is_a_rerun(
+    browser, shots, tmp_path
+):
+    """A re-run's statuses read as facts ("released on <date>"), its note stands apart."""
+    release(tmp_path / "guide", guide_spec(), census())
+    report = release_again(tmp_path / "guide")
+    browser.open(report, width=WIDTH)
+    check_page(browser)
+    breakdown = browser.evaluate(TABLES + "('body')")[0]
+    stamp = r"released on \d{4}-\d\d-\d\d \d\d:\d\d UTC"
+    statuses = column(breakdown, "status")
+    assert len(statuses) == 3
+    assert all(re.fullmatch(stamp, status) for status in statuses), statuses
+    headings = browser.evaluate(
+        "Array.from(document.querySelectorAll('h2 .status')).map((s) => s.innerText.trim())"
+    )
+    assert headings == statuses  # each query's heading says the same
+    notes = browser.evaluate(
+        "Array.from(document.querySelectorAll('p.rerun')).map((p) => p.innerText.trim())"
+    )
+    assert notes == [
+        "This run is a re-run: every query had been released by an earlier run, on the date "
+        "shown with each; their tables are the ones released then (kept in the ledger) and "
+        "nothing was charged for them again."
+    ]
+    text = browser.evaluate("document.body.innerText")
+    assert "already" not in text
+    browser.screenshot(shots / "release-report-rerun.png" if not SAVE else tmp_path / "rerun.png")
 
 
 def test_a_wide_report_table_scrolls_in_its_own_box_and_keeps_years_plain(browser, shots, tmp_path):

@@ -28,7 +28,7 @@ CALLS: dict[str, tuple[Callable[[pd.DataFrame], Any], type, str]] = {
     "numbers for timedeltas": (
         lambda p: p.dp.sum("d", bounds=(0, 86400), epsilon=0.5),
         DPTypeError,
-        r"must be a Timedelta.*pd\.Timedelta\(days=30\)",
+        r"must be a Timedelta.*Give bounds as \('0 days', '30 days'\), or as pd\.Timedeltas",
     ),
     "timestamps for numbers": (
         lambda p: p.dp.mean("x", bounds=YEAR, epsilon=0.5),
@@ -60,10 +60,10 @@ CALLS: dict[str, tuple[Callable[[pd.DataFrame], Any], type, str]] = {
         DPValueError,
         "NaT",
     ),
-    "text bound": (
-        lambda p: p.dp.mean("t", bounds=("2020-01-01", "2021-01-01"), epsilon=0.5),
-        DPTypeError,
-        "got str",
+    "text pd.Timestamp cannot read": (
+        lambda p: p.dp.mean("t", bounds=("2020-01-01", "2021-13-01"), epsilon=0.5),
+        DPValueError,
+        r"'2021-13-01' cannot be read as a date by pd\.Timestamp",
     ),
     "reversed": (
         lambda p: p.dp.mean("t", bounds=YEAR[::-1], epsilon=0.5),

@@ -131,9 +131,11 @@ def test_rerun_shows_when_each_query_was_released(
     assert code == 0
     for name, time in when.items():
         assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d", time)
-        assert f"  {name}: already released ({time} UTC)\n" in out
+        assert f"  {name}: released on {time} UTC\n" in out
+    assert out.count("This run is a re-run: every query had been released by an earlier run") == 1
     report = (out_dir / "report.html").read_text()
-    assert report.count(f"already released ({when['overall']} UTC)") >= 2  # table and heading
+    assert report.count(f"released on {when['overall']} UTC") >= 2  # table and heading
+    assert "already released" not in report
 
     code, out, _ = run(capsys, "plan", spec, "--out", out_dir)
     assert code == 0

@@ -15,7 +15,7 @@ import pytest
 
 from pandas_dp.cli import main
 from pandas_dp.errors import SpecError
-from pandas_dp.publish import QuerySpec, load_spec, plan_release
+from pandas_dp.publish import QuerySpec, load_spec, plan_release, plan_spec_file
 
 VALID = """\
 [data]
@@ -335,3 +335,91 @@ def test_validation_and_planning_read_no_data(
     assert "2 queries from" in out
     assert "fits the budget" in out
     assert not spec.data_path.exists()
+
+
+# -- one run lists every problem (issue 44, item 1) ----------------------------------------
+ROUND_TRIP = """\
+[data]
+path = "people.csv"
+
+[privacy]
+epsilon = 1.0
+
+[[query]]
+name = "by_region"
+groupby = ["regoin"]
+keys = ["north", "south"]
+aggs = { n = "count", avg = ["income", "mean"] }
+epsilon = 0.6
+
+[[query]]
+name = "ages"
+aggs = { total = ["agee", "sum"] }
+bounds = { agee = [0, 100] }
+epsilon = 0.6
+"""
+
+
+def _people(tmp_path: Path) -> None:
+    (tmp_path / "people.csv").write_text("region,age,income\nnorth,30,1000\nsouth,40,2000\n")
+
+
+@pytest.mark.parametrize("command", ["plan", "release"])
+def test_one_run_lists_the_columns_the_bound_and_the_budget(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    """Two misspelt columns, a missing bound and too much ε: all four, in one run."""
+    _people(tmp_path)
+    path = _write(tmp_path, ROUND_TRIP)
+    out = tmp_path / "out"
+    argv = [command, str(path)] + (["--out", str(out), "--quiet"] if command == "release" else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "\x1b" not in err
+    first, *problems, header = err.splitlines()
+    assert first == f"pandas-dp: invalid spec: {path} is not a valid release spec:"
+    assert [p.strip() for p in problems] == [
+        "query[1].bounds: missing bounds for 'income' (avg = mean): add income = [lower, "
+        "upper], or a schema with its range",
+        "query[1].groupby: column 'regoin' is not in the data's header (did you mean 'region'?)",
+        "query[2].aggs.total: column 'agee' is not in the data's header (did you mean 'age'?)",
+        "privacy.epsilon: the planned releases do not fit: together they need ε=1.2, δ=0 "
+        "against the budget of ε=1, δ=0; groupby.agg needs ε=0.6, δ=0 but only ε=0.4, δ=0 of "
+        "the session's ε=1, δ=0 budget remains (1 release so far, basic composition). Nothing "
+        "was charged. Use a smaller epsilon, or ask the data owner for a budget.",
+    ]
+    assert header == "The data's header has: region, age, income"
+    assert not out.exists()  # nothing read, charged or written
+
+
+def test_a_query_whose_spend_is_broken_is_not_priced(tmp_path: Path) -> None:
+    """The budget check counts what it can price and names the queries it could not."""
+    text = ROUND_TRIP.replace("epsilon = 0.6\n", "epsilon = 1.5\n", 1)
+    text += '[[query]]\nname = "broken"\naggs = { n = "count" }\nepsilon = "lots"\n'
+    path = _write(tmp_path, text)
+    with pytest.raises(SpecError) as caught:
+        plan_spec_file(path)
+    *_, budget = str(caught.value).splitlines()  # no data file: no header to check
+    assert budget.strip().startswith("privacy.epsilon: the planned releases do not fit: "
+                                     "together they need ε=2.1, δ=0")  # fmt: skip
+    assert budget.endswith("(not counted, as what they spend is unknown: query[3])")
+
+
+def test_a_spec_that_fits_once_fixed_lists_no_budget_problem(tmp_path: Path) -> None:
+    _people(tmp_path)
+    text = ROUND_TRIP.replace("epsilon = 0.6", "epsilon = 0.5")
+    with pytest.raises(SpecError) as caught:
+        plan_spec_file(_write(tmp_path, text))
+    assert "privacy.epsilon" not in str(caught.value)
+    assert len(str(caught.value).splitlines()) == 5  # the three problems and the header
+
+
+def test_a_data_path_outside_the_folder_is_not_opened_for_its_header(tmp_path: Path) -> None:
+    inside = tmp_path / "spec"
+    inside.mkdir()
+    _people(tmp_path)  # beside the spec's folder, not in it
+    text = ROUND_TRIP.replace('path = "people.csv"', 'path = "../people.csv"')
+    with pytest.raises(SpecError) as caught:
+        plan_spec_file(_write(inside, text))
+    assert "data.path: must be a path inside the spec's folder" in str(caught.value)
+    assert "header" not in str(caught.value)  # the file outside was never read

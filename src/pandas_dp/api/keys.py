@@ -1,14 +1,18 @@
 """Public group keys: parse what the user passed into an Index, and refuse what cannot work.
 
-Keys are public input. They are never read from the data, and never from a Categorical's
-categories (those are data-derived). Everything here runs before any data is touched.
+Keys are public input. They are never read from the data, and never taken from a
+Categorical's categories (those often come from the data) unless ``keys="categories"`` asks
+for it. A key outside a column's public domain -- its dtype's categories, or its schema's
+``isin`` values -- is refused as a misspelling (the dtype and the schema are public, as
+everything validation reads). Everything here runs before any data is touched.
 """
 
 from __future__ import annotations
 
 import datetime
+import difflib
 import numbers
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -171,11 +175,59 @@ def _all(values: pd.Index, kinds: set[str], test: type | tuple[type, ...]) -> bo
     return all(isinstance(v, test) for v in values)
 
 
-def check_key_types(index: pd.Index, dtypes: Sequence[DtypeObj]) -> None:
-    """Refuse keys whose type can never match their column's dtype (public information only).
+def check_key_types(
+    index: pd.Index,
+    dtypes: Sequence[DtypeObj],
+    domains: Sequence[Collection[object] | None] = (),
+) -> None:
+    """Refuse keys that can never match their column (public information only).
 
-    Numeric or bool columns need number keys; string columns need non-number keys.
+    Numeric or bool columns need number keys; string columns need non-number keys. A
+    categorical column's keys must be among its dtype's categories, and a column with a
+    public domain in ``domains`` (a schema's ``isin`` values, one entry per level or None)
+    among those values: a misspelt key would release a noisy zero.
     """
+    _check_types(index, dtypes)
+    for level, dtype in enumerate(dtypes):
+        values = index.get_level_values(level) if index.nlevels > 1 else index
+        domain = domains[level] if level < len(domains) else None
+        if domain is not None:
+            _check_domain(values, domain, "the values of its schema's isin check")
+        if isinstance(dtype, pd.CategoricalDtype):
+            categories = list(dtype.categories)
+            if categories != [_UNKNOWN_CATEGORIES]:
+                _check_domain(values, categories, "the categories of its dtype")
+
+
+#: Dask's stand-in for the categories of a categorical column it has not read: unknown.
+_UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
+#: The most known values a refusal lists.
+_LISTED = 20
+
+
+def _check_domain(values: pd.Index, domain: Collection[object], source: str) -> None:
+    """Refuse the keys of ``values`` outside ``domain`` (matched as keys match: 1 == 1.0)."""
+    known = list(dict.fromkeys(domain))
+    allowed = set(known)
+    unknown = [key for key in dict.fromkeys(values) if key not in allowed]
+    if not unknown:
+        return
+    texts = [str(k) for k in known if isinstance(k, str)]
+    close = [difflib.get_close_matches(k, texts, n=1) for k in unknown if isinstance(k, str)]
+    hint = ", ".join(repr(c[0]) for c in close if c)
+    listed = ", ".join(repr(k) for k in known[:_LISTED])
+    more = f" ... ({len(known)} in all)" if len(known) > _LISTED else ""
+    one = len(unknown) == 1
+    raise DPValueError(
+        f"keys of {values.name!r}: {', '.join(map(repr, unknown))} "
+        f"{'is not one of' if one else 'are not among'} {source}"
+        f"{f' (did you mean {hint}?)' if hint else ''}, which are {listed}{more}. A key no "
+        "row can hold would release only noise: correct it or leave it out"
+    )
+
+
+def _check_types(index: pd.Index, dtypes: Sequence[DtypeObj]) -> None:
+    """Numeric or bool columns need number keys; string columns need non-number keys."""
     for level, dtype in enumerate(dtypes):
         values = index.get_level_values(level) if index.nlevels > 1 else index
         if ptypes.is_bool_dtype(dtype) and not _all(values, {"boolean"}, (bool, np.bool_)):

@@ -16,6 +16,7 @@ from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
 from pandas_dp.api.unit_ids import UnitIds
+from pandas_dp.api.validation import did_you_mean
 from pandas_dp.budget import AnyBudget, Budget
 from pandas_dp.engines import Engine, engine_for
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
@@ -57,8 +58,10 @@ def protect(
     if unit.column is not None:
         if engine.is_series(obj):
             raise DPValueError("privacy_unit needs a DataFrame that holds the unit column")
-        if unit.column not in engine.columns(obj):
-            raise DPKeyError(f"privacy_unit column {unit.column!r} not found in this frame")
+        columns = list(engine.columns(obj))
+        if unit.column not in columns:
+            hint = did_you_mean(unit.column, columns)
+            raise DPKeyError(f"privacy_unit column {unit.column!r} not found in this frame{hint}")
     if has_session_mark(obj) and not replace:
         raise DPValueError(
             "this object is already protected (or derived from a protected one); protecting it "

@@ -32,9 +32,19 @@ OnTime = Literal["point", "span", "total"] | None
 _POINTS = (pd.Timestamp, datetime.datetime, datetime.date, np.datetime64)
 _SPANS = (pd.Timedelta, datetime.timedelta, np.timedelta64)
 _EXAMPLES = {
-    "datetime": "(pd.Timestamp('2020-01-01'), pd.Timestamp('2021-01-01'))",
-    "timedelta": "(pd.Timedelta(0), pd.Timedelta(days=30))",
+    "datetime": ("('2020-01-01', '2021-01-01')", "'2020-01-01'"),
+    "timedelta": ("('0 days', '30 days')", "'30 days'"),
 }
+
+
+def _example(what: str, kind: str) -> str:
+    """How to give ``what`` (``range``, ``bounds[0] (lower)``, ``fillna``) for a time column."""
+    pair, one = _EXAMPLES[kind]
+    noun = "pd.Timestamp" if kind == "datetime" else "pd.Timedelta"
+    name = what.split("[")[0].strip()
+    if name in ("range", "bounds"):
+        return f"Give {name} as {pair}, or as {noun}s"
+    return f"Give {name} as {one}, or as a {noun}"
 
 
 def is_time_value(value: object) -> bool:
@@ -60,7 +70,7 @@ class ValueKind:
     def of(cls, dtype: DtypeObj) -> ValueKind:
         """The kind of a column of ``dtype`` (read from the dtype alone)."""
         if not is_temporal(dtype):
-            return NUMBER
+            return cls(dtype=str(dtype))  # its dtype, for messages
         if dtype.kind == "m":
             return cls("timedelta", unit_of(dtype), None, str(dtype))
         tz = getattr(dtype, "tz", None)
@@ -74,8 +84,8 @@ class ValueKind:
         return self.kind != "number"
 
     def describe(self) -> str:
-        """``datetimes (datetime64[ns, UTC])``, for messages."""
-        return f"{self.kind}s ({self.dtype})"
+        """``datetimes (datetime64[ns, UTC])``, ``numbers (float64)``, for messages."""
+        return f"{self.kind}s ({self.dtype})" if self.dtype else f"{self.kind}s"
 
     def note(self, column: Hashable) -> str:
         """The ledger's line for a time column: its values' units."""
@@ -83,23 +93,28 @@ class ValueKind:
             return f"{column}: datetimes as nanoseconds since 1970-01-01 UTC (bounds and lattice)"
         return f"{column}: timedeltas as nanoseconds (bounds and lattice)"
 
-    def number(self, value: object, what: str, column: Hashable) -> float:
-        """A public bound (or fill value) of this column in nanoseconds.
+    def scalar(self, value: object, what: str, column: Hashable) -> Any:
+        """A public bound (or fill value, edge) of this column as a Timestamp (Timedelta).
+
+        Text is read as pandas reads it (``pd.Timestamp("2024-01-01")``,
+        ``pd.Timedelta("30 days")``): the caller's own text, so public.
 
         Raises
         ------
         DPTypeError
-            If ``value`` is not a datetime (timedelta) scalar, or its time zone awareness
-            differs from the column's.
+            If ``value`` is neither text nor a datetime (timedelta) scalar, or its time
+            zone awareness differs from the column's.
         DPValueError
-            If it is missing (NaT) or the column's unit cannot hold it.
+            If it is missing (NaT) or text pandas cannot read as one.
         """
+        if isinstance(value, str):
+            return self._read(value, what, column)
         wanted = _POINTS if self.kind == "datetime" else _SPANS
         if not isinstance(value, wanted):
             raise DPTypeError(
                 f"{what} must be a {'Timestamp' if self.kind == 'datetime' else 'Timedelta'}: "
-                f"column {column!r} holds {self.describe()}, got {type(value).__name__}. "
-                f"Give bounds as {_EXAMPLES[self.kind]}"
+                f"column {column!r} holds {self.describe()}, got "
+                f"{type(value).__name__}. {_example(what, self.kind)}"
             )
         given: Any = value  # one of the scalar types checked above
         scalar: Any = pd.Timestamp(given) if self.kind == "datetime" else pd.Timedelta(given)
@@ -107,6 +122,38 @@ class ValueKind:
             raise DPValueError(f"{what} must be a {self.kind}, got NaT")
         if self.kind == "datetime":
             self._check_zone(scalar, what, column)
+        return scalar
+
+    def _read(self, text: str, what: str, column: Hashable) -> Any:
+        """``text`` read by ``pd.Timestamp`` (``pd.Timedelta``), else a refusal naming it."""
+        try:
+            scalar: Any = pd.Timestamp(text) if self.kind == "datetime" else pd.Timedelta(text)
+        except (ValueError, TypeError, OverflowError):
+            scalar = None
+        if scalar is None or scalar is pd.NaT:
+            reads = (
+                "a date by pd.Timestamp"
+                if self.kind == "datetime"
+                else ("a duration by pd.Timedelta")
+            )
+            raise DPValueError(
+                f"{what} {text!r} cannot be read as {reads} (column {column!r} "
+                f"holds {self.describe()}). {_example(what, self.kind)}"
+            )
+        if self.kind == "datetime":
+            self._check_zone(scalar, what, column)
+        return scalar
+
+    def number(self, value: object, what: str, column: Hashable) -> float:
+        """A public bound (or fill value) of this column in nanoseconds.
+
+        Raises
+        ------
+        DPTypeError, DPValueError
+            As :meth:`scalar`; a :class:`DPValueError` also if the column's unit cannot
+            hold it.
+        """
+        scalar = self.scalar(value, what, column)
         try:
             ticks = scalar.as_unit(self.unit)
         except (OverflowError, ValueError):  # OutOfBoundsDatetime / OutOfBoundsTimedelta

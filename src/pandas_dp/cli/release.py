@@ -15,7 +15,7 @@ from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.errors import LedgerError
-from pandas_dp.publish import LEDGER_NAME, load_spec, plan_release, run_release
+from pandas_dp.publish import LEDGER_NAME, plan_spec_file, run_release
 from pandas_dp.publish.report import plural
 
 _PLAN_COLUMNS = ["query", "status", "statistic", "how", "mechanism", "scale", "epsilon", "delta",
@@ -35,9 +35,9 @@ def _show(frame: pd.DataFrame) -> None:
 
 def run_plan(args: argparse.Namespace) -> int:
     """Print what the spec would release and cost; exit 3 if it does not fit."""
-    spec = load_spec(args.spec, data=args.data)
     ledger = args.ledger or (Path(args.out) / LEDGER_NAME if args.out else None)
-    plan = plan_release(spec, ledger)
+    plan = plan_spec_file(args.spec, data=args.data, ledger=ledger)  # every problem at once
+    spec = plan.spec
     print(f"{spec.title}: {plural(len(spec.queries), 'query')} from {spec.data_path}")
     print(f"budget {plan.total} ({plan.accounting} accounting); spent so far {plan.spent}\n")
     table = plan.table()
@@ -86,7 +86,9 @@ class _ProgressBar:
 
 def run_release_command(args: argparse.Namespace) -> int:
     """Run the spec into ``--out``; print where everything went."""
-    spec = load_spec(args.spec, data=args.data)
+    # Every problem of the spec at once (its columns, queries and budget too), before any
+    # data is read; over budget alone, run_release refuses it on the real frame.
+    spec = plan_spec_file(args.spec, data=args.data, ledger=Path(args.out) / LEDGER_NAME).spec
     progress = _ProgressBar(sys.stderr, args.quiet)
     charts = False if args.no_charts else (True if args.charts else None)
     outcome = run_release(spec, args.out, force=args.force, charts=charts, progress=progress)
@@ -98,6 +100,8 @@ def run_release_command(args: argparse.Namespace) -> int:
     print(f"{spec.title}: {plural(len(outcome.status), 'query')} into {outcome.out_dir}/")
     for name, status in outcome.status.items():
         print(f"  {name}: {status}")
+    if outcome.rerun_note():
+        print(outcome.rerun_note())
     print(f"spent {spent} of {ledger.total}; files written:")
     for path in outcome.files:
         print(f"  {path}")

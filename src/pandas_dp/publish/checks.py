@@ -22,15 +22,40 @@ Parsed = TypeVar("Parsed")
 
 
 class Problems:
-    """Collects path-qualified problems; raises them all at the end."""
+    """Collects path-qualified problems; raises them all at the end.
+
+    One collector goes through every phase of checking a spec (its structure and values,
+    its columns against the data's header, each query's preview, the budget), so that one
+    run lists every problem; a phase skips only what depends on a part already found broken.
+    """
 
     def __init__(self, source: str) -> None:
         self.source = source
+        self.wheres: list[str] = []
         self.items: list[str] = []
+        self.notes: list[str] = []
 
     def add(self, where: str, message: str) -> None:
         """Record one problem at ``where``."""
+        self.wheres.append(where)
         self.items.append(f"{where}: {message}")
+
+    def note(self, text: str) -> None:
+        """A line shown after the problems, if there are any (what would help fix them)."""
+        self.notes.append(text)
+
+    def under(self, prefix: str, since: int = 0) -> set[str]:
+        """The parts below ``prefix`` with a problem recorded after the first ``since``.
+
+        ``under("query[2]")`` gives ``{"bounds", "aggs"}`` for problems at
+        ``query[2].bounds.income`` and ``query[2].aggs.avg``; a problem at ``query[2]``
+        itself gives ``""``.
+        """
+        parts = set()
+        for where in self.wheres[since:]:
+            if where == prefix or where.startswith(f"{prefix}."):
+                parts.add(where.removeprefix(prefix).lstrip(".").split(".")[0])
+        return parts
 
     def unknown(self, where: str, table: dict[str, object], allowed: set[str]) -> None:
         """Record every key of ``table`` outside ``allowed``, with the closest allowed one."""
@@ -52,16 +77,18 @@ class Problems:
     def fail(self, where: str, message: str) -> NoReturn:
         """Record one problem and raise every problem so far: nothing more can be checked."""
         self.add(where, message)
-        raise self._error()
+        raise self.error()
 
     def raise_if_any(self) -> None:
         """Raise one :class:`SpecError` listing every problem, if there are any."""
         if self.items:
-            raise self._error()
+            raise self.error()
 
-    def _error(self) -> SpecError:
+    def error(self) -> SpecError:
+        """One :class:`SpecError` listing every problem so far."""
         listed = "\n  ".join(self.items)
-        return SpecError(f"{self.source} is not a valid release spec:\n  {listed}")
+        notes = "".join(f"\n{note}" for note in self.notes)
+        return SpecError(f"{self.source} is not a valid release spec:\n  {listed}{notes}")
 
 
 def table(problems: Problems, where: str, value: object) -> dict[str, object]:

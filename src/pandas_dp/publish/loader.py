@@ -46,6 +46,22 @@ def _parse(path: Path, text: str) -> object:
     raise SpecError(f"{path}: a spec file ends in .toml, .yaml, .yml or .json")
 
 
+def read_spec_file(path: str | os.PathLike[str]) -> object:
+    """A spec file's content as plain values (tables, lists, strings, numbers), unchecked.
+
+    Raises
+    ------
+    SpecError
+        If the file cannot be read or is not valid TOML, YAML or JSON.
+    """
+    spec_path = Path(path)
+    try:
+        text = spec_path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise SpecError(f"cannot read the spec {spec_path}: {error.strerror}") from None
+    return _parse(spec_path, text)
+
+
 def load_spec(
     path: str | os.PathLike[str], *, data: str | os.PathLike[str] | None = None
 ) -> ReleaseSpec:
@@ -55,10 +71,7 @@ def load_spec(
     ------
     SpecError
         Listing every problem, each prefixed by where it is (``query[2].bounds.income``).
+        :func:`~pandas_dp.publish.plan_spec_file` also checks the columns against the data's
+        header, previews the queries and checks the budget, listing all in one error.
     """
-    spec_path = Path(path)
-    try:
-        text = spec_path.read_text(encoding="utf-8")
-    except OSError as error:
-        raise SpecError(f"cannot read the spec {spec_path}: {error.strerror}") from None
-    return parse_spec(_parse(spec_path, text), spec_path, None if data is None else Path(data))
+    return parse_spec(read_spec_file(path), Path(path), None if data is None else Path(data))

@@ -3,14 +3,18 @@
 :func:`parse_spec` checks a spec (parsed from TOML or YAML into plain dicts) completely
 before any data is read, and reports *every* problem at once, each prefixed by where it is
 (``query[2].bounds.income: lower 10 > upper 5``). Query numbers count from 1, in file order.
+:func:`draft_spec` keeps what parsed beside the problems found, for the checks that follow
+(columns against the data's header, each query's preview, the budget) to add theirs, so
+that one run lists them all.
 """
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +47,12 @@ _QUERY = {
     "mechanism", "ci", "where", "fillna", "nonnegative", "max_groups_per_unit",
     "max_rows_per_group", "expected_rows", "weights", "weight_bounds", "selection",
 }  # fmt: skip
+#: The parts of a query its price (what it would spend) does not depend on: with problems
+#: there only, the budget check still prices the query (see :class:`Draft`).
+_PRICE_FREE = {"name", "description", "bounds", "where", "fillna", "nonnegative", "ci",
+               "expected_rows"}  # fmt: skip
+#: Bounds standing in for a value column's missing or invalid ones when pricing a query.
+_STAND_IN_BOUNDS = (0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -139,8 +149,10 @@ def _query(
     if "keys" in raw and not groupby:
         problems.add(f"{at}.keys", "keys need a groupby")
     valid_by = bool(groupby) and bool(with_api(problems, f"{at}.groupby", parse_by, list(groupby)))
-    if valid_by and "keys" in raw:
-        with_api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(raw["keys"]))
+    keys = raw.get("keys") if valid_by else None
+    if keys is not None:
+        with_api(problems, f"{at}.keys", parse_keys, tuple(groupby), spec_keys(keys))
+        keys = None if "keys" in problems.under(at) else keys  # unusable: none in the draft
     if "selection" in raw:
         optional["selection"] = _selection(problems, at, raw, bool(groupby))
     for key in ("max_groups_per_unit", "max_rows_per_group"):
@@ -179,7 +191,7 @@ def _query(
         name=name,
         aggs=aggs,
         groupby=groupby,
-        keys=raw.get("keys"),
+        keys=keys,
         bounds=bounds,
         mechanism=str(mechanism),
         ci=None if ci is False else float(ci),
@@ -255,11 +267,83 @@ def _privacy(problems: Problems, raw: dict[str, Any]) -> dict[str, Any]:
     return dict(raw)
 
 
+@dataclass(frozen=True)
+class Draft:
+    """A spec as far as it parsed, and the problems found so far.
+
+    The checks that come after parsing (columns against the data's header, each query's
+    preview, the budget) build on it and add their problems to the same list, skipping only
+    what depends on a broken part.
+
+    Attributes
+    ----------
+    spec : ReleaseSpec
+        Built from every part that parsed; a broken part is left at its default.
+    problems : Problems
+        Every problem found so far.
+    numbers : tuple of int
+        Each query's number in the file (from 1), for messages.
+    pricing : tuple of QuerySpec or None
+        For each query, the query whose preview gives its price: the query itself when it
+        has no problem; a stand-in when its problems are only in parts its price does not
+        depend on (its bounds, where, fillna, ...: placeholder bounds, no filter); None when
+        its price cannot be known (its epsilon, rho, delta, mechanism, statistics, groupby,
+        keys, caps or weights are broken).
+    """
+
+    spec: ReleaseSpec
+    problems: Problems
+    numbers: tuple[int, ...]
+    pricing: tuple[QuerySpec | None, ...]
+
+    @property
+    def budget_known(self) -> bool:
+        """Whether the budget and the schema parsed: what every preview needs."""
+        return not self.problems.under("privacy") and not self.problems.under("data.schema")
+
+
+def _price_free(part: str) -> bool:
+    """Whether a problem at this part of a query leaves the query's price known.
+
+    An unknown key counts as the key it is closest to (``bound`` as ``bounds``): a misspelt
+    ``mechanism`` may have meant another price.
+    """
+    if part in _QUERY or not part:
+        return part in _PRICE_FREE
+    close = difflib.get_close_matches(part, sorted(_QUERY), n=1)
+    return not close or close[0] in _PRICE_FREE
+
+
+def _pricing(query: QuerySpec, broken: set[str]) -> QuerySpec | None:
+    """The query to preview for ``query``'s price (see :attr:`Draft.pricing`)."""
+    if not broken:
+        return query
+    if not all(_price_free(part) for part in broken):
+        return None
+    missing = {
+        column: _STAND_IN_BOUNDS
+        for column, how in query.aggs.values()
+        if column is not None and STATISTICS[how].reads_values and column not in query.bounds
+    }
+    return replace(query, bounds={**query.bounds, **missing}, where=None, fillna={})
+
+
 def parse_spec(raw: object, path: Path, data: Path | None = None) -> ReleaseSpec:
     """Validate a parsed spec; raise :class:`SpecError` listing every problem.
 
     ``data``: the data file, named by the data owner; it takes the place of the spec's
     ``data.path`` (which may then be left out). Paths in the spec stay inside its folder.
+    """
+    draft = draft_spec(raw, path, data)
+    draft.problems.raise_if_any()
+    return draft.spec
+
+
+def draft_spec(raw: object, path: Path, data: Path | None = None) -> Draft:
+    """Check a parsed spec's structure and values; keep what parsed and every problem.
+
+    Raises :class:`SpecError` only when the spec is not a table at all (nothing more can be
+    checked); see :func:`parse_spec` for ``data``.
     """
     override = data
     problems = Problems(str(path))
@@ -300,7 +384,7 @@ def parse_spec(raw: object, path: Path, data: Path | None = None) -> ReleaseSpec
     if not isinstance(queries, list) or not queries:
         problems.add("query", "needs at least one [[query]] table")
         queries = []
-    parsed = []
+    parsed, numbers, pricing = [], [], []
     seen: set[str] = set()
     for number, item in enumerate(queries, start=1):
         at = f"query[{number}]"
@@ -312,9 +396,10 @@ def parse_spec(raw: object, path: Path, data: Path | None = None) -> ReleaseSpec
             problems.add(f"{at}.name", f"{query.name!r} is used twice")
         seen.add(query.name)
         parsed.append(query)
-    problems.raise_if_any()
+        numbers.append(number)
+        pricing.append(_pricing(query, problems.under(at)))
     base = path.parent
-    return ReleaseSpec(
+    spec = ReleaseSpec(
         path=path,
         data_path=override if override is not None else base / data_path,
         data_format=str(data_format),
@@ -326,3 +411,4 @@ def parse_spec(raw: object, path: Path, data: Path | None = None) -> ReleaseSpec
         confidence=float(confidence),
         formats=formats or ("csv",),
     )
+    return Draft(spec, problems, tuple(numbers), tuple(pricing))

@@ -61,6 +61,10 @@ class ReleasePlan:
         return pd.concat(frames, ignore_index=True)
 
 
+#: The status of a query an earlier run released: ``released on 2026-11-24 20:42 UTC``.
+RELEASED_ON = "released on"
+
+
 @dataclass
 class ReleaseOutcome:
     """What :func:`run_release` did, query by query."""
@@ -71,3 +75,16 @@ class ReleaseOutcome:
     status: dict[str, str] = field(default_factory=dict)
     outputs: dict[str, pd.DataFrame] = field(default_factory=dict)
     files: list[Path] = field(default_factory=list)
+
+    def rerun_note(self) -> str:
+        """What a re-run did about the queries an earlier run released ("" if none)."""
+        earlier = [name for name, s in self.status.items() if s.startswith(RELEASED_ON)]
+        if not earlier:
+            return ""
+        count = len(self.plan.queries)
+        which = "every query" if len(earlier) == count else f"{len(earlier)} of {count} queries"
+        return (
+            f"This run is a re-run: {which} had been released by an earlier run, on the date "
+            "shown with each; their tables are the ones released then (kept in the ledger) "
+            "and nothing was charged for them again."
+        )

@@ -57,6 +57,7 @@ td.nowrap { white-space: nowrap; }
   background-attachment: local, local, scroll, scroll; }
 p, code { overflow-wrap: anywhere; }
 code { background: #f4f6f8; padding: 0 .25rem; }
+.rerun { background: #eef3fb; border-left: 4px solid #4c78a8; padding: .5rem .8rem; }
 """
 
 
@@ -255,6 +256,9 @@ def render_report(outcome: ReleaseOutcome, accountant: Accountant) -> str:
     card_html = "".join(f"<div class='card'>{_esc(k)}<b>{_esc(v)}</b></div>" for k, v in cards)
     sections = [_query_section(p, outcome, entries.get(p.query.tag)) for p in outcome.plan.queries]
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    rerun = outcome.rerun_note()
+    text, nowrap = ("query", "status", "noise", "charged"), ("status", "charged")
+    breakdown = _html_table(_breakdown(outcome, entries), text, nowrap)
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -265,8 +269,9 @@ def render_report(outcome: ReleaseOutcome, accountant: Accountant) -> str:
 <p class="muted">Differentially private release from <code>{_esc(spec.data_path.name)}</code>,
 spec <code>{_esc(spec.path.name)}</code>; generated {now} by pandas-dp {pandas_dp.__version__}.</p>
 <div class="cards">{card_html}</div>
+{f'<p class="rerun">{_esc(rerun)}</p>' if rerun else ""}
 <h2>Budget breakdown</h2>
-{_html_table(_breakdown(outcome, entries), ("query", "status", "noise", "charged"), ("charged",))}
+{breakdown}
 <p class="muted">Ledger <code>{_esc(store.path.name if store else "")}</code>, head hash
 <code>{_esc(head)}</code>: keep this hash to detect later edits of the ledger.</p>
 {"".join(sections)}

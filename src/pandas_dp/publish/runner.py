@@ -30,12 +30,20 @@ from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
 from pandas_dp.api.session import tagged
 from pandas_dp.api.statistics import STATISTICS
-from pandas_dp.errors import BudgetExceededError, DPError, SpecError
+from pandas_dp.errors import (
+    BudgetExceededError,
+    DPError,
+    DPKeyError,
+    DPTypeError,
+    DPValueError,
+    SpecError,
+)
 from pandas_dp.optional import require
-from pandas_dp.publish.checks import spec_keys
+from pandas_dp.publish.checks import Problems, spec_keys
 from pandas_dp.publish.files import as_table, write_outputs
-from pandas_dp.publish.model import QuerySpec, ReleaseSpec
-from pandas_dp.publish.outcome import PlannedQuery, ReleaseOutcome, ReleasePlan
+from pandas_dp.publish.loader import read_spec_file
+from pandas_dp.publish.model import Draft, QuerySpec, ReleaseSpec, draft_spec
+from pandas_dp.publish.outcome import RELEASED_ON, PlannedQuery, ReleaseOutcome, ReleasePlan
 from pandas_dp.publish.report import write_report
 from pandas_dp.publish.spec_checks import check_columns, check_extras, header_of
 from pandas_dp.publish.where import check_types, parse_where
@@ -45,7 +53,8 @@ T = TypeVar("T")
 
 LEDGER_NAME = "ledger.jsonl"
 #: ``progress(query_number, query_count, query_name, stage)``; stages: "releasing",
-#: "released in 1.2s", "already released", "recovered from the ledger".
+#: "released in 1.2s", "released on 2026-11-24 20:42 UTC" (by an earlier run), "recovered
+#: from the ledger".
 Progress = Callable[[int, int, str, str], None]
 
 
@@ -67,6 +76,11 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
     float, and a float column gets its own count of non-missing values), so without this the
     measurements -- and the ledger that lists them -- would depend on the data. Anything that
     is not a number counts as missing. Columns declared in the schema keep its dtype.
+
+    A categorical column of a Parquet file is read as its values: its categories may come
+    from the data, and the Python API refuses keys outside a categorical's categories
+    naming them, which would tell the spec's author (who may be untrusted) what they are.
+    The plan, on an empty frame, never sees them either.
     """
     declared = set()
     if spec.schema is not None:
@@ -84,6 +98,15 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
         for column in numeric
         if column in data.columns
     }
+    converted.update(
+        {
+            str(column): data[column].astype(object)
+            for column, dtype in data.dtypes.items()
+            if isinstance(dtype, pd.CategoricalDtype)
+            and column not in declared
+            and column not in numeric
+        }
+    )
     return data.assign(**converted) if converted else data
 
 
@@ -230,9 +253,49 @@ def plan_release(spec: ReleaseSpec, ledger: str | os.PathLike[str] | None = None
 
     Column names are checked against the data file's header (public metadata) when the file
     is there. ``ledger``: an existing ledger whose releases count as spent (and as done).
+
+    Raises
+    ------
+    SpecError
+        Listing every column not in the header and every query the API refuses, and then
+        the budget too if the queries it could price do not fit. Over budget alone, the
+        plan is returned with its ``refusal``.
     """
-    check_columns(spec, header_of(spec))
-    frame = planning_frame(spec).dp.protect(**_protect_options(spec), validate=False)
+    numbers = tuple(range(1, len(spec.queries) + 1))
+    return _plan(Draft(spec, Problems(str(spec.path)), numbers, spec.queries), ledger)
+
+
+def plan_spec_file(
+    path: str | os.PathLike[str],
+    *,
+    data: str | os.PathLike[str] | None = None,
+    ledger: str | os.PathLike[str] | None = None,
+) -> ReleasePlan:
+    """:func:`load_spec` and :func:`plan_release` in one pass: every problem listed at once.
+
+    The spec's structure and values, its columns against the data's header, each query's
+    preview and the budget are all checked before the one :class:`SpecError` is raised; a
+    check is skipped only where it depends on a part already found broken (a query whose
+    epsilon is broken is not priced; one whose bounds are missing is, as its price does not
+    depend on them).
+    """
+    draft = draft_spec(read_spec_file(path), Path(path), None if data is None else Path(data))
+    return _plan(draft, ledger)
+
+
+def _plan(draft: Draft, ledger: str | os.PathLike[str] | None) -> ReleasePlan:
+    spec, problems = draft.spec, draft.problems
+    if not problems.under("data.path") and not problems.under("data.format"):
+        check_columns(spec, header_of(spec), problems, draft.numbers)
+    if not draft.budget_known:  # every preview needs the budget and the schema
+        problems.raise_if_any()
+    try:
+        frame = planning_frame(spec).dp.protect(**_protect_options(spec), validate=False)
+    except (DPValueError, DPTypeError, DPKeyError) as error:
+        if not problems.items:
+            raise
+        problems.add("data.schema" if spec.schema is not None else "privacy", str(error))
+        problems.raise_if_any()
     session = frame.dp.session
     entries: tuple[LedgerEntry, ...] = ()
     if ledger is not None and Path(ledger).exists():
@@ -243,11 +306,34 @@ def plan_release(spec: ReleaseSpec, ledger: str | os.PathLike[str] | None = None
         session.total, composition_for(session.total, session.accounting), entries=entries
     )
     done = _tagged_entries(entries)
-    planned = [
-        PlannedQuery(q, _in_query(q, i, _call, frame, q, True), done.get(q.tag))
-        for i, q in enumerate(spec.queries, start=1)
-    ]
-    return _admit(spec, accountant, planned, force=False)
+    planned, stand_ins, unpriced = [], [], []
+    for number, query, pricing in zip(draft.numbers, spec.queries, draft.pricing, strict=True):
+        preview = None
+        if pricing is not None:
+            try:
+                preview = _call(frame, pricing, True)
+            except (DPValueError, DPTypeError, DPKeyError) as error:  # SpecError included
+                if pricing is query:  # a stand-in's refusal repeats a problem already listed
+                    problems.add(f"query[{number}] ({query.name})", str(error))
+            except DPError as error:
+                raise type(error)(f"query[{number}] ({query.name}): {error}") from None
+        if preview is None:
+            unpriced.append(f"query[{number}]")
+        elif pricing is query:
+            planned.append(PlannedQuery(query, preview, done.get(query.tag)))
+        elif preview.release is not None:
+            stand_ins.append(preview.release)
+    if not problems.items:
+        return _admit(spec, accountant, planned, force=False)
+    pending = [p.preview.release for p in planned if not p.done and p.preview.release is not None]
+    try:
+        accountant.check_all([*pending, *stand_ins])
+    except BudgetExceededError as error:
+        refusal = _over_budget([*pending, *stand_ins], accountant, str(error))
+        if unpriced:
+            refusal += f" (not counted, as what they spend is unknown: {', '.join(unpriced)})"
+        problems.add(f"privacy.{'rho' if 'rho' in spec.privacy else 'epsilon'}", refusal)
+    raise problems.error()
 
 
 # -- running -------------------------------------------------------------------------------
@@ -267,7 +353,9 @@ def run_release(
         Before any query runs, if the pending queries do not all fit.
     """
     charts = check_extras(spec, charts)
-    check_columns(spec, header_of(spec))  # typos fail before anything is read or charged
+    problems = Problems(str(spec.path))
+    check_columns(spec, header_of(spec), problems)
+    problems.raise_if_any()  # typos fail before anything is read or charged
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     data = as_planned(read_data(spec), spec)
@@ -317,7 +405,7 @@ def _release_one(
         table = as_table(output_from_json(item.entry.output))
         missing = [f for f in spec.formats if not (outcome.out_dir / f"{query.name}.{f}").exists()]
         when = item.entry.time[:16].replace("T", " ")  # the charge's UTC time, from the ledger
-        stage = "recovered from the ledger" if missing else f"already released ({when} UTC)"
+        stage = "recovered from the ledger" if missing else f"{RELEASED_ON} {when} UTC"
         if missing:
             outcome.files += write_outputs(table, outcome.out_dir, query.name, tuple(missing))
     else:

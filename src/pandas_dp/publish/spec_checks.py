@@ -6,12 +6,15 @@ model uses while parsing): these take the parsed :class:`~pandas_dp.publish.mode
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+from collections.abc import Sequence
 
 import pandas as pd
 
 from pandas_dp.errors import MissingExtraError, SpecError
 from pandas_dp.optional import require
+from pandas_dp.publish.checks import Problems
 from pandas_dp.publish.model import ReleaseSpec
 from pandas_dp.publish.where import parse_where
 
@@ -52,27 +55,43 @@ def header_of(spec: ReleaseSpec) -> list[str] | None:
     return [str(name) for name in pd.read_csv(path, nrows=0).columns]
 
 
-def check_columns(spec: ReleaseSpec, header: list[str] | None) -> None:
-    """Every column the spec names must be in the data file's header (before any release).
+def check_columns(
+    spec: ReleaseSpec, header: list[str] | None, problems: Problems, numbers: Sequence[int] = ()
+) -> None:
+    """Record every column the spec names that is not in the data file's header.
 
-    Raises a :class:`SpecError` listing each unknown column with the query that names it and
-    the closest name in the header.
+    Each with where the spec names it (``query[2].aggs.total``; the first place in each
+    query) and the closest name in the header; the header itself follows the problems.
+    ``numbers``: each query's number in the file (by default 1, 2, ...).
     """
     if header is None:
         return
-    problems = []
+    named: list[tuple[str, object]] = []
     unit = spec.privacy.get("privacy_unit")
-    named = [("privacy.privacy_unit", unit)] if unit is not None else []
-    for query in spec.queries:
-        used = [*query.groupby, *(c for c, _ in query.aggs.values() if c is not None)]
-        used += [*query.bounds, *query.fillna, *([query.weights] if query.weights else [])]
+    if unit is not None:
+        named.append(("privacy.privacy_unit", unit))
+    numbered = numbers or range(1, len(spec.queries) + 1)
+    for number, query in zip(numbered, spec.queries, strict=True):
+        at = f"query[{number}]"
+        used: list[tuple[str, object]] = [(f"{at}.groupby", c) for c in query.groupby]
+        used += [(f"{at}.aggs.{name}", column) for name, (column, _) in query.aggs.items()]
+        used += [(f"{at}.bounds", column) for column in query.bounds]
+        used += [(f"{at}.fillna", column) for column in query.fillna]
+        used += [(f"{at}.weights", query.weights)] if query.weights else []
         if query.where is not None:
-            used += list(parse_where(query.where).columns)
-        named += [(f"query {query.name!r}", column) for column in dict.fromkeys(used)]
+            with contextlib.suppress(SpecError):  # a broken where is a problem already
+                used += [(f"{at}.where", c) for c in parse_where(query.where).columns]
+        first: dict[object, str] = {}
+        for where, column in used:
+            if column is not None:
+                first.setdefault(column, where)
+        named += [(where, column) for column, where in first.items()]
+    unknown = False
     for where, column in named:
         if column not in header:
             close = difflib.get_close_matches(str(column), header, n=1)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
-            problems.append(f"{where}: column {column!r} is not in the data's header{hint}")
-    if problems:
-        raise SpecError("; ".join(problems) + f". The header has: {', '.join(header)}")
+            problems.add(where, f"column {column!r} is not in the data's header{hint}")
+            unknown = True
+    if unknown:
+        problems.note(f"The data's header has: {', '.join(header)}")

@@ -107,9 +107,9 @@ class FrameReleases(
             NaN, after the public keys); one group-by column only.
         range : (start, end), optional
             With a ``pd.Grouper``, and only then: the public span of its bins, Timestamps
-            (Timedeltas) from ``start`` up to ``end`` (excluded), cut and labelled as
-            ``resample`` cuts them (pandas spans the data's first to last value instead,
-            which is private).
+            (Timedeltas, or text pandas reads as one) from ``start`` up to ``end``
+            (excluded), cut and labelled as ``resample`` cuts them (pandas spans the data's
+            first to last value instead, which is private).
 
         Returns
         -------
@@ -254,8 +254,9 @@ class FrameReleases(
         ----------
         column : label or list of labels
             A numeric, bool, datetime or timedelta column (with Timestamp or Timedelta
-            bounds); a list gives a Series indexed by the columns, as
-            ``df[columns].mean()`` (see :meth:`sum`).
+            bounds, or text pandas reads as one: ``("2020-01-01", "2021-01-01")``); a list
+            gives a Series indexed by the columns, as ``df[columns].mean()`` (see
+            :meth:`sum`).
         {bounds}
         {epsilon}
         {fillna}

@@ -102,7 +102,8 @@ class FrameJoinsAndTime(BaseDPAccessor[NumberT, EstimateT]):
             The datetime (or timedelta) column to bin. Unlike pandas there is no default:
             a frame's index is not read by a release (``reset_index()`` makes it a column).
         range : (start, end)
-            The public span, as Timestamps (Timedeltas): bins of ``freq`` from ``start``
+            The public span, as Timestamps (Timedeltas) or text pandas reads as one
+            (``("2024-01-01", "2025-01-01")``): bins of ``freq`` from ``start``
             up to ``end`` (excluded), cut and labelled as ``resample`` cuts them. pandas
             spans the data's first to last value instead, which is private.
         max_groups_per_unit, max_rows_per_group : int, optional

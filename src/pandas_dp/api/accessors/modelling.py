@@ -18,7 +18,7 @@ from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.release import resolve
 from pandas_dp.api.release.arguments import EstimateT, MatrixArgs, NumberT, OLSArgs
 from pandas_dp.api.statistics.regression import OLSResults
-from pandas_dp.errors import DPValueError
+from pandas_dp.errors import DPTypeError, DPValueError
 
 
 class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
@@ -149,6 +149,7 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
     def ols(
         self,
         formula: str | None = None,
+        data: object = None,
         *,
         y: Hashable | None = None,
         x: Sequence[Hashable] | None = None,
@@ -163,6 +164,10 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
             statsmodels' column names), whose every term reads one row (see Notes). The
             levels of a categorical come from ``keys`` (or the session's schema), its first
             level the reference. Or:
+        data : None
+            Not taken: the data is the protected frame itself, the one ``.dp`` is called
+            on. statsmodels' ``ols("y ~ x", data=df).fit()`` is ``priv.dp.ols("y ~ x",
+            bounds=..., epsilon=...)`` here; a frame given as ``data`` is refused.
         y, x : label and list of labels, optional
             The response and the regressors, for ``y ~ x1 + x2 + ...``.
         bounds : dict
@@ -241,4 +246,10 @@ class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):
         >>> list(model.params.index), bool(abs(model.params["x"] - 2) < 0.1)
         (['Intercept', 'x'], True)
         """
+        if data is not None:
+            raise DPTypeError(
+                f"ols() takes no data (got a {type(data).__name__}): the data is the protected "
+                "frame itself, the one .dp is called on. statsmodels' ols('y ~ x', data=df) "
+                "is priv.dp.ols('y ~ x', bounds=..., epsilon=...) here"
+            )
         return self._execute(plan_ols(resolve(self._obj), formula, y=y, x=x, **options))

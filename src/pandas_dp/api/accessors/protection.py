@@ -82,6 +82,13 @@ class FrameProtection(KeywordChecked):
         refused. With ``privacy_unit``, neighbours differ in all rows of one unit; since the
         library caps each unit's rows itself, duplicated rows are harmless and accepted.
 
+        Only ``.dp`` is private. The copy is still a DataFrame: plain pandas on it
+        (``priv["age"].mean()``, ``priv.head()``) returns exact values and charges nothing,
+        as the threat model allows (whoever holds the frame holds the data). When analysts
+        must see nothing but private releases, do not hand them the frame: have them write a
+        release file (``pandas-dp plan`` / ``pandas-dp release``, the "Publishing a release"
+        guide), which the data owner runs and whose author learns only its noisy tables.
+
         Examples
         --------
         >>> import pandas as pd, pandas_dp

@@ -116,7 +116,8 @@ class SeriesReleases(SeriesStatistics[NumberT, EstimateT], SeriesExtremes[Number
         range : (float, float), optional
             With ``bins=int``: the public limits, as in :func:`numpy.histogram` (bins are
             then ``[a, b)``, the last one ``[a, b]``, and the index is left-closed). With
-            ``freq``: ``(start, end)`` as Timestamps (Timedeltas).
+            ``freq``: ``(start, end)`` as Timestamps (Timedeltas), or text pandas reads as
+            one (``("2020-01-01", "2021-01-01")``).
         freq : str, optional
             Datetime and timedelta columns: bins of a pandas frequency (``"D"``, ``"W"``,
             ``"MS"`` ...) over ``range``, cut and labelled like ``resample(freq)``: each bin

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.measurement.formula_grammar import check_formula
+from pandas_dp.api.measurement.formula_grammar import check_formula, unreadable
 from pandas_dp.engines.cells import round_values
 from pandas_dp.engines.codes import level_codes
 from pandas_dp.engines.columns import numeric_values
@@ -165,7 +165,7 @@ def design_of(
                 formula, probe, na_action="ignore", context=dict(FORMULA_CONTEXT)
             )
         except Exception as error:  # the formula and the public probe only
-            raise DPValueError(f"formula {formula!r} cannot be read: {error}") from None
+            raise unreadable(formula, error) from None
     spec = matrices.model_spec
     if not hasattr(spec, "lhs"):
         raise DPValueError(f"formula {formula!r} has no response: write 'y ~ x + ...'")

@@ -72,6 +72,42 @@ _FIX = (
 )
 
 
+#: Terminal escapes (colours) and the markers formulaic puts around the part it refuses.
+_DECORATION = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|[\u29da\u29db]")
+#: formulaic's parse errors, each with our wording (its own has a typo and colour codes).
+_SYNTAX = (
+    (re.compile(r"Operator `(?P<op>[^`]*)` has insuff\w* arguments"),
+     "the operator {op!r} needs a term on each side, e.g. 'y ~ x {op} z'"),
+    (re.compile(r"Operator `~` is incorrectly used"),
+     "'~' comes once, between the response and the terms: 'y ~ x + z'"),
+    (re.compile(r"Could not find matching context marker"),
+     "a parenthesis is not matched"),
+    (re.compile(r"ended before quote context was closed\. Expected: (?P<op>\S+)"),
+     "a quote or bracket is not closed (add {op!r})"),
+    (re.compile(r"Unknown operator '(?P<op>[^']*)'"),
+     "{op!r} is not a formula operator (terms are joined by +, -, *, :, / and **)"),
+)  # fmt: skip
+
+
+def unreadable(formula: str, error: Exception) -> DPValueError:
+    """The refusal of a formula formulaic cannot parse, in our words.
+
+    formulaic's own messages carry terminal colour codes (and a typo); they never reach
+    the user. An unknown one is shown as its first line, without escapes.
+    """
+    text = _DECORATION.sub("", str(error))
+    for pattern, wording in _SYNTAX:
+        found = pattern.search(text)
+        if found is not None:
+            return DPValueError(
+                f"formula {formula!r} cannot be read: {wording.format(**found.groupdict())}"
+            )
+    first = text.strip().splitlines()[0] if text.strip() else type(error).__name__
+    return DPValueError(
+        f"formula {formula!r} cannot be read: {first} (a formula reads 'y ~ x + C(g)')"
+    )
+
+
 @dataclass(frozen=True)
 class FormulaVariables:
     """The columns an accepted formula reads.
@@ -112,7 +148,7 @@ def check_formula(formula: str) -> FormulaVariables:
     try:
         factors = list(iter_factors(Formula(formula)))
     except Exception as error:  # the formula text alone
-        raise DPValueError(f"formula {formula!r} cannot be read: {error}") from None
+        raise unreadable(formula, error) from None
     columns: dict[str, None] = {}
     categories: dict[str, None] = {}
     called: set[str] = set()

@@ -12,7 +12,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_keys
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.noise import NoiseSource
-from pandas_dp.api.queries.groupby import schema_keys
+from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import price
@@ -53,7 +53,8 @@ def plan_top_k(
             )
     keys = parse_keys((col,), candidates)
     assert keys is not None
-    check_key_types(keys, [dict(target.engine.dtypes(target.data).items())[col]])
+    dtype = dict(target.engine.dtypes(target.data).items())[col]
+    check_key_types(keys, [dtype], schema_domains(target, [col]))
     query = "mode" if mode else "top_k"
     eps, parsed_rho, asked = price(target, query, epsilon, rho)
     rounds = positive_int(k, "k")

@@ -101,7 +101,8 @@ def parse_domains(
             raise DPValueError(_missing(column, dtypes[column]))
         parsed = parse_keys((column,), values)
         assert parsed is not None
-        check_key_types(parsed, [dtypes[column]])
+        domain = None if schema is None else schema.rules(column).keys
+        check_key_types(parsed, [dtypes[column]], [domain])
         axes.append(Axis(column, tuple(parsed)))
         indexes.append(parsed)
     return Domains(tuple(columns), tuple(axes), tuple(indexes), tuple(sources))

@@ -7,7 +7,7 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from typing import Literal, Self, Unpack
 
@@ -83,7 +83,9 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         parsed = parse_keys(labels, keys)
         chosen = asked_selection(parsed, binning, selection, labels, called, may_select)
         if parsed is not None and binning is None:
-            check_key_types(parsed, [dtypes[label] for label in labels])
+            check_key_types(
+                parsed, [dtypes[label] for label in labels], schema_domains(target, labels)
+            )
         missing = _missing_group(parsed, labels, dropna)
         return cls(
             target, labels, parsed, declared or keys_from, chosen,
@@ -269,6 +271,15 @@ def _missing_group(keys: pd.Index | None, by: tuple[Hashable, ...], dropna: obje
             "one more group, NaN, after the keys)"
         )
     return True
+
+
+def schema_domains(target: Target, by: Sequence[Hashable]) -> list[tuple[Hashable, ...] | None]:
+    """Each column's public values from the session's schema (``isin``), or None.
+
+    Given keys must lie among them (:func:`~pandas_dp.api.keys.check_key_types`).
+    """
+    schema = target.session.schema
+    return [None if schema is None else schema.rules(column).keys for column in by]
 
 
 def schema_keys(

@@ -158,7 +158,9 @@ class GroupedCounts(GroupedStatistics):
         keys, declared = categories_as_keys(keys, (column,), dtypes)
         inner = parse_keys((column,), keys)
         if inner is not None:
-            check_key_types(inner, [dtypes[column]])
+            schema = self._target.session.schema
+            domain = None if schema is None else schema.rules(column).keys
+            check_key_types(inner, [dtypes[column]], [domain])
         chosen = self.selection
         if self.keys is not None:  # public group keys: the values' keys decide
             chosen = asked_selection(inner, None, selection, (column,), "value_counts", True)

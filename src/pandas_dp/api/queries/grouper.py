@@ -28,7 +28,7 @@ from pandas._typing import DtypeObj
 from pandas.tseries.frequencies import to_offset
 
 from pandas_dp.api.keys import categories_as_keys, check_key_types, keys_example, parse_keys
-from pandas_dp.api.queries.groupby import DPGroupBy, schema_keys
+from pandas_dp.api.queries.groupby import DPGroupBy, schema_domains, schema_keys
 from pandas_dp.api.queries.resample import relabeller, resample, time_bins, time_kind
 from pandas_dp.api.release import PlannedRelease, Target
 from pandas_dp.api.release.arguments import Keys
@@ -197,7 +197,8 @@ def _other_keys(
             f"({keys_example(names)}, or a schema's isin check); the time bins come from "
             "range=. Nothing was charged"
         )
-    check_key_types(inner, [kinds[name] for name in names])
+    domains = schema_domains(target, [None if isinstance(o, pd.Series) else o for o in others])
+    check_key_types(inner, [kinds[name] for name in names], domains)
     return inner, declared or keys_from
 
 

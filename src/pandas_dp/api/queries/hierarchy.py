@@ -22,7 +22,7 @@ from pandas_dp.api.measurement.choices import AnyPart
 from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.noise import NoiseSource
-from pandas_dp.api.queries.groupby import schema_keys
+from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
 from pandas_dp.api.release.arguments import KeywordChecked, Real
@@ -73,7 +73,10 @@ class DPHierarchy(KeywordChecked):
             keys, self.keys_from = schema_keys(target, self.by, ", every combination")
         self.hierarchy: Hierarchy = parse_hierarchy(self.by, keys, margins_name)
         dtypes = dict(engine.dtypes(data).items())
-        check_key_types(self.hierarchy.leaves, [dtypes[label] for label in self.by])
+        check_key_types(
+            self.hierarchy.leaves, [dtypes[label] for label in self.by],
+            schema_domains(target, self.by),
+        )  # fmt: skip
         self._caps = caps_for(target, True, max_groups_per_unit, max_rows_per_group)
 
     def __repr__(self) -> str:

@@ -45,6 +45,7 @@ from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.api.attach import attach, session_of
 from pandas_dp.api.release import resolve
+from pandas_dp.api.validation import did_you_mean
 from pandas_dp.engines import engine_for
 from pandas_dp.engines.canonical import canonical_column
 from pandas_dp.engines.codes import public_codes
@@ -220,7 +221,8 @@ def _keys(on: object, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashabl
     for key in keys:
         for side, columns in (("protected frame", frame.columns), ("public table", public.columns)):
             if key not in columns:
-                raise DPKeyError(f"merge key {key!r} is not a column of the {side}")
+                hint = did_you_mean(key, list(columns))
+                raise DPKeyError(f"merge key {key!r} is not a column of the {side}{hint}")
     return keys
 
 

@@ -72,7 +72,7 @@ def plan_ols(
         else:
             raise DPValueError(
                 f"{name!r} holds categories: give its public levels with keys={{{name!r}: "
-                "[...]}} (or a schema's isin); pandas-dp never reads them off the data"
+                "[...]} (or a schema's isin); pandas-dp never reads them off the data"
             )
     options = ReleaseOptions(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho

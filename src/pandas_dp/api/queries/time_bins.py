@@ -74,10 +74,10 @@ def _generated(
     if not isinstance(span, tuple | list) or len(span) != 2:
         example = "(pd.Timestamp('2020-01-01'), pd.Timestamp('2021-01-01'))"
         raise DPValueError(f"freq= and bins=<number> need range=(start, end), e.g. {example}")
-    start, end = (kind.number(bound, "range", column) for bound in span)
+    ends = tuple(kind.scalar(bound, "range", column) for bound in span)  # text read once
+    start, end = (kind.number(bound, "range", column) for bound in ends)
     if not start < end:
         raise DPValueError(f"range must satisfy start < end, got ({span[0]}, {span[1]})")
-    ends = _scalars(span, kind)
     if freq is None:
         if not 1 <= bins <= MAX_TIME_BINS:
             raise DPValueError(f"bins must be between 1 and {MAX_TIME_BINS}, got {bins}")
@@ -142,12 +142,6 @@ def frequency_bins(
 def _fixed(offset: Any) -> bool:
     """Whether ``offset`` has a fixed length (a Tick: days, hours, ...)."""
     return isinstance(offset, pd.offsets.Tick)
-
-
-def _scalars(span: Any, kind: ValueKind) -> tuple[Any, Any]:
-    if kind.kind == "datetime":
-        return pd.Timestamp(span[0]), pd.Timestamp(span[1])
-    return pd.Timedelta(span[0]), pd.Timedelta(span[1])
 
 
 def _range(kind: ValueKind, ends: tuple[Any, Any], **how: Any) -> Any:

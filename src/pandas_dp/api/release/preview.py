@@ -8,6 +8,7 @@ reads no value of the data and charges nothing.
 from __future__ import annotations
 
 import html
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -21,6 +22,8 @@ from pandas_dp.budget import number_text
 
 #: Confidence of previews unless asked otherwise.
 DEFAULT_CONFIDENCE = 0.95
+#: A row count at which to ask whether a statistic's error is known given a count.
+_SOME_ROWS = 1000.0
 
 
 @dataclass(frozen=True)
@@ -88,13 +91,50 @@ class Preview:
         }
         return pd.Series(errors, name="error", dtype=np.float64)
 
+    def unknown_errors(self) -> list[str]:
+        """Why some errors are NaN, one line per reason (empty when every error is known).
+
+        A mean's or a spread's error depends on its row count, which is private: the line
+        says to pass ``expected_rows=``. The views (text and notebook) show these lines
+        under the table, wherever a NaN is shown.
+        """
+        errors = self.table["error"].to_numpy(dtype=np.float64)
+        if not np.isnan(errors).any():
+            return []
+        alpha = 1.0 - self.confidence
+        counted: list[str] = []
+        other: list[str] = []
+        known = len(self.outputs) == len(errors)
+        for at, (name, error) in enumerate(zip(self.table.index, errors, strict=True)):
+            if not math.isnan(error):
+                continue
+            out = self.outputs[at] if known else None
+            at_a_count = out is None or math.isfinite(
+                out.stat.planned_error(out.inputs(), alpha, _SOME_ROWS)
+            )
+            (counted if at_a_count else other).append(str(name))
+        lines = []
+        if counted:
+            lines.append(
+                f"error NaN for {', '.join(counted)}: a mean's or a spread's error depends "
+                "on its row count, which is private; pass expected_rows=<a planning row "
+                "count> (per group in a group-by) to see it"
+            )
+        if other:
+            lines.append(
+                f"error NaN for {', '.join(other)}: no error bound before the release (it "
+                "depends on more of the data than a row count)"
+            )
+        return lines
+
     def __repr__(self) -> str:
         head = (
             f"Preview of {self.query}: costs ε={self.epsilon:.6g}, δ={self.delta:.3g}; "
             f"errors at {self.confidence:.0%} confidence"
         )
+        notes = "".join(f"\n{line}" for line in self.unknown_errors())
         with pd.option_context("display.width", 120, "display.max_columns", 20):
-            return f"{head}\n{self.table.to_string()}"
+            return f"{head}\n{self.table.to_string()}{notes}"
 
     def _repr_html_(self) -> str:
         """The same in a notebook: the cost as a caption over the table.
@@ -108,7 +148,8 @@ class Preview:
             "(nothing spent)"
         )
         table = self.table.to_html(float_format=number_text)
-        return f"<p><strong>{head}</strong></p>{table}"
+        notes = "".join(f"<p>{html.escape(line)}</p>" for line in self.unknown_errors())
+        return f"<p><strong>{head}</strong></p>{table}{notes}"
 
 
 def mean_error_bound(
