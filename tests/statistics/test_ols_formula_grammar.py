@@ -364,3 +364,11 @@ def test_terms_that_turn_between_the_bounds_equal_the_hand_built_fit_under_zero_
     pd.testing.assert_series_equal(
         model.params[expected.index], expected, check_names=False, rtol=0, atol=1e-4
     )
+
+
+def test_a_design_whose_regressors_are_all_categorical_has_its_response_range() -> None:
+    """Every numeric variable in the response alone: nothing to cross (it raised)."""
+    from pandas_dp.api.measurement.design import design_of
+
+    design = design_of("y ~ C(g)", {"y": BOUNDS["y"]}, {"g": pd.Index(KEYS["g"])})
+    assert design.bounds[-1] == BOUNDS["y"]

@@ -1,10 +1,10 @@
 """Public group keys: parse what the user passed into an Index, and refuse what cannot work.
 
 Keys are public input. They are never read from the data, and never taken from a
-Categorical's categories (those often come from the data) unless ``keys="categories"`` asks
-for it. A key outside a column's public domain -- its dtype's categories, or its schema's
-``isin`` values -- is refused as a misspelling (the dtype and the schema are public, as
-everything validation reads). Everything here runs before any data is touched.
+Categorical's categories (those often come from the data: ``astype("category")``) unless
+``keys="categories"`` asks for it; nor is a key checked against them (a refusal would say
+whether some row holds it). A key outside a column's schema ``isin`` values (public) is
+refused as a misspelling. Everything here runs before any data is touched.
 """
 
 from __future__ import annotations
@@ -183,24 +183,19 @@ def check_key_types(
     """Refuse keys that can never match their column (public information only).
 
     Numeric or bool columns need number keys; string columns need non-number keys. A
-    categorical column's keys must be among its dtype's categories, and a column with a
-    public domain in ``domains`` (a schema's ``isin`` values, one entry per level or None)
-    among those values: a misspelt key would release a noisy zero.
+    column with a public domain in ``domains`` (a schema's ``isin`` values, one entry per
+    level or None) needs keys among those values: a misspelt key would release a noisy zero.
+    A categorical dtype's categories are not such a domain: ``astype("category")`` takes
+    them from the rows, so a refusal by them would tell whether a row holds a key.
     """
     _check_types(index, dtypes)
-    for level, dtype in enumerate(dtypes):
+    for level in range(len(dtypes)):
         values = index.get_level_values(level) if index.nlevels > 1 else index
         domain = domains[level] if level < len(domains) else None
         if domain is not None:
             _check_domain(values, domain, "the values of its schema's isin check")
-        if isinstance(dtype, pd.CategoricalDtype):
-            categories = list(dtype.categories)
-            if categories != [_UNKNOWN_CATEGORIES]:
-                _check_domain(values, categories, "the categories of its dtype")
 
 
-#: Dask's stand-in for the categories of a categorical column it has not read: unknown.
-_UNKNOWN_CATEGORIES = "__UNKNOWN_CATEGORIES__"
 #: The most known values a refusal lists.
 _LISTED = 20
 

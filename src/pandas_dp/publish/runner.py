@@ -194,6 +194,8 @@ def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
         for label, rules in read_schema(spec.schema).columns:
             if rules.dtype is not None:
                 dtypes[str(label)] = rules.dtype
+    read_as_values: set[str] = set()
+    counted: set[str] = set()
     for query in spec.queries:
         keys = spec_keys(query.keys)
         for level, column in enumerate(query.groupby):
@@ -205,8 +207,14 @@ def planning_frame(spec: ReleaseSpec) -> pd.DataFrame:
                 values = list(keys) if isinstance(keys, Iterable) else []  # (validated)
             dtypes.setdefault(column, pd.Index(values).dtype if values else object)
         for value_column, how in [*query.aggs.values(), (query.weights, "weights")]:
-            if value_column is not None:
-                dtypes.setdefault(value_column, np.float64 if reads_values(how) else object)
+            if value_column is not None and reads_values(how):
+                read_as_values.add(value_column)
+            elif value_column is not None:
+                counted.add(value_column)
+    for column in read_as_values:  # a number as soon as one statistic reads its values
+        dtypes.setdefault(column, np.float64)
+    for column in counted:
+        dtypes.setdefault(column, object)
     if "privacy_unit" in spec.privacy:
         dtypes.setdefault(spec.privacy["privacy_unit"], object)
     return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in dtypes.items()})

@@ -351,7 +351,11 @@ def _probe(
     repeats = max([len(keys) for keys in categorical.values()] + [1])
     points = probe_points(len(crossed), repeats)
     grids = [_grid(lower, upper, points) for lower, upper in crossed.values()]
-    combos = np.array(list(itertools.product(*grids)), dtype=np.float64).reshape(-1, len(crossed))
+    combos = (
+        np.array(list(itertools.product(*grids)), dtype=np.float64).reshape(-1, len(crossed))
+        if crossed
+        else np.zeros((1, 0))
+    )
     rows = np.tile(combos, (repeats, 1)) if len(crossed) else np.zeros((repeats, 0))
     data: dict[Hashable, Any] = {name: rows[:, i] for i, name in enumerate(crossed)}
     size = len(rows)
