@@ -73,13 +73,31 @@ def charges_nothing() -> Callable[[Any], AbstractContextManager[None]]:
     return check
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run the seeded statistical tests first, the rest in their usual order.
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--full-grid",
+        action="store_true",
+        help="run every case of the differential neighbour grids (tests/invariant), not only "
+        "their stratified sample; with -m full_grid, only the cases the sample leaves out",
+    )
 
-    They are a few dozen of the suite's ten thousand tests but hold its longest ones (audits of
-    a million releases take up to a minute each). Under ``pytest -n`` the workers take tests
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect the grid cases outside the sample; run the statistical tests first.
+
+    The differential neighbour grids mark the cases outside their seeded, stratified sample
+    ``full_grid`` (``tests/invariant/grid.py``): they run with ``--full-grid`` only.
+
+    The seeded statistical tests run first, the rest in their usual order. They are a few
+    dozen of the suite's ten thousand tests but hold its longest ones (audits of a million
+    releases take up to a minute each). Under ``pytest -n`` the workers take tests
     in this order, so the long ones start while many short ones are left to balance the
     workers' ends; collected last, as their folder sorts, one could start when the other
     worker has nothing left to do.
     """
+    if not config.getoption("--full-grid"):
+        left_out = [item for item in items if item.get_closest_marker("full_grid") is not None]
+        if left_out:
+            config.hook.pytest_deselected(items=left_out)
+            items[:] = [item for item in items if item.get_closest_marker("full_grid") is None]
     items.sort(key=lambda item: item.get_closest_marker("statistical") is None)

@@ -12,7 +12,9 @@ arguments, so validation sees the same public inputs) must
 
 The adversarial key row is added last and, in a second neighbour, first (``pd.factorize``
 keeps the first representation it sees). ``CASES`` (module level) is how many (function,
-value, dtype, position) cases run.
+value, dtype, position) cases the catalogue holds; the default run takes a stratified sample
+(``grid.py``: at least one case per release and dtype), ``--full-grid`` all of them. A case
+whose neighbours are both refused compares nothing: ``REFUSALS`` states which are, and why.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 import datetime
 import warnings
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
 
@@ -30,6 +32,8 @@ import pytest
 
 import pandas_dp
 from pandas_dp.testing import capture_noise
+
+from .grid import Refusal, assert_refusal, check_rules, expected, params
 
 BOUNDS = (0.0, 100.0)
 BASE = 24  # rows of D
@@ -195,7 +199,10 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
         "stat",
         lambda p: p.dp.groupby("k", keys=KEY_SET).mean("x", bounds=BOUNDS, epsilon=1.0),
     ),
-    "private keys": ("count", lambda p: p.dp.groupby("k").count(epsilon=5.0)),
+    "private keys": (
+        "count",
+        lambda p: p.dp.groupby("k", selection="threshold").count(epsilon=5.0),
+    ),
     "optimal keys": (
         "count",
         lambda p: p.dp.groupby("k", selection="optimal").count(epsilon=5.0),
@@ -204,7 +211,10 @@ KEY_RELEASES: dict[str, tuple[str, Release]] = {
         "count",
         lambda p: p["k"].dp.value_counts(keys=KEY_SET, epsilon=1.0, sort=False),
     ),
-    "private value_counts": ("count", lambda p: p["k"].dp.value_counts(epsilon=5.0, sort=False)),
+    "private value_counts": (
+        "count",
+        lambda p: p["k"].dp.value_counts(epsilon=5.0, sort=False, selection="threshold"),
+    ),
     "mode": ("choice", lambda p: p["k"].dp.mode(candidates=KEY_SET, epsilon=1.0)),
     "two keys": (
         "count",
@@ -300,6 +310,11 @@ class Case:
     release: Release
     before: pd.DataFrame
     after: pd.DataFrame
+    family: str = ""  #: the release's name in its catalogue
+    value: str = ""  #: the adversarial value's name
+    dtype: str = ""  #: the adversarial column's dtype
+    grid: str = ""  #: which catalogue ("value", "key", ...)
+    refusal: Refusal | None = None  #: why both neighbours are refused, if they are
 
 
 def _value_cases() -> list[Case]:
@@ -316,7 +331,8 @@ def _value_cases() -> list[Case]:
             after = pd.DataFrame({"x": after_x, "g": [*groups, "a"], "x2": 5.0})
             for release_name, (kind, release) in VALUE_RELEASES.items():
                 name = f"{release_name}-{value_name}-{dtype}"
-                cases.append(Case(name, kind, release, before, after))
+                case = Case(name, kind, release, before, after, release_name, value_name, dtype)
+                cases.append(replace(case, grid="value"))
     return cases
 
 
@@ -337,12 +353,36 @@ def _key_cases() -> list[Case]:
             for release_name, (kind, release) in KEY_RELEASES.items():
                 for where, neighbour in (("last", after), ("first", first)):
                     name = f"{release_name}-{value_name}-{dtype}-{where}"
-                    cases.append(Case(name, kind, release, before, neighbour))
+                    case = Case(name, kind, release, before, neighbour, release_name, value_name)
+                    cases.append(replace(case, dtype=dtype, grid="key"))
     return cases
 
 
-ALL = _value_cases() + _key_cases()
+#: Releases that count rows or distinct values, and so read a column of any dtype.
+ANY_DTYPE = ("count", "series count", "count by value", "nunique", "group nunique")
+
+#: Why both neighbours of a case are refused: every other case releases on both.
+REFUSALS = [
+    Refusal(
+        lambda c: c.grid == "value" and c.dtype == "object" and c.family not in ANY_DTYPE,
+        "DPTypeError",
+        r"column 'x' has dtype object; .*this release needs .*int, float or bool",
+        "a release that reads numbers refuses an object column by its dtype (public), "
+        "before any value is read, whatever the adversarial value",
+        never_runs=True,
+    ),
+]
+
+
+def _stratum(case: Case) -> tuple[str, str, str]:
+    return case.grid, case.family, case.dtype
+
+
+ALL = [replace(c, refusal=expected(REFUSALS, c)) for c in _value_cases() + _key_cases()]
 CASES = len(ALL)
+PARAMS = params(
+    ALL, name=lambda c: c.name, stratum=_stratum, refused=lambda c: c.refusal is not None
+)
 
 
 # --- running and comparing -------------------------------------------------------------------
@@ -354,6 +394,7 @@ class Outcome:
     warned: list[tuple[str, str]]
     result: Any = None
     sensitivity: float = 0.0
+    text: str = ""  #: the refusal's message
 
 
 def _run(frame: pd.DataFrame, release: Release) -> Outcome:
@@ -366,7 +407,7 @@ def _run(frame: pd.DataFrame, release: Release) -> Outcome:
             with capture_noise(priv):
                 result = release(priv)
         except Exception as error:  # the type is what is compared
-            return Outcome(type(error).__name__, _warnings(caught))
+            return Outcome(type(error).__name__, _warnings(caught), text=str(error))
     records = priv.dp.session.releases
     sensitivity = max(
         (m.sensitivity * 2.0**m.exponent for r in records for m in r.measurements), default=0.0
@@ -400,9 +441,10 @@ def _numbers(result: Any) -> np.ndarray:
 
 
 def _compare(case: Case, before: Outcome, after: Outcome) -> None:
-    assert before.error == after.error, case.name
+    assert before.error == after.error, (case.name, before.text, after.text)
     assert before.warned == after.warned, case.name
-    if before.error is not None:
+    refusals = (before.error, before.text), (after.error, after.text)
+    if assert_refusal(case.name, case.refusal, *refusals):  # as REFUSALS states
         return
     first, second = before.result, after.result
     if isinstance(first, pd.Series | pd.DataFrame):
@@ -433,7 +475,7 @@ def _compare(case: Case, before: Outcome, after: Outcome) -> None:
         assert np.count_nonzero(np.isfinite(x) != np.isfinite(y)) <= 1, case.name
 
 
-@pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
+@pytest.mark.parametrize("case", PARAMS)
 def test_a_frame_and_its_neighbour_look_alike(case: Case) -> None:
     _compare(case, _run(case.before, case.release), _run(case.after, case.release))
 
@@ -441,3 +483,7 @@ def test_a_frame_and_its_neighbour_look_alike(case: Case) -> None:
 def test_the_catalogue_is_wide() -> None:
     assert CASES >= 400, CASES
     assert {c.name.split("-", 1)[0] for c in ALL} >= set(VALUE_RELEASES) | set(KEY_RELEASES)
+
+
+def test_every_release_runs_somewhere_and_every_refusal_rule_is_live() -> None:
+    check_rules(ALL, REFUSALS, stratum=_stratum, release=lambda c: f"{c.grid} {c.family}")

@@ -3,12 +3,15 @@
 The same comparison as ``test_differential.py`` (same adversarial values, same rules), for
 the Dask releases that have no pandas twin in that suite's path: row-level protection
 (traced through the expression graph, no shuffle) and Series releases under a unit
-(released from their frame next to the unit ids). A subset of dtypes keeps it fast.
+(released from their frame next to the unit ids). A subset of dtypes keeps it fast, and the
+default run a stratified sample (``grid.py``: at least one case per release and dtype);
+``--full-grid`` runs every case. Every case releases on both neighbours.
 """
 
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -17,6 +20,7 @@ import pytest
 
 from pandas_dp.testing import capture_noise
 
+from .grid import params
 from .test_differential import BASE, BOUNDS, NUMBERS, Case, Outcome, _column, _compare, _warnings
 
 dd = pytest.importorskip("dask.dataframe")  # the optional extra pandas-dp[dask]
@@ -50,11 +54,17 @@ def _cases() -> list[tuple[str, Case]]:
             after = pd.DataFrame({"x": after_x, "g": [*groups, "a"], "pid": np.arange(BASE + 1)})
             for name, (unit, kind, release) in RELEASES.items():
                 case = Case(f"{name}-{value_name}-{dtype}", kind, release, before, after)
-                cases.append((unit, case))
+                cases.append((unit, replace(case, family=name, value=value_name, dtype=dtype)))
     return cases
 
 
 ALL = _cases()
+PARAMS = params(
+    ALL,
+    name=lambda uc: uc[1].name,
+    stratum=lambda uc: (uc[1].family, uc[1].dtype),
+    values=lambda uc: uc,
+)
 
 
 def _run(frame: pd.DataFrame, unit: str, release: Any) -> Outcome:
@@ -69,7 +79,7 @@ def _run(frame: pd.DataFrame, unit: str, release: Any) -> Outcome:
             with capture_noise(priv):
                 result = release(priv)
         except Exception as error:  # the type is what is compared
-            return Outcome(type(error).__name__, _warnings(caught))
+            return Outcome(type(error).__name__, _warnings(caught), text=str(error))
     records = priv.dp.session.releases
     sensitivity = max(
         (m.sensitivity * 2.0**m.exponent for r in records for m in r.measurements), default=0.0
@@ -77,7 +87,7 @@ def _run(frame: pd.DataFrame, unit: str, release: Any) -> Outcome:
     return Outcome(None, _warnings(caught), result, sensitivity)
 
 
-@pytest.mark.parametrize(("unit", "case"), ALL, ids=[c.name for _, c in ALL])
+@pytest.mark.parametrize(("unit", "case"), PARAMS)
 def test_a_collection_and_its_neighbour_look_alike(unit: str, case: Case) -> None:
     import dask
 

@@ -22,6 +22,9 @@ several forms of one id, or an adversarial row) must
 And every Dask route gives the pandas engine's pre-noise answer on the same data (the
 collection's computed frame) whenever no cap binds (a capped count: always).
 ``CASES`` counts the (route, id kind, neighbour, release) cases, ``ROUTE_CASES`` per route.
+The default run takes a stratified sample (``grid.py``: at least one case per route, id dtype
+and release), ``--full-grid`` every case. Every case releases on both neighbours (D is an
+honest frame, and D' must do as D).
 """
 
 from __future__ import annotations
@@ -42,6 +45,8 @@ import pytest
 
 import pandas_dp
 from pandas_dp.testing import capture_noise
+
+from .grid import params
 
 dask = pytest.importorskip("dask")  # the optional extra pandas-dp[dask]
 dd = pytest.importorskip("dask.dataframe")
@@ -535,9 +540,15 @@ def _cases() -> list[Case]:
     return cases
 
 
+def _stratum(case: Case) -> tuple[str, str, str]:
+    dtype = DTYPES[case.kind]
+    return case.route, "object" if dtype is object else str(dtype), case.release
+
+
 ALL = _cases()
 CASES = len(ALL)
 ROUTE_CASES = Counter(c.route for c in ALL)
+PARAMS = params(ALL, name=lambda c: c.name, stratum=_stratum)
 
 
 @functools.cache
@@ -570,7 +581,7 @@ def _number_or_text(value: Any) -> Any:
         return value
 
 
-@pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
+@pytest.mark.parametrize("case", PARAMS)
 def test_a_frame_and_its_neighbour_look_alike_on_every_route(case: Case) -> None:
     route, kind, release, conversion = case.route, case.kind, case.release, case.conversion
     rows, unit = _rows(route), route != "dask rows"

@@ -7,17 +7,21 @@ the released vector; weighted counts are compared like sums, since one row moves
 its clipped weight, up to ``W``). The adversarial row carries a hostile *weight* (NaN, ±inf,
 negative, 0, huge, beyond the int64 range, the bound and just above it, missing) in every
 dtype a weight column may take (every release in float64, three in the others), or a
-hostile *value* with an ordinary weight.
+hostile *value* with an ordinary weight. The default run takes a stratified sample
+(``grid.py``: at least one case per release, hostile column and dtype), ``--full-grid``
+every case; ``REFUSALS`` states which cases both neighbours refuse, and why.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from .grid import Refusal, check_rules, expected, params
 from .test_differential import NUMBER_DTYPES, NUMBERS, Case, Release, _column, _compare, _run
 
 BOUNDS = (0.0, 100.0)
@@ -92,31 +96,52 @@ def _cases() -> list[Case]:
     xs = [float(i * 4 % 101) for i in range(BASE)]
     ws = [float(1 + i % 5) for i in range(BASE)]
     hostile = [
-        (f"w {name}-{dtype}", [*xs, 50.0], [*ws, value], "float64", dtype)
+        ("w", name, [*xs, 50.0], [*ws, value], "float64", dtype)
         for name, value in WEIGHTS.items()
         for dtype in NUMBER_DTYPES
     ]
     hostile += [
-        (f"x {name}-{dtype}", [*xs, value], [*ws, 5.0], dtype, "float64")
+        ("x", name, [*xs, value], [*ws, 5.0], dtype, "float64")
         for name, value in NUMBERS.items()
         for dtype in ("float64", "Float64")
     ]
     cases = []
-    for label, x, w, dtype_x, dtype_w in hostile:
+    for column, value, x, w, dtype_x, dtype_w in hostile:
         frames = _frames(x, w, dtype_x, dtype_w)
         if frames is None:
             continue
+        dtype = dtype_w if column == "w" else dtype_x
         names = RELEASES if "float64" == dtype_x == dtype_w else CORE
         for name in names:
             kind, release = RELEASES[name]
-            cases.append(Case(f"{name}-{label}", kind, release, *frames))
+            case = Case(f"{name}-{column} {value}-{dtype}", kind, release, *frames, name, value)
+            cases.append(replace(case, dtype=dtype, grid=column))
     return cases
 
 
-ALL = _cases()
+#: Why both neighbours of a case are refused: every other case releases on both.
+REFUSALS = [
+    Refusal(
+        lambda c: c.grid == "w" and c.dtype == "object",
+        "DPTypeError",
+        r"column 'w' has dtype object; .*this release needs int, float or bool",
+        "an object weight column is refused by its dtype (public), before any weight is read",
+        never_runs=True,
+    ),
+]
 
 
-@pytest.mark.parametrize("case", ALL, ids=[c.name for c in ALL])
+def _stratum(case: Case) -> tuple[str, str, str]:
+    return case.family, case.grid, case.dtype
+
+
+ALL = [replace(c, refusal=expected(REFUSALS, c)) for c in _cases()]
+PARAMS = params(
+    ALL, name=lambda c: c.name, stratum=_stratum, refused=lambda c: c.refusal is not None
+)
+
+
+@pytest.mark.parametrize("case", PARAMS)
 def test_a_weighted_frame_and_its_neighbour_look_alike(case: Case) -> None:
     _compare(case, _run(case.before, case.release), _run(case.after, case.release))
 
@@ -124,3 +149,7 @@ def test_a_weighted_frame_and_its_neighbour_look_alike(case: Case) -> None:
 def test_the_weighted_catalogue_is_wide() -> None:
     assert len(ALL) >= 300, len(ALL)
     assert {c.name.split("-", 1)[0] for c in ALL} == set(RELEASES)
+
+
+def test_every_weighted_release_runs_somewhere_and_every_refusal_rule_is_live() -> None:
+    check_rules(ALL, REFUSALS, stratum=_stratum, release=lambda c: c.family)

@@ -15,7 +15,9 @@ meets (``pd.factorize``) is caught. The key column is ``object`` on both sides: 
 public, so D and D' share them.
 
 The three reproducers of the audit are regression tests here too; the formula one lives with
-the formula grammar's tests.
+the formula grammar's tests. The two grids run a stratified sample by default (``grid.py``:
+at least one case per family and shape of D's codes), every case with ``--full-grid``;
+``REFUSALS`` states which families both neighbours refuse, and why.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import math
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -32,6 +34,8 @@ import pytest
 
 import pandas_dp
 from pandas_dp.testing import capture_noise
+
+from .grid import Refusal, assert_refusal, check_rules, expected, params
 
 KEYS = [0, 1, 2, 3]
 PUBLIC = pd.DataFrame(
@@ -105,9 +109,35 @@ def _schema(frame: pd.DataFrame) -> tuple[object, ...]:
     return (list(frame.columns), [str(d) for d in frame.dtypes], type(frame.index).__name__)
 
 
-@pytest.mark.parametrize("codes", list(CODES))
-@pytest.mark.parametrize("row", list(ADVERSARIAL))
-@pytest.mark.parametrize("derive", list(DERIVED))
+class Case(NamedTuple):
+    """A family (a derived frame or a release), an adversarial row, and D's codes."""
+
+    family: str
+    row: str
+    codes: str
+
+    @property
+    def name(self) -> str:
+        return "-".join(self)
+
+
+def _stratum(case: Case) -> tuple[str, str]:
+    return case.family, case.codes
+
+
+def _grid(families: dict[str, Any], refusals: list[Refusal] | None = None) -> list[Any]:
+    """Every (family, row, codes) case, those outside the default sample marked."""
+    cases = [Case(f, r, c) for f in families for r in ADVERSARIAL for c in CODES]
+    return params(
+        cases,
+        name=lambda c: c.name,
+        stratum=_stratum,
+        refused=lambda c: expected(refusals or [], c) is not None,
+        values=tuple,
+    )
+
+
+@pytest.mark.parametrize(("derive", "row", "codes"), _grid(DERIVED))
 def test_derived_frames_take_their_schema_from_public_inputs(
     derive: str, row: str, codes: str
 ) -> None:
@@ -259,6 +289,22 @@ RELEASES: dict[str, Release] = {
 }
 
 
+#: Why both neighbours of a case are refused: every other case releases on both.
+REFUSALS = [
+    Refusal(
+        lambda c: c.family == "left merge, then sum of a public bool",
+        "DPTypeError",
+        r"column 'flag' has dtype object; .*this release needs .*int, float or bool",
+        "a left join gives a public bool column the dtype pandas gives it when some row has "
+        "no match (object), whatever the rows (test_left_join_dtypes_are_those_of_a_row_"
+        "without_a_match), and a sum refuses an object column: the family checks that D and "
+        "D' are refused alike",
+        never_runs=True,
+    ),
+]
+CASES = [Case(f, r, c) for f in RELEASES for r in ADVERSARIAL for c in CODES]
+
+
 @dataclass(frozen=True)
 class Outcome:
     kind: str  # the result's type, or the exception's
@@ -266,6 +312,7 @@ class Outcome:
     warnings: tuple[tuple[str, str], ...]
     shape: tuple[object, ...]
     values: np.ndarray | None
+    refused: bool = False
 
 
 def _observe(frame: pd.DataFrame, release: Release) -> Outcome:
@@ -290,7 +337,7 @@ def _observe(frame: pd.DataFrame, release: Release) -> Outcome:
         )
     ]
     if failure is not None:
-        return Outcome(type(failure).__name__, str(failure), tuple(seen), (), None)
+        return Outcome(type(failure).__name__, str(failure), tuple(seen), (), None, True)
     if isinstance(result, pd.DataFrame | pd.Series):
         result = result.sort_index()  # value_counts orders by the noisy counts
         shape = (
@@ -310,9 +357,7 @@ def _observe(frame: pd.DataFrame, release: Release) -> Outcome:
     return Outcome(type(result).__name__, "", tuple(seen), shape, values)
 
 
-@pytest.mark.parametrize("codes", list(CODES))
-@pytest.mark.parametrize("row", list(ADVERSARIAL))
-@pytest.mark.parametrize("family", list(RELEASES))
+@pytest.mark.parametrize(("family", "row", "codes"), _grid(RELEASES, REFUSALS))
 def test_a_neighbour_gets_the_same_schema_refusals_and_warnings(
     family: str, row: str, codes: str
 ) -> None:
@@ -324,3 +369,10 @@ def test_a_neighbour_gets_the_same_schema_refusals_and_warnings(
     if d.values is not None and d2.values is not None and math.isfinite(release.sensitivity):
         moved = np.abs(np.nan_to_num(d2.values) - np.nan_to_num(d.values))
         assert moved.max(initial=0.0) <= release.sensitivity
+    case = Case(family, row, codes)
+    refusals = [(o.kind if o.refused else None, o.text) for o in (d, d2)]
+    assert_refusal(case.name, expected(REFUSALS, case), *refusals)  # as REFUSALS states
+
+
+def test_every_family_runs_somewhere_and_every_refusal_rule_is_live() -> None:
+    check_rules(CASES, REFUSALS, stratum=_stratum, release=lambda c: c.family)
