@@ -26,7 +26,7 @@ def data() -> pd.DataFrame:
             "x": np.arange(rows) % 7,
             "subject": ["math", "biology"] * (rows // 2),
             "SRCID": np.arange(rows),
-            "when": pd.date_range("2024-01-01", periods=rows, freq="D"),
+            "when": pd.date_range("2024-01-01", periods=rows, freq="D").as_unit("us"),
         }
     )
 
