@@ -134,7 +134,7 @@ class ValueKind:
             reads = (
                 "a date by pd.Timestamp"
                 if self.kind == "datetime"
-                else ("a duration by pd.Timedelta")
+                else "a duration by pd.Timedelta"
             )
             raise DPValueError(
                 f"{what} {text!r} cannot be read as {reads} (column {column!r} "

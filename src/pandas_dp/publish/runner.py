@@ -78,9 +78,9 @@ def as_planned(data: pd.DataFrame, spec: ReleaseSpec) -> pd.DataFrame:
     is not a number counts as missing. Columns declared in the schema keep its dtype.
 
     A categorical column of a Parquet file is read as its values: its categories may come
-    from the data, and the Python API refuses keys outside a categorical's categories
-    naming them, which would tell the spec's author (who may be untrusted) what they are.
-    The plan, on an empty frame, never sees them either.
+    from the data, and the spec's author (who may be untrusted) must not be able to reach
+    them through any release or message. The plan, on an empty frame, never sees them
+    either.
     """
     declared = set()
     if spec.schema is not None:

@@ -241,10 +241,9 @@ def _priced_by_bounded_range(part: AnyPart) -> AnyPart:
     The exponential mechanism at ε (weights ``exp(-ε score / (2Δ))``, or ``exp(ε score / Δ)``
     for a monotone score) is ε-bounded-range, hence ``ε²/8``-zCDP (Cesar & Rogers 2021), so a
     quantile is sampled by it here, not by permute-and-flip (whose bounded-range analysis is
-    not this one); top-k
-    peels ``rounds`` choices at ``ε / rounds`` each. The record's fields are set so that its
-    :attr:`~BoundedRangeMeasurement.choice_epsilon` (``2 · sensitivity / scale``) is exactly
-    each round's ε.
+    not this one); top-k peels ``rounds`` choices at ``ε / rounds`` each. The record's
+    fields are set so that its :attr:`~BoundedRangeMeasurement.choice_epsilon`
+    (``2 · sensitivity / scale``) is exactly each round's ε.
     """
     assert isinstance(part, SelectPart)
     part = by_exponential(part)  # the bound holds for the exponential mechanism's law
