@@ -17,8 +17,8 @@ from pandas_dp.accounting.composition import ACCOUNTANTS, composition_for
 from pandas_dp.accounting.events import Measurement, Release
 from pandas_dp.budget import Budget
 from pandas_dp.errors import BudgetExceededError
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
-from pandas_dp.mechanisms.gaussian_calibration import discrete_gaussian_delta
+from pandas_dp.mechanisms.gaussian.calibration import discrete_gaussian_delta
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 
 TOTAL = Budget.of(1.0, 1e-6)

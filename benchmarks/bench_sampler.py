@@ -12,7 +12,7 @@ from fractions import Fraction
 import numpy as np
 
 from _util import best_time, table
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SystemRandomSource
 

@@ -210,8 +210,8 @@ class ResidualQuery:
     def __call__(self, factor):
         import jax.numpy as jnp
 
-        from pandas_dp.mechanisms.residual_basis import basis
-        from pandas_dp.mechanisms.residual_planner import row_norms
+        from pandas_dp.mechanisms.residuals.basis import basis
+        from pandas_dp.mechanisms.residuals.planner import row_norms
 
         x = factor.datavector(flatten=False)
         for axis, n in enumerate(self.sizes):
@@ -237,7 +237,7 @@ def mbi_measurements(planned, noisy, columns, sizes) -> list:
     import mbi
 
     from pandas_dp.api.measurement.marginals import ResidualPart
-    from pandas_dp.mechanisms.residual_planner import row_norms
+    from pandas_dp.mechanisms.residuals.planner import row_norms
 
     out = []
     for key, part in planned.parts.items():
@@ -340,7 +340,7 @@ def strategy_bound(frame: pd.DataFrame) -> str:
     from pandas_dp.api.measurement.marginals import release_rho, residual_parts
     from pandas_dp.engines.plan import Axis
     from pandas_dp.mechanisms.marginals import optimal_strategy
-    from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan
+    from pandas_dp.mechanisms.residuals.planner import ResidualPlan, choose_plan
 
     budget = (Fraction(EPSILON), Fraction(DELTA))
     rho = release_rho(*budget)

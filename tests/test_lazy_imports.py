@@ -94,7 +94,7 @@ def test_count_mean_and_grouped_releases_need_no_scipy() -> None:
     [
         ("import pandas_dp\npandas_dp.plot_intervals", "pandas_dp.api.plotting"),
         (
-            "from pandas_dp.mechanisms.gaussian import DiscreteGaussian\n"
+            "from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian\n"
             "from fractions import Fraction\n"
             "DiscreteGaussian(Fraction(4)).quantile_halfwidth(0.05)",
             "scipy.special",

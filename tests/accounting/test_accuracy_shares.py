@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pandas_dp.api.measurement.split import optimal_shares
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 
 KEYS = ["a", "b"]

@@ -49,7 +49,7 @@ from pandas_dp.accounting.composition import (
     composition_for,
 )
 from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 
 TOTAL = Budget.of(1.0, 1e-6)

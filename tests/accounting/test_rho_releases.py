@@ -18,7 +18,7 @@ import pytest
 
 from pandas_dp import DPTypeError, DPValueError
 from pandas_dp.budget import epsilon_for_rho
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian_rho
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian, plan_gaussian_rho
 
 KEYS = ["a", "b"]
 

@@ -26,7 +26,7 @@ import pandas_dp
 from pandas_dp import BudgetExceededError, DPValueError
 from pandas_dp.accounting.events import BoundedRangeMeasurement, Measurement
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.testing import NoiseCall, capture_noise
 
 KEYS = ["a", "b"]

@@ -31,7 +31,7 @@ from pandas_dp.mechanisms.continual.sqrt import (
 )
 from pandas_dp.mechanisms.continual.strategies import MAX_COUNT, NoisyBins
 from pandas_dp.mechanisms.continual.tree import BinaryTree
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
 

@@ -34,20 +34,20 @@ from scipy import optimize, stats
 
 from pandas_dp.api.measurement.parts import NoiseChoice, sum_part
 from pandas_dp.budget import zcdp_to_epsilon
-from pandas_dp.mechanisms.gaussian import (
+from pandas_dp.mechanisms.gaussian.calibration import (
+    analytic_gaussian_delta,
+    analytic_sigma,
+    calibrate_sigma,
+    calibrate_sigma_zcdp,
+    discrete_gaussian_delta,
+)
+from pandas_dp.mechanisms.gaussian.discrete import (
     MIN_SHIFTED_SENSITIVITY,
     SIGMA_TARGET,
     DiscreteGaussian,
     discrete_gaussian,
     exact_sigma2,
     plan_gaussian,
-)
-from pandas_dp.mechanisms.gaussian_calibration import (
-    analytic_gaussian_delta,
-    analytic_sigma,
-    calibrate_sigma,
-    calibrate_sigma_zcdp,
-    discrete_gaussian_delta,
 )
 from pandas_dp.mechanisms.random import SeededRandomSource, SystemRandomSource
 

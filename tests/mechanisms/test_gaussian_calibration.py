@@ -14,7 +14,7 @@ import math
 import numpy as np
 import pytest
 
-from pandas_dp.mechanisms.gaussian_calibration import (
+from pandas_dp.mechanisms.gaussian.calibration import (
     MAX_SIGMA,
     calibrate_sigma,
     discrete_gaussian_delta,

@@ -24,8 +24,8 @@ import pandas_dp
 import pandas_dp.publish.runner as spec_runner
 from pandas_dp.cli import main
 from pandas_dp.publish import load_spec, run_release
-from pandas_dp.publish.where import check_types, parse_where
-from pandas_dp.publish.where_eval import evaluate
+from pandas_dp.publish.where.evaluation import evaluate
+from pandas_dp.publish.where.language import check_types, parse_where
 from pandas_dp.schema import read_schema
 from pandas_dp.testing import capture_noise
 

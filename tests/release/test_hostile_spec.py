@@ -18,8 +18,8 @@ import pytest
 
 from pandas_dp import SpecError
 from pandas_dp.publish import load_spec, run_release
-from pandas_dp.publish.where import check_types, parse_where
-from pandas_dp.publish.where_eval import evaluate
+from pandas_dp.publish.where.evaluation import evaluate
+from pandas_dp.publish.where.language import check_types, parse_where
 
 HEAD = """\
 [data]

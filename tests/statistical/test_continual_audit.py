@@ -39,7 +39,7 @@ from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.continual.sqrt import SqrtFactorization, sqrt_coefficients
 from pandas_dp.mechanisms.continual.strategies import NoisyBins, _sigma2_for
 from pandas_dp.mechanisms.continual.tree import BinaryTree
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
 

@@ -41,7 +41,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 
 from ..mechanisms.test_gaussian import reference_pmf
 from . import auditing

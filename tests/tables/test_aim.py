@@ -29,7 +29,7 @@ from pandas_dp.api.release import resolve
 from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.graphical_model import Measured, fit
 
 from .test_synthesize import COLUMNS, dependent

@@ -32,7 +32,7 @@ import pandas as pd
 import pytest
 from scipy import signal
 
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 
 from ..mechanisms.test_gaussian import reference_pmf

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from pandas_dp.mechanisms.compression import THRESHOLD, Compressed, compress, compress_table
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 
 from .test_synthesize import COLUMNS, dependent
 

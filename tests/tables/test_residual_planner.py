@@ -23,7 +23,7 @@ from scipy import stats
 
 from pandas_dp.api.measurement.marginals import ResidualPart, release_rho
 from pandas_dp.api.queries.tables import plan_tables
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.marginals import (
     cells,
     optimal_strategy,
@@ -34,8 +34,8 @@ from pandas_dp.mechanisms.marginals import (
 )
 from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.mechanisms.reconstruction import assemble, marginalize
-from pandas_dp.mechanisms.residual_basis import backward, basis, forward, norms
-from pandas_dp.mechanisms.residual_planner import (
+from pandas_dp.mechanisms.residuals.basis import backward, basis, forward, norms
+from pandas_dp.mechanisms.residuals.planner import (
     cell_variance,
     estimate,
     measure,

@@ -21,7 +21,7 @@ from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.api.noise import NoiseSource, os_words
 from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SystemRandomSource
 

@@ -3,7 +3,7 @@
 The algorithms are those of C. Canonne, G. Kamath and T. Steinke, "The Discrete Gaussian for
 Differential Privacy" (NeurIPS 2020), arXiv:2004.00010: Algorithm 1 (Bernoulli(exp(-γ)) for
 rational γ), Algorithm 2 (discrete Laplace with rational scale t/s) and Algorithm 3 (discrete
-Gaussian, in :mod:`pandas_dp.mechanisms.gaussian`). Every random decision is an exact
+Gaussian, in :mod:`pandas_dp.mechanisms.gaussian.discrete`). Every random decision is an exact
 comparison of uniform integers, so each sample has exactly the stated distribution; no
 floating-point number is involved.
 

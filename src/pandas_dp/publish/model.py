@@ -34,7 +34,7 @@ from pandas_dp.publish.checks import (
     table,
     with_api,
 )
-from pandas_dp.publish.where import parse_where
+from pandas_dp.publish.where.language import parse_where
 
 FORMATS = ("csv", "parquet")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")

@@ -16,7 +16,7 @@ from pandas_dp.errors import MissingExtraError, SpecError
 from pandas_dp.optional import require
 from pandas_dp.publish.checks import Problems
 from pandas_dp.publish.model import ReleaseSpec
-from pandas_dp.publish.where import parse_where
+from pandas_dp.publish.where.language import parse_where
 
 
 def check_extras(spec: ReleaseSpec, charts: bool | None) -> bool:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from pandas_dp.api.accessors.base import BaseDPAccessor
-from pandas_dp.api.queries.hierarchy import DPHierarchy
+from pandas_dp.api.queries.hierarchy.counts import DPHierarchy
 from pandas_dp.api.release import resolve
 from pandas_dp.api.release.arguments import EstimateT, Keys, NumberT, Real
 
@@ -98,7 +98,7 @@ class FrameTables(BaseDPAccessor[NumberT, EstimateT]):
         marginal centred along each column) as ``F_A m_A``, ``F_A`` an integer orthogonal
         basis of its ``d_A = Π(n_i - 1)`` dimensions, plus independent discrete Gaussian
         noise of ``σ² = v_A N / Π n_i`` on the value of a row of squared norm ``N``, with
-        ``v_A = k² d_A/(2 ρ s_A)`` (:mod:`pandas_dp.mechanisms.residual_planner`).
+        ``v_A = k² d_A/(2 ρ s_A)`` (:mod:`pandas_dp.mechanisms.residuals.planner`).
         Budget cost: ``epsilon`` (and δ with Gaussian noise), one ledger entry listing
         every measured marginal or residual with its noise.
 

@@ -32,13 +32,13 @@ from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import Marginal, Residual
 from pandas_dp.api.measurement.parts import Noise, Part, add_noise
 from pandas_dp.engines.plan import Aggregate, Axis, JointCounts
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
-from pandas_dp.mechanisms.gaussian_calibration import calibrate_sigma_zcdp
+from pandas_dp.mechanisms.gaussian.calibration import calibrate_sigma_zcdp
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian, exact_sigma2
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import Clique, Strategy, cells, residual_dimension
 from pandas_dp.mechanisms.random import I64
 from pandas_dp.mechanisms.reconstruction import marginalize
-from pandas_dp.mechanisms.residual_planner import ResidualPlan, measure, row_norms
+from pandas_dp.mechanisms.residuals.planner import ResidualPlan, measure, row_norms
 
 if TYPE_CHECKING:
     from pandas_dp.api.noise import NoiseSource
@@ -75,7 +75,7 @@ class ResidualPart(MarginalPart):
     """One noisy residual (ResidualPlanner): the basis values ``F_A m_A`` of ``clique``.
 
     The exact marginal of ``clique`` is summed from its home's table, then multiplied by
-    the integer orthogonal basis (:func:`~pandas_dp.mechanisms.residual_planner.measure`).
+    the integer orthogonal basis (:func:`~pandas_dp.mechanisms.residuals.planner.measure`).
     Every value gets an independent discrete Gaussian variate from the mechanism of its
     row's norm: ``noises[g]`` for the rows of norm ``norms[g]`` (public, from the sizes).
     ``mechanism`` is the base one the ledger records (a row of norm ``Π n_i``).
@@ -210,7 +210,7 @@ def residual_parts(
     (2 ρ s_A)`` (``d_A = Π (n_i - 1)``): each basis value of norm ``N`` gets discrete
     Gaussian noise of ``σ² >= v_A N / Π n_i``, and one unit of ``k`` rows costs at most
     ``k² d_A / (2 v)`` with ``v`` the smallest ``σ² Π n_i / N`` sampled
-    (:mod:`~pandas_dp.mechanisms.residual_planner`). The ledger line records that ``v`` as
+    (:mod:`~pandas_dp.mechanisms.residuals.planner`). The ledger line records that ``v`` as
     ``sigma2``, ``coordinates = d_A`` and ``sensitivity = k``: exactly that ρ, ``<= s_A ρ``.
     """
     rho = release_rho(epsilon, delta)

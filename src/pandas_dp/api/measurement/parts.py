@@ -27,7 +27,11 @@ from pandas_dp.accounting.events import (
 from pandas_dp.engines import ClippedSum, Measure, NonNull, Rows
 from pandas_dp.engines.plan import Aggregate, ClippedSquares, Distinct
 from pandas_dp.errors import DPValueError
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian, plan_gaussian, plan_gaussian_rho
+from pandas_dp.mechanisms.gaussian.discrete import (
+    DiscreteGaussian,
+    plan_gaussian,
+    plan_gaussian_rho,
+)
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
 from pandas_dp.mechanisms.quantile import square_units

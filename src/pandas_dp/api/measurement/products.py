@@ -26,7 +26,7 @@ from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.kinds import Products
 from pandas_dp.api.measurement.parts import NoiseChoice, Part
 from pandas_dp.engines.plan import Aggregate, ProductSums
-from pandas_dp.mechanisms.gaussian import plan_gaussian, plan_gaussian_rho
+from pandas_dp.mechanisms.gaussian.discrete import plan_gaussian, plan_gaussian_rho
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.units import Contribution
 

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
-from pandas_dp.api.queries.grouped_counts import count_options
+from pandas_dp.api.queries.grouped.counts import count_options
 from pandas_dp.api.queries.time_bins import is_count, time_edges
 from pandas_dp.api.release import PlannedRelease, resolve
 from pandas_dp.api.release.arguments import CountArgs, Keys

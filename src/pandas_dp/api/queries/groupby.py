@@ -17,8 +17,8 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, parse_keys
 from pandas_dp.api.queries.by_series import series_by
-from pandas_dp.api.queries.grouped_counts import GroupedCounts
-from pandas_dp.api.queries.grouped_matrices import GroupedMatrices
+from pandas_dp.api.queries.grouped.counts import GroupedCounts
+from pandas_dp.api.queries.grouped.matrices import GroupedMatrices
 from pandas_dp.api.release import ReleaseOptions, Target, run
 from pandas_dp.api.release.arguments import (
     Bound,

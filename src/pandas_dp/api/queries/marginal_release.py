@@ -33,7 +33,7 @@ from pandas_dp.api.release.types import PlannedOutput, Target
 from pandas_dp.api.statistics.tables import Table
 from pandas_dp.engines.plan import Aggregate
 from pandas_dp.mechanisms.marginals import Clique, Strategy
-from pandas_dp.mechanisms.residual_planner import ResidualPlan
+from pandas_dp.mechanisms.residuals.planner import ResidualPlan
 
 F64 = np.ndarray
 #: Turns the noisy marginals (by clique, shaped; residuals: flat basis values) and their noise

@@ -28,7 +28,7 @@ from pandas_dp.budget import RhoBudget, number_text, parse_delta
 from pandas_dp.errors import DPValueError
 from pandas_dp.mechanisms.marginals import Clique, Strategy, maximal
 from pandas_dp.mechanisms.reconstruction import consistent_tables, tables_from_residuals
-from pandas_dp.mechanisms.residual_planner import ResidualPlan, choose_plan, residuals
+from pandas_dp.mechanisms.residuals.planner import ResidualPlan, choose_plan, residuals
 
 #: The most marginals a release may measure (the strategy's optimisation is quadratic in it).
 MAX_MARGINALS = 4096

@@ -17,7 +17,7 @@ from pandas_dp.api.statistics.base import F64, GivenMeasurements, Inputs
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import Clique, residual_variances, table_variance
 from pandas_dp.mechanisms.reconstruction import assemble, consistent_tables
-from pandas_dp.mechanisms.residual_planner import cell_variance, residuals
+from pandas_dp.mechanisms.residuals.planner import cell_variance, residuals
 
 if TYPE_CHECKING:
     from pandas_dp.api.statistics.postprocess import PostProcess

@@ -27,7 +27,7 @@ from pandas_dp.mechanisms.continual.strategies import (
     _sigma2_for,
     gaussian_sum_halfwidth,
 )
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.random import I64
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pandas_dp.budget import Budget, RhoBudget
-from pandas_dp.mechanisms.gaussian import DiscreteGaussian, exact_sigma2
+from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian, exact_sigma2
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64, RandomSource
 

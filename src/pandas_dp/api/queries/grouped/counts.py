@@ -14,7 +14,7 @@ import pandas as pd
 
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
-from pandas_dp.api.queries.grouped import GroupedStatistics
+from pandas_dp.api.queries.grouped.statistics import GroupedStatistics
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions
 from pandas_dp.api.release.arguments import CountArgs, Keys, NoiseArgs, Real
 from pandas_dp.api.release.selection import asked_selection

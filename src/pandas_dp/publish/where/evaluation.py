@@ -1,4 +1,4 @@
-"""Evaluate a parsed ``where`` on rows, with one semantics (see :mod:`pandas_dp.publish.where`).
+"""Evaluate a parsed ``where`` on rows, with one semantics (see :mod:`.language`).
 
 Every operation decides each row from that row's values and the literals alone, and there is
 exactly one way each operation runs for a given dtype (public): nothing is retried another way
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.errors import SpecError
-from pandas_dp.publish.where import ARITHMETIC, COMPARE, Where
+from pandas_dp.publish.where.language import ARITHMETIC, COMPARE, Where
 
 if TYPE_CHECKING:
     from pandas._typing import ScalarOrNA

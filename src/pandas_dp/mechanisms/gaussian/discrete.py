@@ -17,7 +17,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from pandas_dp.mechanisms.gaussian_calibration import (
+from pandas_dp.mechanisms.gaussian.calibration import (
     _log_normal_tail,
     analytic_sigma,
     calibrate_sigma,

@@ -23,7 +23,7 @@ from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import schema_domains, schema_keys
-from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
+from pandas_dp.api.queries.hierarchy.keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
 from pandas_dp.api.release.arguments import KeywordChecked, Real
 from pandas_dp.api.release.options import parse_confidence, price

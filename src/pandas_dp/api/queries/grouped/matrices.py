@@ -12,7 +12,7 @@ from typing import Literal, Unpack
 import pandas as pd
 
 from pandas_dp.api.queries.covariance import plan_matrix
-from pandas_dp.api.queries.grouped import GroupedStatistics
+from pandas_dp.api.queries.grouped.statistics import GroupedStatistics
 from pandas_dp.api.release.arguments import MatrixArgs
 from pandas_dp.errors import DPValueError
 

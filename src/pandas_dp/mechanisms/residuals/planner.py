@@ -21,7 +21,7 @@ Gaussian linear measurements does better (the paper's Theorem on optimality).
 privacy loss picks up a theta-function term the continuous analysis does not have. So each
 residual is measured through an integer *orthogonal basis* of its space instead, with
 independent noise scaled to each row's public norm. Per attribute,
-:mod:`~pandas_dp.mechanisms.residual_basis` gives ``n - 1`` mutually orthogonal integer rows
+:mod:`~pandas_dp.mechanisms.residuals.basis` gives ``n - 1`` mutually orthogonal integer rows
 ``f_k ⊥ 1`` (Hadamard rows inside power-of-two blocks, Helmert-style rows between blocks),
 so ``Σ_k f_k f_kᵀ / N_k = I - J/n`` with ``N_k = ||f_k||²``, and applies them in
 ``O(n log n)``. Residual ``A``'s rows are the Kronecker products of its attributes' rows
@@ -69,7 +69,7 @@ from pandas_dp.mechanisms.marginals import (
     table_variance,
     workload_variance,
 )
-from pandas_dp.mechanisms.residual_basis import backward, forward, largest_entry, norms
+from pandas_dp.mechanisms.residuals.basis import backward, forward, largest_entry, norms
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -209,7 +209,7 @@ def measure(
 ) -> npt.NDArray[np.generic]:
     """``F_A m_A``, flattened: the exact integers residual ``A`` is released as.
 
-    ``F_A = ⊗ F_{n_i}`` (:func:`~pandas_dp.mechanisms.residual_basis.forward` along each
+    ``F_A = ⊗ F_{n_i}`` (:func:`~pandas_dp.mechanisms.residuals.basis.forward` along each
     axis). Each partial product is at most the marginal's total times the largest entries so
     far in absolute value; the sums run in int64 when that cannot overflow, else in Python
     ints.
@@ -229,7 +229,7 @@ def estimate(noisy: npt.ArrayLike, clique: Clique, sizes: Sequence[int]) -> F64:
     """``Σ_k f_k y_k / N_k``: the unbiased estimate of residual ``A`` from its noisy values.
 
     ``diag(1/N)`` is ``⊗ diag(1/N_i)`` too, so each axis is multiplied by ``F_iᵀ diag(1/N_i)``
-    (:func:`~pandas_dp.mechanisms.residual_basis.backward`).
+    (:func:`~pandas_dp.mechanisms.residuals.basis.backward`).
     """
     values = np.asarray(noisy, dtype=np.float64).reshape([sizes[i] - 1 for i in clique])
     for axis, i in enumerate(clique):

@@ -21,7 +21,7 @@ dtypes (public metadata) before any row is used: text is never ordered against o
 with numbers, ``in`` takes a list. Columns of mixed Python objects (dtype ``object``) are
 compared value by value.
 
-Evaluation (:mod:`pandas_dp.publish.where_eval`) has one semantics, decided row by row, so
+Evaluation (:mod:`pandas_dp.publish.where.evaluation`) has one semantics, decided row by row, so
 whether a row is kept depends on that row alone and no error can depend on the data: a
 missing value equals nothing (``==``, ``<`` ... and ``in`` are false, ``!=`` and ``not in``
 true, as in pandas); a value that cannot be compared (unhashable, such as a list, or whose

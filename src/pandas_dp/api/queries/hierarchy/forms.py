@@ -1,7 +1,7 @@
 """The accepted forms of hierarchy keys (per-level dict, nested dict, leaf paths), parsed.
 
 Each parser returns the labels of every level and, per level, how many children each node
-of the level above has; :func:`~pandas_dp.api.queries.hierarchy_keys.parse_hierarchy`
+of the level above has; :func:`~pandas_dp.api.queries.hierarchy.keys.parse_hierarchy`
 builds the tree from them. Public input only: nothing here reads the data.
 """
 
@@ -92,7 +92,7 @@ def names_columns(by: tuple[Hashable, ...], keys: Mapping[object, object]) -> bo
 
 
 def per_level(by: tuple[Hashable, ...], keys: Mapping[object, object]) -> tuple[Levels, list[I64]]:
-    """Parse the per-level dict form (see the module docstring of ``hierarchy_keys``)."""
+    """Parse the per-level dict form (see the module docstring of ``hierarchy.keys``)."""
     top = values_of(keys[by[0]], by[0])
     check_siblings(top, by[0], ())
     paths: list[Path] = [(value,) for value in top]

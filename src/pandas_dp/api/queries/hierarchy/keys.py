@@ -35,7 +35,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from pandas_dp.api.queries.hierarchy_forms import (
+from pandas_dp.api.queries.hierarchy.forms import (
     check_level,
     check_siblings,
     is_list_like,
