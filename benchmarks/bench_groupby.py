@@ -21,11 +21,11 @@ import pandas as pd
 
 import pandas_dp
 from _util import best_time, table
-from pandas_dp.api.measurement.parts import count_part, sum_part
-from pandas_dp.api.statistics.moments import mean_from
-from pandas_dp.engines import Grouping
 from pandas_dp.engines.pandas_engine import aggregate_frame
+from pandas_dp.measures.aggregates import Grouping
 from pandas_dp.mechanisms.random import SystemRandomSource
+from pandas_dp.planning.measurement.parts import count_part, sum_part
+from pandas_dp.planning.statistics.moments import mean_from
 
 ROWS = 10_000_000
 KEYS = 1_000

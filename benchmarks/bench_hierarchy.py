@@ -22,9 +22,8 @@ import pandas as pd
 
 import pandas_dp  # noqa: F401
 from _util import best_time, table
-from pandas_dp.engines import Grouping
 from pandas_dp.engines.pandas_engine import aggregate_frame
-from pandas_dp.engines.plan import Rows
+from pandas_dp.measures.aggregates import Grouping, Rows
 from pandas_dp.mechanisms.consistency import Tree, consistent_counts
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource

@@ -20,11 +20,11 @@ import numpy as np
 import pandas as pd
 
 from _util import table
-from pandas_dp.api.measurement.parts import count_part, sum_part
-from pandas_dp.api.statistics.moments import mean_from
 from pandas_dp.cli.demo import load_census
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.random import SystemRandomSource
+from pandas_dp.planning.measurement.parts import count_part, sum_part
+from pandas_dp.planning.statistics.moments import mean_from
 
 SHARES = [Fraction(1, 3), Fraction(1, 2), Fraction(2, 3), Fraction(3, 4)]
 TRIALS = 4000

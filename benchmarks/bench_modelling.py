@@ -43,8 +43,8 @@ import pandas as pd
 
 import pandas_dp  # noqa: F401  (registers the accessors)
 from _util import table
-from pandas_dp.api.measurement.products import ProductLayout
 from pandas_dp.errors import PrivacyLeakWarning
+from pandas_dp.planning.measurement.products import ProductLayout
 
 ROWS = 10_000_000
 COLUMNS = 10

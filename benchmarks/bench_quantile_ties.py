@@ -38,7 +38,7 @@ import pandas as pd
 
 import pandas_dp
 from _util import table
-from pandas_dp.engines.cells import quantile_candidates
+from pandas_dp.measures.grids import quantile_candidates
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
 

@@ -236,8 +236,8 @@ def mbi_measurements(planned, noisy, columns, sizes) -> list:
     """
     import mbi
 
-    from pandas_dp.api.measurement.marginals import ResidualPart
     from pandas_dp.mechanisms.residuals.planner import row_norms
+    from pandas_dp.planning.measurement.marginals import ResidualPart
 
     out = []
     for key, part in planned.parts.items():
@@ -284,8 +284,8 @@ def mbi_mst_error(frame, priv, workload, keys, sizes, truth) -> tuple[float, flo
     jax.config.update("jax_enable_x64", True)
     import mbi
 
-    from pandas_dp.api.measurement.synthesis import TREE
     from pandas_dp.api.queries.synthesize import plan_synthesize
+    from pandas_dp.planning.measurement.synthesis import TREE
 
     columns = list(frame.columns)
     planned = plan_synthesize(priv, columns, keys, epsilon=EPSILON, delta=DELTA)
@@ -337,10 +337,10 @@ def strategy_bound(frame: pd.DataFrame) -> str:
     """
     from fractions import Fraction
 
-    from pandas_dp.api.measurement.marginals import release_rho, residual_parts
-    from pandas_dp.engines.plan import Axis
+    from pandas_dp.measures.aggregates import Axis
     from pandas_dp.mechanisms.marginals import optimal_strategy
     from pandas_dp.mechanisms.residuals.planner import ResidualPlan, choose_plan
+    from pandas_dp.planning.measurement.marginals import release_rho, residual_parts
 
     budget = (Fraction(EPSILON), Fraction(DELTA))
     rho = release_rho(*budget)

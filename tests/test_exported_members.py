@@ -71,7 +71,7 @@ def test_import_registers_the_accessors() -> None:
 SUBPACKAGES = [
     "pandas_dp.api.accessors",
     "pandas_dp.api.release",
-    "pandas_dp.api.statistics",
+    "pandas_dp.planning.statistics",
     "pandas_dp.engines",
     "pandas_dp.publish",
     "pandas_dp.local",

@@ -17,13 +17,13 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.attach import session_of
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.session import Session
 from pandas_dp.errors import PrivacyLeakWarning, warn
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64
+from pandas_dp.planning.noise import NoiseSource
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """ε split by ``accuracy=`` weights: the shares are exact, positive and never exceed ε.
 
-A release's measurements each get a share of its ε (:mod:`pandas_dp.api.measurement.split`);
+A release's measurements each get a share of its ε (:mod:`pandas_dp.planning.measurement.split`);
 the ledger charges the sum of what each measurement records, and each sampler's noise is
 calibrated from that recorded ε (and δ). These tests check the sum against the ε asked for,
 exactly, including releases with so many measurements (or such extreme weights) that a
@@ -18,9 +18,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian, plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.planning.measurement.split import optimal_shares
 
 KEYS = ["a", "b"]
 BOUNDS = (0.0, 10.0)

@@ -52,11 +52,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.api.measurement.parts import NoiseChoice, Part, count_part, sum_part
 from pandas_dp.mechanisms.accuracy import ratio_interval
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
+from pandas_dp.planning.measurement.parts import NoiseChoice, Part, count_part, sum_part
 from pandas_dp.units import Contribution
 
 pytestmark = pytest.mark.statistical

@@ -13,8 +13,8 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
-from pandas_dp.api.measurement.split import optimal_shares
 from pandas_dp.mechanisms.accuracy import combined_laplace_halfwidth
+from pandas_dp.planning.measurement.split import optimal_shares
 
 
 def _pmf(scale: float, reach: int) -> tuple[np.ndarray, np.ndarray]:

@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401  (registers the accessors)
-from pandas_dp.api.statistics.base import Inputs
-from pandas_dp.api.statistics.planning import PlanningInputs
-from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.planning.statistics.base import Inputs
+from pandas_dp.planning.statistics.planning import PlanningInputs
+from pandas_dp.planning.statistics.postprocess import PostProcess
 from pandas_dp.publish import load_spec, plan_release
 
 BOUNDS = (0.0, 100.0)

@@ -19,9 +19,9 @@ import pytest
 
 import pandas_dp
 from pandas_dp import Budget, DPError
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release import Preview
 from pandas_dp.engines.pandas_engine import PandasEngine
+from pandas_dp.planning.noise import NoiseSource
 
 KEYS = list(range(20))
 BOUNDS = (0.0, 2.0)

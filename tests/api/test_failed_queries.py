@@ -27,9 +27,9 @@ from pandas_dp import (
     DPValueError,
     ReleaseFailedError,
 )
-from pandas_dp.api.noise import NoiseSource
-from pandas_dp.api.statistics import moments
 from pandas_dp.engines.pandas_engine import PandasEngine
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics import moments
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.engines.dask.partitions import combine
-from pandas_dp.engines.plan import Aggregates
+from pandas_dp.engines.protocol import Aggregates
 
 
 def test_sums_stay_exact_beyond_int64() -> None:

@@ -17,10 +17,10 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401  (registers the accessors)
-from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.continual.sqrt import sensitivity_squared
 from pandas_dp.mechanisms.continual.tree import tree_levels
+from pandas_dp.planning.measurement.marginals import release_rho
 
 START, END = pd.Timestamp("2024-01-01"), pd.Timestamp("2025-01-01")
 

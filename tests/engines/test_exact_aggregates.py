@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.engines import ClippedSum, Grouping, NonNull, PandasEngine, Rows
+from pandas_dp.engines import PandasEngine
+from pandas_dp.measures.aggregates import ClippedSum, Grouping, NonNull, Rows
 
 ENGINE = PandasEngine()
 
@@ -139,7 +140,7 @@ def test_a_frame_is_freed_as_soon_as_it_is_aggregated():
     import weakref
 
     from pandas_dp.engines.pandas_engine import aggregate_frame
-    from pandas_dp.engines.plan import ClippedSquares
+    from pandas_dp.measures.aggregates import ClippedSquares
 
     frame = pd.DataFrame({"g": ["a", "b", "a"], "x": [1.0, 2.0, None]})
     alive = weakref.ref(frame)

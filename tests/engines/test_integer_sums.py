@@ -16,11 +16,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pandas_dp.engines import ClippedSum, Grouping
 from pandas_dp.engines.columns import numeric_values
 from pandas_dp.engines.integers import integer_units
 from pandas_dp.engines.lattice_units import lattice_values
 from pandas_dp.engines.pandas_engine import aggregate_frame
+from pandas_dp.measures.aggregates import ClippedSum, Grouping
 from pandas_dp.mechanisms.lattice import sum_lattice
 
 HYPOTHESIS = settings(max_examples=200, derandomize=True, database=None, deadline=None)

@@ -90,9 +90,9 @@ COLUMNS_TO_COUNT = {
 @pytest.mark.parametrize("name", list(COLUMNS_TO_COUNT))
 def test_counts_per_key_equal_the_counted_codes(name: str) -> None:
     """A release of counts only skips the code per row; its counts must be those codes'."""
-    from pandas_dp.engines import Grouping, Rows
     from pandas_dp.engines.codes import level_counts
     from pandas_dp.engines.pandas_engine import aggregate_frame
+    from pandas_dp.measures.aggregates import Grouping, Rows
 
     column, keys = COLUMNS_TO_COUNT[name]
     with warnings.catch_warnings():  # pandas deprecates matching dates to timestamps

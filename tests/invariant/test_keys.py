@@ -21,10 +21,10 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp.engines import Grouping, Rows
 from pandas_dp.engines.canonical import canonical_value
 from pandas_dp.engines.codes import combine, observed_codes, public_codes
 from pandas_dp.engines.pandas_engine import aggregate_frame
+from pandas_dp.measures.aggregates import Grouping, Rows
 from pandas_dp.testing import capture_noise
 
 

@@ -18,10 +18,10 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp.engines import ClippedSum, Grouping
 from pandas_dp.engines.lattice_units import row_bound
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.sums import INT64_EXACT_ROWS, rows_per_sum
+from pandas_dp.measures.aggregates import ClippedSum, Grouping
 from pandas_dp.testing import capture_noise
 
 L, U = 2.0**60 - 2**13, 2.0**60 - 2**12  # the reviewer's bounds: accepted, tiny span

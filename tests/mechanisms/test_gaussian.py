@@ -32,7 +32,6 @@ import numpy as np
 import pytest
 from scipy import optimize, stats
 
-from pandas_dp.api.measurement.parts import NoiseChoice, sum_part
 from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.gaussian.calibration import (
     analytic_gaussian_delta,
@@ -50,6 +49,7 @@ from pandas_dp.mechanisms.gaussian.discrete import (
     plan_gaussian,
 )
 from pandas_dp.mechanisms.random import SeededRandomSource, SystemRandomSource
+from pandas_dp.planning.measurement.parts import NoiseChoice, sum_part
 
 P_MIN = 1e-6
 Z_MAX = 5.0

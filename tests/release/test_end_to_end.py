@@ -27,8 +27,8 @@ from pandas_dp.accounting.events import LedgerEntry, Measurement
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.budget import Budget
 from pandas_dp.cli import main
-from pandas_dp.engines.cells import quantile_candidates
 from pandas_dp.errors import BudgetExceededError
+from pandas_dp.measures.grids import quantile_candidates
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS
 from pandas_dp.publish import load_spec, plan_release, run_release
 from pandas_dp.publish import runner as spec_runner
@@ -549,8 +549,8 @@ def test_a_charged_release_that_failed_is_reported_not_recovered(
     # A release that fails after reading the data is charged with no output in the ledger
     # (a bug by definition). Re-running the spec must say so, release the other queries, and
     # leave --force as the only way to release it again: it used to crash on the missing output.
-    from pandas_dp.api.noise import NoiseSource
     from pandas_dp.errors import ReleaseFailedError
+    from pandas_dp.planning.noise import NoiseSource
 
     spec = load_spec(write_spec(tmp_path, people[1] / "people.csv"))
     out = tmp_path / "out"

@@ -27,13 +27,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.api.measurement.parts import add_noise
 from pandas_dp.api.queries.ungrouped import plan_one
 from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.finish import columns_of
-from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
+from pandas_dp.planning.measurement.parts import add_noise
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 from .auditing import audit, paired_runs
 

@@ -185,9 +185,9 @@ def _formula_bound() -> float:
 
 
 def test_formula_audit_and_the_whole_frame_mutant(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pandas_dp.api.measurement import design as design_module
-    from pandas_dp.api.measurement.formula_grammar import FormulaVariables
     from pandas_dp.api.queries import regression as regression_module
+    from pandas_dp.transformations import design as design_module
+    from pandas_dp.transformations.formula_grammar import FormulaVariables
 
     real = _formula_bound()
     print(f"ols with a whole-frame term, grammar on: ε_lb = {real:.3f}")

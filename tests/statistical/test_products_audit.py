@@ -30,12 +30,12 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pandas_dp.api.measurement.parts import NoiseChoice
-from pandas_dp.api.measurement.products import DIGITS, UNIT, ProductLayout, products_part
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.gaussian.discrete import plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
+from pandas_dp.planning.measurement.parts import NoiseChoice
+from pandas_dp.planning.measurement.products import DIGITS, UNIT, ProductLayout, products_part
 from pandas_dp.units import Contribution
 
 from . import auditing

@@ -36,11 +36,11 @@ import pandas as pd
 import pytest
 from scipy import signal
 
-from pandas_dp.api.measurement.marginals import ResidualPart, release_rho, residual_parts
-from pandas_dp.engines.plan import Axis
+from pandas_dp.measures.aggregates import Axis
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian, exact_sigma2
 from pandas_dp.mechanisms.residuals.basis import basis
 from pandas_dp.mechanisms.residuals.planner import ResidualPlan, row_norms
+from pandas_dp.planning.measurement.marginals import ResidualPart, release_rho, residual_parts
 
 from ..mechanisms.test_gaussian import reference_pmf
 from ..tables.test_audit import ROUNDING, runs, threshold_excess

@@ -56,7 +56,7 @@ import pandas as pd
 import pytest
 
 import pandas_dp
-from pandas_dp.engines.cells import quantile_candidates
+from pandas_dp.measures.grids import quantile_candidates
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.mechanisms.randomized_response import randomize

@@ -18,9 +18,9 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401  (registers the accessors)
-from pandas_dp.api.measurement.marginals import release_rho
-from pandas_dp.api.measurement.products import UNIT, ProductLayout
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.planning.measurement.marginals import release_rho
+from pandas_dp.planning.measurement.products import UNIT, ProductLayout
 
 BOUNDS = (0.0, 16.0)
 

@@ -18,11 +18,11 @@ import pandas as pd
 import pytest
 
 import pandas_dp  # noqa: F401  (registers the accessors)
-from pandas_dp.api.measurement.products import UNIT
 from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.release import resolve
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.planning.measurement.products import UNIT
 
 BOUNDS = {"x": (0.0, 16.0), "z": (0.0, 16.0), "y": (-16.0, 48.0)}
 KEYS = {"g": ["a", "b", "c"]}

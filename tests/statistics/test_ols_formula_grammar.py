@@ -4,7 +4,7 @@ An audit found formula terms evaluated over the whole private frame: ``I(x - x.m
 ``I(x.eq(7.77).any())`` and the like gave each row a value that depended on the other rows,
 so a model released on D and on D plus one row told the row apart (150 trials out of 150).
 Now every factor must pass a grammar of row-local terms
-(:mod:`pandas_dp.api.measurement.formula_grammar`), checked on the formula text before
+(:mod:`pandas_dp.transformations.formula_grammar`), checked on the formula text before
 anything is charged, and the design is checked on a public probe, whole against row by row.
 What the grammar allows (``Q('x')``, ``np.log``, ``I(x**2)``, ``x:z``, ``C(g)``) still gives,
 under zero noise, the least-squares fit of the clipped complete rows, on the design formulaic
@@ -286,8 +286,8 @@ def test_accepted_formula_reads_one_row_on_the_neighbours(
 def test_probe_refuses_what_the_grammar_would_miss(
     formula: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pandas_dp.api.measurement import design
-    from pandas_dp.api.measurement.formula_grammar import FormulaVariables
+    from pandas_dp.transformations import design
+    from pandas_dp.transformations.formula_grammar import FormulaVariables
 
     monkeypatch.setattr(design, "check_formula", lambda _: FormulaVariables((), ()))
     with pytest.raises(DPValueError, match="depends on the other rows"):
@@ -295,7 +295,7 @@ def test_probe_refuses_what_the_grammar_would_miss(
 
 
 def test_probe_is_public_and_deterministic() -> None:
-    from pandas_dp.api.measurement.design import row_probe
+    from pandas_dp.transformations.design import row_probe
 
     numeric = {"x": (0.0, 10.0), "y": (-1.0, 1.0)}
     categorical = {"g": pd.Index(["a", "b", "c"])}
@@ -330,7 +330,7 @@ TURNING = "y ~ I((x - 3)**2) + np.abs(z - 2.5) + np.square(x - 12.5)"
 
 
 def test_design_bounds_hold_the_range_of_terms_that_turn_between_the_bounds() -> None:
-    from pandas_dp.api.measurement.design import design_of
+    from pandas_dp.transformations.design import design_of
 
     design = design_of(TURNING, {name: BOUNDS[name] for name in ("x", "z", "y")}, {})
     spans = dict(zip([*design.columns, design.response], design.bounds, strict=True))
@@ -368,7 +368,7 @@ def test_terms_that_turn_between_the_bounds_equal_the_hand_built_fit_under_zero_
 
 def test_a_design_whose_regressors_are_all_categorical_has_its_response_range() -> None:
     """Every numeric variable in the response alone: nothing to cross (it raised)."""
-    from pandas_dp.api.measurement.design import design_of
+    from pandas_dp.transformations.design import design_of
 
     design = design_of("y ~ C(g)", {"y": BOUNDS["y"]}, {"g": pd.Index(KEYS["g"])})
     assert design.bounds[-1] == BOUNDS["y"]

@@ -31,12 +31,13 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pandas_dp.api.noise import NoiseSource
-from pandas_dp.engines.cells import edge_ranks, grid_edges, quantile_candidates
-from pandas_dp.engines.plan import EdgeRanks
+from pandas_dp.engines.cells import edge_ranks
+from pandas_dp.measures.aggregates import EdgeRanks
+from pandas_dp.measures.grids import grid_edges, quantile_candidates
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.quantile import grid_value
 from pandas_dp.mechanisms.random import SeededRandomSource
+from pandas_dp.planning.noise import NoiseSource
 
 from ..statistical.auditing import audit, paired_runs
 

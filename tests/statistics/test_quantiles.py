@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pandas_dp.engines.cells import quantile_candidates
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.grids import quantile_candidates
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.quantile import rank_error
 

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.api.statistics import STATISTICS, Sem
+from pandas_dp.planning.statistics import STATISTICS, Sem
 from pandas_dp.publish.model import parse_spec
 
 from .test_spreads import BOUNDS, check, reference

@@ -17,13 +17,6 @@ import pytest
 
 import pandas_dp
 from pandas_dp.accounting.events import BoundedRangeMeasurement
-from pandas_dp.api.measurement.aim import (
-    AimChoicePart,
-    aim_parts,
-    candidate_tables,
-    candidates_of,
-)
-from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.api.queries.domains import parse_domains
 from pandas_dp.api.release import resolve
 from pandas_dp.budget import zcdp_to_epsilon
@@ -31,6 +24,13 @@ from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.graphical_model import Measured, fit
+from pandas_dp.planning.measurement.aim import (
+    AimChoicePart,
+    aim_parts,
+    candidate_tables,
+    candidates_of,
+)
+from pandas_dp.planning.measurement.marginals import release_rho
 
 from .test_synthesize import COLUMNS, dependent
 

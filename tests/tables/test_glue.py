@@ -16,12 +16,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.api.measurement.marginals import release_rho
 from pandas_dp.budget import Budget, zcdp_to_epsilon
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.marginals import laplace_strategy
 from pandas_dp.mechanisms.residuals.planner import ResidualPlan, choose_plan, row_norms
+from pandas_dp.planning.measurement.marginals import release_rho
 
 from .conftest import WORKLOAD
 

@@ -21,7 +21,6 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from pandas_dp.api.measurement.marginals import ResidualPart, release_rho
 from pandas_dp.api.queries.tables import plan_tables
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.marginals import (
@@ -42,6 +41,7 @@ from pandas_dp.mechanisms.residuals.planner import (
     residuals,
     row_norms,
 )
+from pandas_dp.planning.measurement.marginals import ResidualPart, release_rho
 
 from ..mechanisms.test_gaussian import reference_pmf
 

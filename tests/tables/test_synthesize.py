@@ -17,13 +17,13 @@ import pytest
 import pandas_dp
 from pandas_dp.accounting.events import BoundedRangeMeasurement
 from pandas_dp.api.attach import ATTRS_KEY
-from pandas_dp.api.measurement.marginals import release_rho
-from pandas_dp.api.noise import NoiseSource, os_words
 from pandas_dp.budget import zcdp_to_epsilon
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SystemRandomSource
+from pandas_dp.planning.measurement.marginals import release_rho
+from pandas_dp.planning.noise import NoiseSource, os_words
 
 COLUMNS = ["age", "sex", "region", "tenure"]
 

@@ -19,7 +19,6 @@ from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.handles import SessionHandle
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.unit_ids import UnitIds
@@ -27,6 +26,7 @@ from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning, warn
 from pandas_dp.mechanisms.random import RandomSource, SeededRandomSource, SystemRandomSource
+from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.schema import SchemaRules
 from pandas_dp.units import PrivacyUnit
 

@@ -23,11 +23,7 @@ from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.engines.temporal import NANOSECONDS, is_temporal, unit_of
 from pandas_dp.errors import DPTypeError, DPValueError
-
-#: How a statistic's values relate to a time column: positions on its axis (a mean or a
-#: quantile of datetimes is a datetime), lengths (a standard deviation is a timedelta), a
-#: total (defined for timedeltas only, as in pandas) or undefined (None: refused).
-OnTime = Literal["point", "span", "total"] | None
+from pandas_dp.planning.statistics.base import OnTime
 
 _POINTS = (pd.Timestamp, datetime.datetime, datetime.date, np.datetime64)
 _SPANS = (pd.Timedelta, datetime.timedelta, np.timedelta64)

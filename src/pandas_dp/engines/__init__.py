@@ -5,18 +5,9 @@ from __future__ import annotations
 import sys
 
 from pandas_dp.engines.pandas_engine import PandasEngine
-from pandas_dp.engines.plan import ClippedSum, Engine, Grouping, Measure, NonNull, Rows
+from pandas_dp.engines.protocol import Engine
 
-__all__ = [
-    "ClippedSum",
-    "Engine",
-    "Grouping",
-    "Measure",
-    "NonNull",
-    "PandasEngine",
-    "Rows",
-    "engine_for",
-]
+__all__ = ["Engine", "PandasEngine", "engine_for"]
 
 _PANDAS = PandasEngine()
 

@@ -28,7 +28,7 @@ from pandas_dp.engines.integers import integer_codes
 if TYPE_CHECKING:
     from pandas._typing import DtypeObj
 
-    from pandas_dp.engines.plan import OtherCells
+    from pandas_dp.measures.aggregates import OtherCells
 
 I64 = npt.NDArray[np.int64]
 Codes = TypeVar("Codes", I64, npt.NDArray[np.bool_])

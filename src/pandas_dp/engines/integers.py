@@ -2,7 +2,7 @@
 
 **Sums.** Integer columns are summed without the float detour, rounding exactly like the
 lattice path.
-A :class:`~pandas_dp.engines.plan.ClippedSum` turns each value into
+A :class:`~pandas_dp.measures.aggregates.ClippedSum` turns each value into
 ``rint(clip(float(x), L·g, U·g) / g)`` lattice units (``g = 2**exponent``, ``L`` and ``U``
 the bounds in units). For an integer column, a lattice no coarser than 1 (``exponent <= 0``)
 and bounds that are integers of magnitude at most ``2**53`` in the column's units, that is
@@ -34,7 +34,7 @@ I64 = npt.NDArray[np.int64]
 
 
 class LatticeSum(Protocol):
-    """What :func:`integer_units` reads of a :class:`~pandas_dp.engines.plan.ClippedSum`.
+    """What :func:`integer_units` reads of a :class:`~pandas_dp.measures.aggregates.ClippedSum`.
 
     A protocol rather than the class: the plan imports bounding, which imports this module.
     """

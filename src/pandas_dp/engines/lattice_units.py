@@ -1,7 +1,7 @@
 """Each row's clipped value in integer lattice units, and the most one row can contribute.
 
-The per-row step of clipped sums (:class:`~pandas_dp.engines.plan.ClippedSum`) and capped
-squares (:class:`~pandas_dp.engines.plan.ClippedSquares`) in the pandas engine: clip, scale
+The per-row step of clipped sums (:class:`~pandas_dp.measures.aggregates.ClippedSum`) and capped
+squares (:class:`~pandas_dp.measures.aggregates.ClippedSquares`) in the pandas engine: clip, scale
 by a power of two (exact), round, fill missing values, shift by the offset. Every step is a
 function of one row and public parameters, and nothing data-dependent surfaces as a
 warning. :func:`row_bound` reads the largest magnitude of one row's units (weighted sums'
@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pandas_dp.engines.columns import F64
-from pandas_dp.engines.plan import ClippedSquares, ClippedSum, WeightedSum
+from pandas_dp.measures.aggregates import ClippedSquares, ClippedSum, WeightedSum
 
 I64 = npt.NDArray[np.int64]
 

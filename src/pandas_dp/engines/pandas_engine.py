@@ -44,19 +44,18 @@ from pandas_dp.engines.lattice_units import (
     row_bound,
     square_values,
 )
-from pandas_dp.engines.plan import (
+from pandas_dp.engines.products import product_sums
+from pandas_dp.engines.protocol import Aggregates, Aggregation, Engine, Frame, FrameT
+from pandas_dp.engines.sums import scaled, summed
+from pandas_dp.engines.weighted import weighted_units
+from pandas_dp.measures.aggregates import (
     Aggregate,
-    Aggregates,
-    Aggregation,
     Axis,
     CellCounts,
     ClippedSquares,
     ClippedSum,
     Distinct,
     EdgeRanks,
-    Engine,
-    Frame,
-    FrameT,
     Grouping,
     JointCounts,
     ManyTables,
@@ -66,9 +65,6 @@ from pandas_dp.engines.plan import (
     Rows,
     WeightedSum,
 )
-from pandas_dp.engines.products import product_sums
-from pandas_dp.engines.sums import scaled, summed
-from pandas_dp.engines.weighted import weighted_units
 
 I64 = npt.NDArray[np.int64]
 
@@ -97,7 +93,7 @@ def _binned_with_keys(frame: pd.DataFrame, grouping: Grouping, bins: I64) -> I64
     """Codes of the first column's bins (outermost) with the other columns' public keys.
 
     The keys are every bin with every key of the others, in C order (see
-    :class:`~pandas_dp.engines.plan.Grouping`): the first ``width`` keys give the others'.
+    :class:`~pandas_dp.measures.aggregates.Grouping`): the first ``width`` keys give the others'.
     """
     assert grouping.binning is not None
     keys = grouping.keys

@@ -1,4 +1,4 @@
-"""Exact sums of per-row products (see :class:`~pandas_dp.engines.plan.ProductSums`).
+"""Exact sums of per-row products (see :class:`~pandas_dp.measures.aggregates.ProductSums`).
 
 Every value is rounded to an integer ``u`` with ``|u| <= 2**digits`` before anything is
 multiplied, so each product is an integer of magnitude at most ``2**(2 digits)``. Rows are
@@ -24,7 +24,7 @@ import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.columns import F64, numeric_values
-from pandas_dp.engines.plan import Aggregate, ProductSums
+from pandas_dp.measures.aggregates import Aggregate, ProductSums
 
 I64 = npt.NDArray[np.int64]
 IP = npt.NDArray[np.intp]

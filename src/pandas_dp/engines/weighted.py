@@ -1,6 +1,6 @@
 """Per-row contributions of weighted sums and counts (survey weights), as lattice integers.
 
-See :class:`~pandas_dp.engines.plan.WeightedSum`. Every step is a function of one row and
+See :class:`~pandas_dp.measures.aggregates.WeightedSum`. Every step is a function of one row and
 public parameters: clip the weight, build the row's factor, multiply, scale by a power of two,
 round, and clamp the integer to the measure's public range, so one row moves the exact
 integer sum by at most ``max(|lower|, |upper|)`` units, whatever the values (NaN, ±inf,
@@ -17,7 +17,7 @@ import pandas as pd
 
 from pandas_dp.engines.codes import missing_mask
 from pandas_dp.engines.columns import F64, numeric_values
-from pandas_dp.engines.plan import WeightedSum
+from pandas_dp.measures.aggregates import WeightedSum
 
 I64 = npt.NDArray[np.int64]
 

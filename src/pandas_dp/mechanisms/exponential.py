@@ -15,7 +15,7 @@ Permute-and-flip (McKenna & Sheldon 2020) uses the same weights as acceptance pr
 of independent coins and outputs a uniform accepted candidate (:func:`sample_permute_and_flip`):
 ε-DP at the same rate for non-monotone scores, and never a larger expected score than the
 exponential mechanism. Quantiles use it in pure-ε sessions (see
-:func:`pandas_dp.api.measurement.choices.quantile_part`).
+:func:`pandas_dp.planning.measurement.choices.quantile_part`).
 """
 
 from __future__ import annotations

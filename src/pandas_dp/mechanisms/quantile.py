@@ -4,7 +4,7 @@ Quantiles (Smith 2011, "Privacy-preserving statistical estimation with optimal c
 rates"): the candidates are public values ``c_k`` on ``[L, U]``: the ``K + 1`` edges of a
 grid of ``K`` equal cells, and, unless the column is an integer one with integer bounds at
 most ``K`` apart (then the integers from ``L`` to ``U`` alone), the "round" values within
-the bounds (see :func:`pandas_dp.engines.cells.quantile_candidates`: multiples of a power of
+the bounds (see :func:`pandas_dp.measures.grids.quantile_candidates`: multiples of a power of
 ten and of a power of two for numbers, of a second, minute, hour or day for times), so that
 the values data usually take (whole hours, prices in cents, halves and quarters) are
 candidates. The set is chosen from public inputs only: the bounds, ``K`` and the dtype.
@@ -37,7 +37,7 @@ over the intervals between sorted data points, measured in candidates). Sampling
 pure-ε release (ε-DP at the same rate, McKenna & Sheldon 2020, and never a worse expected
 score), by the exponential mechanism itself where its bounded-range price is used (ρ
 sessions) or where a release's public groups × candidates exceed 2**23 (see
-:func:`pandas_dp.api.measurement.choices.quantile_part`).
+:func:`pandas_dp.planning.measurement.choices.quantile_part`).
 """
 
 from __future__ import annotations

@@ -13,10 +13,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn, TypeVar
 
-from pandas_dp.api.statistics import STATISTICS
-from pandas_dp.api.statistics.parsing import closest_statistic
 from pandas_dp.api.validation import parse_bounds
 from pandas_dp.errors import DPError, SpecError
+from pandas_dp.planning.statistics import STATISTICS
+from pandas_dp.planning.statistics.parsing import closest_statistic
 
 Parsed = TypeVar("Parsed")
 

@@ -21,9 +21,9 @@ from typing import Any
 from pandas_dp.accounting.composition import ACCOUNTANTS
 from pandas_dp.api.keys import parse_by, parse_keys
 from pandas_dp.api.release.options import MECHANISMS, parse_weight_bounds
-from pandas_dp.api.statistics import STATISTICS
 from pandas_dp.budget import parse_delta, parse_epsilon
 from pandas_dp.errors import SpecError
+from pandas_dp.planning.statistics import STATISTICS
 from pandas_dp.publish.checks import (
     Problems,
     aggs_of,

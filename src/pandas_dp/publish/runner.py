@@ -29,7 +29,6 @@ from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
 from pandas_dp.api.session import tagged
-from pandas_dp.api.statistics import STATISTICS
 from pandas_dp.errors import (
     BudgetExceededError,
     DPError,
@@ -39,6 +38,7 @@ from pandas_dp.errors import (
     SpecError,
 )
 from pandas_dp.optional import require
+from pandas_dp.planning.statistics import STATISTICS
 from pandas_dp.publish.checks import Problems, spec_keys
 from pandas_dp.publish.files import as_table, write_outputs
 from pandas_dp.publish.loader import read_spec_file

@@ -1,7 +1,7 @@
 """Accessor methods for DP minima and maxima (mixins of ``s.dp`` and ``df.dp``).
 
 A DP minimum (maximum) is the quantile at 0 (1) on the public grid: see
-:class:`~pandas_dp.api.statistics.Min`. The Series forms release the Series itself; the
+:class:`~pandas_dp.planning.statistics.Min`. The Series forms release the Series itself; the
 DataFrame forms name a column first.
 """
 

@@ -32,9 +32,9 @@ from pandas_dp.api.release.arguments import (
     RatioArgs,
     Real,
 )
-from pandas_dp.api.statistics import parse_named
-from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.errors import DPValueError
+from pandas_dp.planning.statistics import parse_named
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 
 class FrameStatistics(BaseDPAccessor[NumberT, EstimateT]):

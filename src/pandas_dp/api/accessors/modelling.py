@@ -17,8 +17,8 @@ from pandas_dp.api.queries.covariance import plan_matrix
 from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.release import resolve
 from pandas_dp.api.release.arguments import EstimateT, MatrixArgs, NumberT, OLSArgs
-from pandas_dp.api.statistics.regression import OLSResults
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.planning.statistics.regression import OLSResults
 
 
 class FrameModelling(BaseDPAccessor[NumberT, EstimateT]):

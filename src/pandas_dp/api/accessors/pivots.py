@@ -12,7 +12,7 @@ from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.crosstab import plan_crosstab, plan_pivot_table
 from pandas_dp.api.release import ReleaseOptions
 from pandas_dp.api.release.arguments import EstimateT, Keys, NumberT, RatioArgs
-from pandas_dp.api.statistics.postprocess import PostProcess
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 
 class FramePivots(BaseDPAccessor[NumberT, EstimateT]):

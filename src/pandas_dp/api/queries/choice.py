@@ -10,18 +10,17 @@ import pandas as pd
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_keys
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import price
 from pandas_dp.api.release.types import Finish, PlannedOutput
-from pandas_dp.api.statistics import Choice
 from pandas_dp.api.validation import check_column
-from pandas_dp.engines import Grouping
-from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError
+from pandas_dp.measures.aggregates import Aggregate, Grouping
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics import Choice
 from pandas_dp.units import positive_int
 
 

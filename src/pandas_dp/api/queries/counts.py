@@ -24,8 +24,8 @@ from pandas_dp.api.release.arguments import CountArgs, Keys
 from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column, parse_bounds
-from pandas_dp.engines.plan import Binning, OtherCells
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Binning, OtherCells
 
 
 def plan_value_counts(

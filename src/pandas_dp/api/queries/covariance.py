@@ -1,7 +1,7 @@
 """``priv.dp.cov(...)`` and ``priv.dp.corr(...)``: every pair of columns from one measurement.
 
 A covariance or correlation matrix of ``d`` columns is a function of a few sums per pair
-(:mod:`pandas_dp.api.measurement.products`), all measured at once with one noise scale and
+(:mod:`pandas_dp.planning.measurement.products`), all measured at once with one noise scale and
 charged once. The matrix is then made what the exact one is, by free post-processing:
 symmetric, positive semidefinite (the nearest such matrix in Frobenius norm), and for
 correlations a unit diagonal with every entry in ``[-1, 1]``.
@@ -18,20 +18,24 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.caps import Caps, caps_for
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.planner import may_hold_missing, noise_choice
 from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Request
-from pandas_dp.api.statistics.base import Inputs
-from pandas_dp.api.statistics.products import PairCorrelation, PairCovariance
-from pandas_dp.engines import Grouping
-from pandas_dp.engines.plan import Aggregate
 from pandas_dp.engines.temporal import is_temporal
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Aggregate, Grouping
 from pandas_dp.mechanisms.postprocess import correlation_of, nearest_psd
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.products import (
+    DIGITS,
+    ProductLayout,
+    ProductsPart,
+    products_part,
+)
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics.base import Inputs
+from pandas_dp.planning.statistics.products import PairCorrelation, PairCovariance
 
 Use = Literal["pairwise", "complete"]
 

@@ -18,18 +18,17 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.keys import parse_by
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.finish import hide_where_empty, released
 from pandas_dp.api.release.types import Finish, PlannedOutput, Request
-from pandas_dp.api.statistics import Count, Statistic, statistic_class
-from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.engines import Grouping
-from pandas_dp.engines.plan import Aggregate, OtherCells
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Aggregate, Grouping, OtherCells
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics import Count, Statistic, statistic_class
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 _NORMALIZE = {True: "all", "all": "all", "index": "index", "columns": "columns"}
 

@@ -19,8 +19,8 @@ from pandas_dp.api.keys import check_key_types, parse_by, parse_keys
 from pandas_dp.api.queries.counts import _parse_edges
 from pandas_dp.api.release.types import Target
 from pandas_dp.api.validation import check_column
-from pandas_dp.engines.plan import Axis, Binning
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Axis, Binning
 
 #: The most cells one measured marginal may have (its noisy counts are held in memory).
 MAX_CELLS = 10**7

@@ -8,18 +8,18 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.caps import caps_for
-from pandas_dp.api.measurement.kinds import CentredSum, RowCount
-from pandas_dp.api.measurement.parts import NoiseChoice, Part, count_part, sum_part
 from pandas_dp.api.release import PlannedOutput, resolve
 from pandas_dp.api.release.arguments import Bounds, Real
 from pandas_dp.api.release.planning_rows import planning_rows
 from pandas_dp.api.release.preview import mean_error_bound
-from pandas_dp.api.statistics import Mean
-from pandas_dp.api.statistics.parsing import closest_statistic
 from pandas_dp.api.validation import parse_bounds
 from pandas_dp.budget import parse_delta
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.mechanisms.accuracy import smallest_epsilon
+from pandas_dp.planning.measurement.kinds import CentredSum, RowCount
+from pandas_dp.planning.measurement.parts import NoiseChoice, Part, count_part, sum_part
+from pandas_dp.planning.statistics import Mean
+from pandas_dp.planning.statistics.parsing import closest_statistic
 from pandas_dp.units import Contribution
 
 

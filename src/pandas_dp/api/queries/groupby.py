@@ -33,12 +33,11 @@ from pandas_dp.api.release.arguments import (
 )
 from pandas_dp.api.release.selection import asked_selection
 from pandas_dp.api.release.types import Execute, Table
-from pandas_dp.api.statistics import Mean, Sum, parse_func, parse_named
-from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column, did_you_mean
-from pandas_dp.engines import Grouping
-from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Binning, Grouping
+from pandas_dp.planning.statistics import Mean, Sum, parse_func, parse_named
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 
 class DPGroupBy(GroupedCounts, GroupedMatrices):
@@ -225,7 +224,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
 
         ε is split among the measurements to minimise the statistics' summed *relative*
         variance (each relative to what it would reach alone with all of ε; see
-        :mod:`pandas_dp.api.measurement.split`): a measurement whose noise weighs ``A`` in
+        :mod:`pandas_dp.planning.measurement.split`): a measurement whose noise weighs ``A`` in
         those errors gets a share proportional to ``A^(1/3)``, which is optimal for Laplace
         noise. One statistic alone gets its usual split (a mean: half to each part).
         δ for Gaussian noise is split equally. Sequential composition inside the call,

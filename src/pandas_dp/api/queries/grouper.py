@@ -8,7 +8,7 @@ value. A release must not read those: here the bins are those of ``freq`` over t
 Alone, the Grouper gives that resampler. Next to ordinary columns, the group-by is over
 every bin with every public key of the other columns (``keys=``, in any form ``groupby``
 takes for them, or a schema's ``isin``): the engine cuts the time column into the bins
-(:class:`~pandas_dp.engines.plan.Binning`) and matches the other columns to their keys, so
+(:class:`~pandas_dp.measures.aggregates.Binning`) and matches the other columns to their keys, so
 no key is read from the data. Results are shaped as pandas shapes them: a MultiIndex whose
 levels follow ``by`` (the time level named after the Grouper's key, holding the bins'
 labels), rows in the order of the keys given, each with every bin (or every bin with each
@@ -34,8 +34,8 @@ from pandas_dp.api.release import PlannedRelease, Target
 from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.types import Execute
 from pandas_dp.api.validation import did_you_mean
-from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Binning
 
 #: Options of ``pd.Grouper`` that change how bins are cut or labelled, or which rows count:
 #: each must keep the value a ``pd.Grouper(key=..., freq=...)`` of the same freq has.
@@ -205,7 +205,7 @@ def _other_keys(
 def _with_bins(intervals: pd.IntervalIndex, inner: pd.Index) -> pd.MultiIndex:
     """Every bin (outermost, in order) with every key of the other columns: the engine's keys.
 
-    :class:`~pandas_dp.engines.plan.Grouping` cuts its first column into the bins and
+    :class:`~pandas_dp.measures.aggregates.Grouping` cuts its first column into the bins and
     expects its keys in exactly this order.
     """
     width = len(inner)

@@ -1,7 +1,7 @@
 """The release path shared by tables and synthetic data: measure a strategy's marginals.
 
 A query family says which marginals to measure (a :class:`~pandas_dp.mechanisms.marginals.
-Strategy`), which tables it reports (one :class:`~pandas_dp.api.statistics.tables.Table`
+Strategy`), which tables it reports (one :class:`~pandas_dp.planning.statistics.tables.Table`
 statistic each, for the preview) and how the noisy marginals become its result; this module
 builds the planned release through the planner, so a preview and the release read the same
 object.
@@ -19,21 +19,21 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.caps import Caps
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.marginals import (
+from pandas_dp.api.queries.domains import Domains
+from pandas_dp.api.release import PlannedRelease, Request, plan
+from pandas_dp.api.release.types import PlannedOutput, Target
+from pandas_dp.measures.aggregates import Aggregate
+from pandas_dp.mechanisms.marginals import Clique, Strategy
+from pandas_dp.mechanisms.residuals.planner import ResidualPlan
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.marginals import (
     MarginalPart,
     ResidualPart,
     marginal_parts,
     residual_parts,
 )
-from pandas_dp.api.noise import NoiseSource
-from pandas_dp.api.queries.domains import Domains
-from pandas_dp.api.release import PlannedRelease, Request, plan
-from pandas_dp.api.release.types import PlannedOutput, Target
-from pandas_dp.api.statistics.tables import Table
-from pandas_dp.engines.plan import Aggregate
-from pandas_dp.mechanisms.marginals import Clique, Strategy
-from pandas_dp.mechanisms.residuals.planner import ResidualPlan
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics.tables import Table
 
 F64 = np.ndarray
 #: Turns the noisy marginals (by clique, shaped; residuals: flat basis values) and their noise

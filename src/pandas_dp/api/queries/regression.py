@@ -1,10 +1,10 @@
 """``priv.dp.ols("y ~ x + C(g)", ...)``: a linear model from one noisy Gram matrix.
 
-The formula's design is fixed on public inputs (:mod:`pandas_dp.api.measurement.design`);
+The formula's design is fixed on public inputs (:mod:`pandas_dp.transformations.design`);
 the engine computes it from the private rows and sums the products of every pair of its
 columns (and the response) over the complete rows, exactly; one noisy measurement of those
 sums is the release, charged once. The fit is post-processing
-(:mod:`pandas_dp.api.statistics.regression`).
+(:mod:`pandas_dp.planning.statistics.regression`).
 """
 
 from __future__ import annotations
@@ -19,20 +19,25 @@ import pandas as pd
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_keys
-from pandas_dp.api.measurement.design import FormulaDesign, design_of
-from pandas_dp.api.measurement.formula_grammar import check_formula
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.products import DIGITS, ProductLayout, ProductsPart, products_part
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.planner import noise_choice
 from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Request
-from pandas_dp.api.statistics.products import PairCovariance
-from pandas_dp.api.statistics.regression import LinearModel, OLSResults, fit
 from pandas_dp.api.validation import check_column, is_summable
-from pandas_dp.engines.plan import Aggregate, ProductSums
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Aggregate, ProductSums
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.products import (
+    DIGITS,
+    ProductLayout,
+    ProductsPart,
+    products_part,
+)
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics.products import PairCovariance
+from pandas_dp.planning.statistics.regression import LinearModel, OLSResults, fit
+from pandas_dp.transformations.design import FormulaDesign, design_of
+from pandas_dp.transformations.formula_grammar import check_formula
 
 
 def plan_ols(

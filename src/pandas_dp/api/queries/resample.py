@@ -25,8 +25,8 @@ from pandas_dp.api.release import PlannedRelease, Target
 from pandas_dp.api.release.types import Execute
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column
-from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Binning
 
 
 @dataclass(frozen=True, eq=False, repr=False)

@@ -22,23 +22,23 @@ import pandas as pd
 
 from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement, Measurement
 from pandas_dp.api.caps import caps_for
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.kinds import RunningTotals
-from pandas_dp.api.measurement.running import PrefixPart
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan
 from pandas_dp.api.release.arguments import Mechanism, Real
 from pandas_dp.api.release.options import epsilon_of, parse_confidence, parse_mechanism
 from pandas_dp.api.release.types import Finish, PlannedOutput, Target
-from pandas_dp.api.statistics.running import RunningTotal
 from pandas_dp.budget import RhoBudget
-from pandas_dp.engines.plan import Aggregate, Axis, Binning, JointCounts
 from pandas_dp.errors import DPValueError
+from pandas_dp.measures.aggregates import Aggregate, Axis, Binning, JointCounts
 from pandas_dp.mechanisms.continual.sqrt import SqrtFactorization, sensitivity_squared
 from pandas_dp.mechanisms.continual.strategies import NoisyBins
 from pandas_dp.mechanisms.continual.tree import BinaryTree, tree_levels
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.kinds import RunningTotals
+from pandas_dp.planning.measurement.running import PrefixPart
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics.running import RunningTotal
 
 #: The continual-counting plans a release chooses from (the least largest variance).
 Counting = SqrtFactorization | NoisyBins | BinaryTree

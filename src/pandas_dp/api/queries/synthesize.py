@@ -1,7 +1,7 @@
 """Synthetic data: ``priv.dp.synthesize(columns, keys=..., epsilon=..., method="mst")``.
 
 MST (McKenna, Miklau & Sheldon 2021): noisy one-way marginals, a spanning tree of pairs chosen
-privately, the chosen pairs' noisy marginals (:mod:`pandas_dp.api.measurement.synthesis`;
+privately, the chosen pairs' noisy marginals (:mod:`pandas_dp.planning.measurement.synthesis`;
 the tree and its pairs on domains compressed by the noisy one-way counts), then, free, the
 graphical model that best explains them (:mod:`pandas_dp.mechanisms.graphical_model`, the
 paper's Private-PGM fit) and rows sampled from its tree (:mod:`pandas_dp.mechanisms.tree_model`).
@@ -22,24 +22,24 @@ from pandas._typing import DtypeObj
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_by
-from pandas_dp.api.measurement.aim import AimPlan, aim_parts
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.marginals import MarginalPart
-from pandas_dp.api.measurement.synthesis import TREE, TreeChoicePart, mst_parts
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains
 from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import epsilon_of
 from pandas_dp.api.release.types import Finish, PlannedOutput
-from pandas_dp.api.statistics.tables import Synthetic, Table
-from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.mechanisms.compression import Compressed
 from pandas_dp.mechanisms.graphical_model import Measured, fit, unbiased_total
 from pandas_dp.mechanisms.marginals import Clique, residual_variances, table_variance
 from pandas_dp.mechanisms.tree_model import sample_tree
+from pandas_dp.planning.measurement.aim import AimPlan, aim_parts
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.marginals import MarginalPart
+from pandas_dp.planning.measurement.synthesis import TREE, TreeChoicePart, mst_parts
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics.tables import Synthetic, Table
 
 METHODS = ("mst", "aim")
 #: The most rows one call may generate (they are held in memory).

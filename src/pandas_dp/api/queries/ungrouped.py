@@ -23,13 +23,13 @@ from pandas_dp.api.release import PlannedRelease, ReleaseOptions, plan, resolve,
 from pandas_dp.api.release.arguments import Bounds, Real
 from pandas_dp.api.release.finish import Shape, scalar, suffixed
 from pandas_dp.api.release.types import Table
-from pandas_dp.api.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
-from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.budget import exact
 from pandas_dp.engines.temporal import nanoseconds
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
+from pandas_dp.planning.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 
 @overload

@@ -14,13 +14,13 @@ import numpy as np
 import pandas as pd
 from pandas._typing import ArrayLike
 
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.outputs import Estimate
-from pandas_dp.api.statistics import Size, Sum
-from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.temporal import ValueKind
-from pandas_dp.engines.plan import Aggregate
+from pandas_dp.measures.aggregates import Aggregate
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics import Size, Sum
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 if TYPE_CHECKING:
     from pandas_dp.api.release.types import Finish, PlannedOutput, Request

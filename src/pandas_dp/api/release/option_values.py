@@ -12,9 +12,9 @@ import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from typing import Literal
 
-from pandas_dp.api.statistics import Statistic
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.planning.statistics import Statistic
 
 
 def parse_selection(selection: object) -> Literal["threshold", "optimal"]:

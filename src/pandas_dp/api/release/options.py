@@ -16,16 +16,12 @@ import pandas as pd
 from pandas.api import types as ptypes
 
 from pandas_dp.api.caps import Caps
-from pandas_dp.api.measurement.weighted import Weights
 from pandas_dp.api.release.option_values import (
     parse_accuracy,
     parse_relative_error,
     parse_selection,
 )
 from pandas_dp.api.release.types import ReleaseOptions, Request, Target
-from pandas_dp.api.statistics import Statistic
-from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.api.statistics.weighted import weighted
 from pandas_dp.api.temporal import ValueKind, temporal_statistic
 from pandas_dp.api.validation import check_column, parse_bounds, parse_column_bounds, parse_fill
 from pandas_dp.budget import (
@@ -36,10 +32,14 @@ from pandas_dp.budget import (
     parse_delta,
     parse_epsilon,
 )
-from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Grouping
 from pandas_dp.mechanisms.accuracy import check_confidence
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, MAX_CELLS
+from pandas_dp.planning.measurement.weighted import Weights
+from pandas_dp.planning.statistics import Statistic
+from pandas_dp.planning.statistics.postprocess import PostProcess
+from pandas_dp.planning.statistics.weighted import weighted
 from pandas_dp.units import positive_int
 
 MECHANISMS = ("laplace", "gaussian")

@@ -3,7 +3,7 @@
 It asks every statistic for the measurements it needs, keeps one noisy measurement per
 distinct key (a mean reuses the call's count; a sum next to a mean is derived from its
 measurements), splits ε among them for the least relative error (a Gaussian δ equally;
-sequential composition inside the release; see :mod:`~pandas_dp.api.measurement.split`),
+sequential composition inside the release; see :mod:`~pandas_dp.planning.measurement.split`),
 calibrates each one, adds private key selection when keys are not public, and writes the
 ledger record from that structure. Grouped and ungrouped releases differ only in the
 grouping. Every decision reads public parameters only.
@@ -25,24 +25,24 @@ from pandas_dp.accounting.events import (
     BoundedRangeMeasurement,
     Release,
 )
-from pandas_dp.api.measurement.choices import (
+from pandas_dp.api.release.finish import Shape, finisher
+from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
+from pandas_dp.api.release.types import Finisher, PlannedOutput, PlannedRelease, Request, Target
+from pandas_dp.budget import AnyBudget, number_text
+from pandas_dp.errors import DPValueError
+from pandas_dp.measures.aggregates import Aggregate
+from pandas_dp.planning.measurement.choices import (
     FLIP_MAX_COINS,
     AnyPart,
     SelectPart,
     by_exponential,
 )
-from pandas_dp.api.measurement.keys import CalibrationInputs, MeasurementKey
-from pandas_dp.api.measurement.kinds import NonNullCount, QuantileChoice, TopKChoice
-from pandas_dp.api.measurement.parts import NoiseChoice
-from pandas_dp.api.measurement.split import optimal_shares
-from pandas_dp.api.release.finish import Shape, finisher
-from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
-from pandas_dp.api.release.types import Finisher, PlannedOutput, PlannedRelease, Request, Target
-from pandas_dp.api.statistics import Mean, Sum, Var
-from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.budget import AnyBudget, number_text
-from pandas_dp.engines.plan import Aggregate
-from pandas_dp.errors import DPValueError
+from pandas_dp.planning.measurement.keys import CalibrationInputs, MeasurementKey
+from pandas_dp.planning.measurement.kinds import NonNullCount, QuantileChoice, TopKChoice
+from pandas_dp.planning.measurement.parts import NoiseChoice
+from pandas_dp.planning.measurement.split import optimal_shares
+from pandas_dp.planning.statistics import Mean, Sum, Var
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import pandas as pd
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.release.planning_rows import EXPECTED_ROWS, planning_rows
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
-from pandas_dp.api.statistics import Mean
 from pandas_dp.budget import number_text
+from pandas_dp.planning.statistics import Mean
 
 #: Confidence of previews unless asked otherwise.
 DEFAULT_CONFIDENCE = 0.95
@@ -157,7 +157,7 @@ def mean_error_bound(
 ) -> float:
     """Half-width of a mean's released interval at count ``n``.
 
-    See :func:`~pandas_dp.api.statistics.planning.mean_halfwidth`.
+    See :func:`~pandas_dp.planning.statistics.planning.mean_halfwidth`.
     """
     return out.stat.planned_error(out.inputs(), alpha, n, mean)
 

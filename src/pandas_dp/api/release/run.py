@@ -21,12 +21,12 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
-from pandas_dp.api.measurement.keys import MeasurementKey
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
-from pandas_dp.api.statistics import Count, Inputs, LevelCount, Sum
-from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
+from pandas_dp.measures.aggregates import Aggregate
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.statistics import Count, Inputs, LevelCount, Sum
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 T = TypeVar("T")
 
@@ -74,7 +74,7 @@ def _noise_dominated(planned: PlannedRelease[T], noisy: dict[MeasurementKey, Agg
 
     Post-processing of the noisy values and public parameters only. Counts and sums: below
     their noise's 95% half-width. Means, spreads and quantiles: by their own rule
-    (:meth:`~pandas_dp.api.statistics.base.Statistic.dominated`), leaving out values
+    (:meth:`~pandas_dp.planning.statistics.base.Statistic.dominated`), leaving out values
     already NaN (a noisy count below ``min_count``).
     """
     query = planned.release.query

@@ -17,18 +17,18 @@ import pandas as pd
 
 from pandas_dp.accounting.events import Measurement
 from pandas_dp.api.keys import keys_example
-from pandas_dp.api.measurement.choices import AnyPart, KeyChoicePart
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.kinds import KeyChoice, RowCount
-from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.release.option_values import parse_selection
 from pandas_dp.api.release.types import Request, Selection, Target
 from pandas_dp.budget import AnyBudget, Budget
-from pandas_dp.engines.plan import Binning
 from pandas_dp.errors import DPValueError
+from pandas_dp.measures.aggregates import Binning
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.optimal_selection import first_at_least
 from pandas_dp.mechanisms.selection import selection_threshold
+from pandas_dp.planning.measurement.choices import AnyPart, KeyChoicePart
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.kinds import KeyChoice, RowCount
+from pandas_dp.planning.measurement.parts import Part
 
 ROWS = RowCount()
 KEYS = KeyChoice()

@@ -18,23 +18,23 @@ from pandas._typing import DtypeObj
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.caps import Caps
-from pandas_dp.api.measurement.choices import AnyPart
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.weighted import Weights
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.release.arguments import Bound, Bounds, Fill, Mechanism, NoiseArgs, Real
-from pandas_dp.api.statistics import Inputs, Statistic
 from pandas_dp.budget import epsilon_for_rho
-from pandas_dp.engines import Engine, Grouping
+from pandas_dp.engines import Engine
 from pandas_dp.engines.bounding import Bounding
-from pandas_dp.engines.cells import Rounding
-from pandas_dp.engines.plan import Aggregate
+from pandas_dp.measures.aggregates import Aggregate, Grouping
+from pandas_dp.measures.grids import Rounding
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
+from pandas_dp.planning.measurement.choices import AnyPart
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.weighted import Weights
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics import Inputs, Statistic
 
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
-    from pandas_dp.api.statistics.postprocess import PostProcess
     from pandas_dp.api.temporal import ValueKind
+    from pandas_dp.planning.statistics.postprocess import PostProcess
 
 T = TypeVar("T", covariant=True)  # a plan of a DataFrame is a plan of an object
 U = TypeVar("U")
@@ -116,7 +116,7 @@ class Request:
     """A release's statistics and its validated public options.
 
     ``shares`` gives each measurement's share of ε (summing to 1); by default the planner
-    splits ε for the least relative error (:mod:`pandas_dp.api.measurement.split`),
+    splits ε for the least relative error (:mod:`pandas_dp.planning.measurement.split`),
     weighted by ``priorities``. ``notes`` are a query family's own ledger lines.
     """
 
@@ -192,7 +192,7 @@ class Request:
 
         None (``"grid"``) on an integer column's grid of the integers; the round times of
         a datetime or timedelta column; else round numbers (see
-        :func:`~pandas_dp.engines.cells.quantile_candidates`). Public: dtype and bounds.
+        :func:`~pandas_dp.measures.grids.quantile_candidates`). Public: dtype and bounds.
         """
         if column in self.kinds:
             return "time"

@@ -54,23 +54,18 @@ from pandas_dp.engines.dask.partitions import (
     combine,
     with_canonical_ids,
 )
-from pandas_dp.engines.plan import (
-    Aggregates,
-    Aggregation,
+from pandas_dp.engines.protocol import Aggregates, Aggregation, Engine, Frame, FrameT, Origin
+from pandas_dp.measures.aggregates import (
     CellCounts,
     ClippedSquares,
     ClippedSum,
     Distinct,
     EdgeRanks,
-    Engine,
-    Frame,
-    FrameT,
     Grouping,
     JointCounts,
     ManyTables,
     Measure,
     NonNull,
-    Origin,
     ProductSums,
     WeightedSum,
 )

@@ -42,7 +42,7 @@ import dask.dataframe as dd
 import pandas as pd
 
 from pandas_dp.engines.dask.rows import Inputs, aligned_base, row_inputs
-from pandas_dp.engines.plan import Origin
+from pandas_dp.engines.protocol import Origin
 
 #: A frame expression's collection (dask's constructor, typed).
 collection: Callable[[Any], dd.DataFrame] = dd.DataFrame

@@ -19,11 +19,10 @@ from pandas_dp.api.release import PlannedRelease, ReleaseOptions
 from pandas_dp.api.release.arguments import CountArgs, Keys, NoiseArgs, Real
 from pandas_dp.api.release.selection import asked_selection
 from pandas_dp.api.release.types import Table
-from pandas_dp.api.statistics import Count, Size
-from pandas_dp.api.statistics.postprocess import PostProcess
-from pandas_dp.engines import Grouping
-from pandas_dp.engines.plan import OtherCells
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Grouping, OtherCells
+from pandas_dp.planning.statistics import Count, Size
+from pandas_dp.planning.statistics.postprocess import PostProcess
 
 __all__ = ["GroupedCounts", "count_options"]
 

@@ -39,7 +39,9 @@ from pandas_dp.api.release.arguments import (
 )
 from pandas_dp.api.release.finish import Shape, suffixed
 from pandas_dp.api.release.types import Execute, Table
-from pandas_dp.api.statistics import (
+from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Grouping
+from pandas_dp.planning.statistics import (
     Count,
     Mean,
     Median,
@@ -49,9 +51,7 @@ from pandas_dp.api.statistics import (
     Std,
     Var,
 )
-from pandas_dp.api.statistics.spreads import Sem
-from pandas_dp.engines import Grouping
-from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.planning.statistics.spreads import Sem
 
 
 @dataclass(frozen=True, eq=False, repr=False)

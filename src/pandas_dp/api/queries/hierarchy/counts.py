@@ -18,22 +18,21 @@ import pandas as pd
 
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.keys import check_key_types, parse_by
-from pandas_dp.api.measurement.choices import AnyPart
-from pandas_dp.api.measurement.keys import MeasurementKey
-from pandas_dp.api.measurement.parts import Part
-from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.queries.hierarchy.keys import Hierarchy, parse_hierarchy
 from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
 from pandas_dp.api.release.arguments import KeywordChecked, Real
 from pandas_dp.api.release.options import parse_confidence, price
 from pandas_dp.api.release.types import Execute, Finish, PlannedOutput
-from pandas_dp.api.statistics import LevelCount
 from pandas_dp.budget import MIN_EPSILON, RhoBudget, number_text
-from pandas_dp.engines import Grouping
-from pandas_dp.engines.plan import Aggregate
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.measures.aggregates import Aggregate, Grouping
 from pandas_dp.mechanisms.consistency import consistent_counts
+from pandas_dp.planning.measurement.choices import AnyPart
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.parts import Part
+from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.statistics import LevelCount
 
 OUTPUTS = ("table", "leaves", "levels")
 

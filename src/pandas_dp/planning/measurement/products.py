@@ -1,0 +1,239 @@
+"""The measurement of several columns' moments: sums of products, one noisy vector.
+
+Covariances, correlations and linear models are functions of a few sums per pair of
+columns: the rows both hold, each one's sum and sum of squares over those rows, and the
+sum of their products. Each value is centred at the midpoint ``c`` of its public bounds and
+divided by their half-width ``r`` (``z = (x - c) / r`` in ``[-1, 1]``), rounded to
+``2**-DIGITS``, and every sum is a *monomial* of at most two such values and presence
+indicators, each in ``[-1, 1]`` per row (:class:`Monomial`). One row therefore moves each of
+the ``p`` sums by at most 1 (``2**(2 DIGITS)`` lattice units): ``p`` in L1 norm and ``√p``
+in L2 norm, times the rows a privacy unit may add. All ``p`` sums get independent discrete
+Laplace (or Gaussian) noise of one scale.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, cast
+
+import numpy as np
+
+from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement
+from pandas_dp.measures.aggregates import Aggregate, ProductSums
+from pandas_dp.mechanisms.gaussian.discrete import plan_gaussian, plan_gaussian_rho
+from pandas_dp.mechanisms.laplace import DiscreteLaplace
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.kinds import Products
+from pandas_dp.planning.measurement.parts import NoiseChoice, Part
+from pandas_dp.units import Contribution
+
+if TYPE_CHECKING:
+    from pandas_dp.planning.noise import NoiseSource
+
+#: Values are rounded to ``2**-DIGITS`` of their bounds' half-width (about 1.5e-5).
+DIGITS = 16
+#: One product's largest magnitude in lattice units: the sums' unit.
+UNIT = 1 << (2 * DIGITS)
+
+
+@dataclass(frozen=True, order=True)
+class Monomial:
+    """``Π z_j (j in values) · Π present_p (p in present)`` summed over the rows.
+
+    ``values`` holds at most two column positions (sorted; ``(j, j)`` is a square);
+    ``present`` the columns whose presence multiplies it. A value is 0 where it is missing,
+    so a column among ``values`` needs no indicator.
+    """
+
+    values: tuple[int, ...] = ()
+    present: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class PairSums:
+    """Where one pair's sums sit in the released vector (``j == k``: one column's own)."""
+
+    rows: int  # rows holding both
+    first: int  # Σ z_j over those rows
+    second: int  # Σ z_k
+    products: int  # Σ z_j z_k
+    first_squares: int  # Σ z_j² over those rows
+    second_squares: int  # Σ z_k²
+
+    @property
+    def positions(self) -> tuple[int, int, int, int, int, int]:
+        """All six, in the order above."""
+        return (
+            self.rows, self.first, self.second, self.products, self.first_squares,
+            self.second_squares,
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ProductLayout:
+    """The monomials of a release, in order, for ``columns`` with their public bounds.
+
+    ``nullable`` says which columns may hold missing values (schema, else dtype); with
+    ``complete``, rows missing any column are left out (listwise), so no indicator is
+    needed; otherwise each pair is computed over the rows that hold both (pandas' rule).
+    ``squares``: a pair's sums of squares over its own rows (correlations) are measured.
+    """
+
+    columns: tuple[Hashable, ...]
+    bounds: tuple[tuple[float, float], ...]
+    nullable: tuple[bool, ...]
+    complete: bool
+    squares: bool
+    monomials: tuple[Monomial, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        columns: tuple[Hashable, ...],
+        bounds: tuple[tuple[float, float], ...],
+        nullable: tuple[bool, ...],
+        *,
+        complete: bool,
+        squares: bool,
+    ) -> ProductLayout:
+        """The layout measuring every pair's sums, each monomial once."""
+        layout = cls(columns, bounds, nullable, complete, squares)
+        needed = [
+            monomial
+            for j in range(len(columns))
+            for k in range(j, len(columns))
+            for monomial in layout._pair_monomials(j, k)
+        ]
+        return cls(columns, bounds, nullable, complete, squares, tuple(dict.fromkeys(needed)))
+
+    def _reduced(self, values: tuple[int, ...], present: tuple[int, ...]) -> Monomial:
+        """The monomial with only the indicators that matter (none when ``complete``)."""
+        kept = () if self.complete else tuple(
+            sorted({p for p in present if self.nullable[p] and p not in values})
+        )  # fmt: skip
+        return Monomial(tuple(sorted(values)), kept)
+
+    def _pair_monomials(self, j: int, k: int) -> tuple[Monomial, ...]:
+        both = (j, k)
+        sums = [
+            self._reduced((), both), self._reduced((j,), both), self._reduced((k,), both),
+            self._reduced((j, k), both),
+        ]  # fmt: skip
+        if self.squares or j == k:
+            sums += [self._reduced((j, j), both), self._reduced((k, k), both)]
+        return tuple(sums)
+
+    @functools.cached_property
+    def _positions(self) -> dict[Monomial, int]:
+        """Each monomial's position (built once per layout, read for every pair)."""
+        return {monomial: i for i, monomial in enumerate(self.monomials)}
+
+    def pair(self, j: int, k: int) -> PairSums:
+        """The positions of the sums of pair ``(j, k)``."""
+        at = self._positions
+        both = (j, k)
+        if not (self.squares or j == k):  # unmeasured: positions of the plain squares
+            squares = (at[self._reduced((j, j), (j,))], at[self._reduced((k, k), (k,))])
+        else:
+            squares = (at[self._reduced((j, j), both)], at[self._reduced((k, k), both)])
+        return PairSums(
+            at[self._reduced((), both)], at[self._reduced((j,), both)],
+            at[self._reduced((k,), both)], at[self._reduced((j, k), both)], *squares,
+        )  # fmt: skip
+
+    @property
+    def key(self) -> MeasurementKey:
+        """The one measurement of the release."""
+        return Products(self.columns)
+
+    def measure(self) -> ProductSums:
+        """The engine's exact sums, in the order of :attr:`monomials`."""
+        present = tuple(p for p, nullable in enumerate(self.nullable) if nullable)
+        if self.complete:
+            present = ()
+        slot = {p: 1 + len(self.columns) + i for i, p in enumerate(present)}
+        pairs: list[tuple[int, int]] = []
+        squares: list[tuple[int, int]] = []
+        for monomial in self.monomials:
+            values, shown = monomial.values, monomial.present
+            if len(values) == 2 and shown:
+                squares.append((values[0], present.index(shown[0])))
+                continue
+            axes = [1 + v for v in values] + [slot[p] for p in shown]
+            axes += [0] * (2 - len(axes))  # the constant fills what the monomial lacks
+            pairs.append((min(axes), max(axes)))
+        # The engine gives the pairs, then the squares: keep the monomials in that order.
+        return ProductSums(
+            self.columns, self.bounds, DIGITS, present, self.complete, tuple(pairs),
+            tuple(squares),
+        )  # fmt: skip
+
+    def ordered(self) -> ProductLayout:
+        """The same layout, its monomials in the engine's order (pairs, then squares)."""
+        plain = [m for m in self.monomials if not (len(m.values) == 2 and m.present)]
+        crossed = [m for m in self.monomials if len(m.values) == 2 and m.present]
+        return ProductLayout(
+            self.columns, self.bounds, self.nullable, self.complete, self.squares,
+            (*plain, *crossed),
+        )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class ProductsPart(Part):
+    """The noisy sums of a :class:`ProductLayout`, one independent variate per sum."""
+
+    layout: ProductLayout | None = None
+
+    @property
+    def exponent(self) -> int:
+        """A noise unit is ``2**exponent`` products of scaled values (``z_j z_k``).
+
+        So :meth:`to_real` gives the sums in those units and :meth:`halfwidth` one sum's
+        error bound (the noise's exact quantile, and half a noise unit of rounding when
+        the sums are rounded to a coarser lattice; each value's own rounding, at most
+        ``2**-17`` of its half-width, is left out).
+        """
+        return self.shift - 2 * DIGITS
+
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
+        """One independent noise variate per sum (and group)."""
+        flat = cast(Aggregate, np.asarray(exact).reshape(-1))
+        noisy = self.add(flat, source.draw(self.mechanism, flat.size))
+        return cast(Aggregate, noisy.reshape(np.shape(exact)))
+
+
+def products_part(
+    layout: ProductLayout, epsilon: Fraction, contribution: Contribution, noise: NoiseChoice
+) -> ProductsPart:
+    """Calibrate the noise of every sum of ``layout`` for ``epsilon`` (and δ or ρ).
+
+    ``p`` sums each moved by at most ``UNIT`` by one row: L1 sensitivity ``p · UNIT · l1``
+    (discrete Laplace), or ``UNIT · linf`` in each of ``p · l0`` coordinates (discrete
+    Gaussian, as the other measurements' L0 × L∞ bound).
+    """
+    layout = layout.ordered()
+    measure = layout.measure()
+    key = layout.key
+    label, size = key.label, len(layout.monomials)
+    if not noise.gaussian:
+        sensitivity = size * UNIT * contribution.l1
+        laplace = DiscreteLaplace.calibrated(sensitivity, epsilon)
+        record = LaplaceMeasurement(
+            label, laplace.name, epsilon, sensitivity, laplace.effective_scale, -2 * DIGITS,
+            coordinates=size,
+        )  # fmt: skip
+        return ProductsPart(label, measure, laplace, record, layout=layout)
+    coordinates = size * contribution.l0
+    if noise.zcdp:
+        plan = plan_gaussian_rho(UNIT * contribution.linf, coordinates, epsilon**2 / 2)
+    else:
+        plan = plan_gaussian(UNIT * contribution.linf, coordinates, epsilon, noise.delta)
+    gauss = plan.mechanism
+    record_g = GaussianMeasurement(
+        label, gauss.name, epsilon, plan.sensitivity, gauss.scale, plan.shift - 2 * DIGITS,
+        delta=noise.delta, coordinates=plan.coordinates, sigma2=gauss.sigma2,
+    )  # fmt: skip
+    return ProductsPart(label, measure, gauss, record_g, shift=plan.shift, layout=layout)

@@ -1,0 +1,282 @@
+"""A linear model from noisy sufficient statistics, and its statsmodels-like result.
+
+The release measures the Gram matrix ``G`` of ``(1, z_1, ..., z_m, z_y)`` over the complete
+rows, each design column and the response scaled to ``z = (x - c) / r`` in ``[-1, 1]``
+(:mod:`pandas_dp.planning.measurement.products`). Everything here is post-processing of that one
+noisy matrix (Wang 2018's sufficient-statistics perturbation):
+
+- coefficients ``w = (A + λP)⁻¹ b`` in the scaled units (``A`` the regressors' block, ``b``
+  their products with ``z_y``, ``P`` the identity without the intercept), mapped back to the
+  columns' units. The ridge ``λ = max(0, τ - λ_min(A))`` is AdaSSP's rule (Wang 2018), read
+  off the noisy ``A`` itself at no cost: ``τ = s (2√k + 2)`` bounds the noise matrix's
+  spectral norm with high probability (``s`` the noise's standard deviation per entry);
+- standard errors from the sampling variance ``σ² (A + λP)⁻¹`` (``σ²`` from the noisy
+  residual sum of squares) plus the noise's, by the delta method: ``(A + λP)⁻¹ Σ_g (A +
+  λP)⁻¹`` with ``Σ_g = s² ((1 + |w|²) I + w wᵀ - diag(w²))``, the covariance of ``e - E w``
+  for noise ``E`` on ``A`` and ``e`` on ``b``.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Hashable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, Protocol
+
+import numpy as np
+import pandas as pd
+
+from pandas_dp.errors import DPValueError
+from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.products import ProductLayout
+from pandas_dp.planning.statistics.base import F64, Context, Inputs, Statistic
+
+if TYPE_CHECKING:
+    from pandas_dp.planning.statistics.postprocess import PostProcess
+
+
+class Design(Protocol):
+    """What a fitted model reads of its design: the formula, columns, levels and bounds.
+
+    A :class:`~pandas_dp.transformations.design.FormulaDesign`, which planning cannot import
+    (it applies the design to rows inside the engine).
+    """
+
+    @property
+    def formula(self) -> str:
+        """The model's formula, as the user wrote it."""
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The design's columns, the intercept excluded."""
+
+    @property
+    def categorical(self) -> Mapping[Hashable, pd.Index]:
+        """Each categorical variable's public levels."""
+
+    @property
+    def bounds(self) -> tuple[tuple[float, float], ...]:
+        """Each design column's public bounds."""
+
+    def inputs(self, frame: pd.DataFrame, *, clip: bool = True) -> pd.DataFrame:
+        """The variables of ``frame`` as the design reads them."""
+
+    def matrix(self, inputs: pd.DataFrame, *, response: bool = False) -> pd.DataFrame:
+        """The regressors' (or the response's) model matrix of ``inputs``."""
+
+
+@dataclass(frozen=True)
+class LinearModel(Statistic):
+    """The release's one output: the noisy Gram matrix a :class:`OLSResults` is fitted from."""
+
+    layout: ProductLayout | None = None
+
+    how: ClassVar[str] = "ols"
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """The one measurement of sums of products."""
+        assert self.layout is not None
+        return (self.layout.key,)
+
+    def value(self, inputs: Inputs, post: PostProcess | None) -> F64:
+        """The noisy Gram matrix of ``(1, z_1, ..., z_m, z_y)`` (scaled units)."""
+        assert self.layout is not None
+        sums = np.asarray(inputs.real(0), dtype=np.float64).reshape(-1)
+        size = len(self.layout.columns)
+        gram = np.empty((size + 1, size + 1))
+        for j in range(size):
+            for k in range(j, size):
+                at = self.layout.pair(j, k)
+                gram[1 + j, 1 + k] = gram[1 + k, 1 + j] = sums[at.products]
+            gram[0, 1 + j] = gram[1 + j, 0] = sums[self.layout.pair(j, j).first]
+        gram[0, 0] = sums[self.layout.pair(0, 0).rows]
+        return gram
+
+
+def fit(
+    gram: np.ndarray,
+    noise_sd: float,
+    design: Design,
+    alpha_level: float = 0.05,
+    *,
+    laplace: bool = False,
+) -> OLSResults:
+    """Coefficients, their covariance and fit statistics from the noisy Gram matrix."""
+    k = gram.shape[0] - 1  # regressors, the intercept included
+    a, b, yy = gram[:k, :k], gram[:k, k], gram[k, k]
+    rows = max(a[0, 0], k + 1.0)
+    tau = noise_sd * (2.0 * math.sqrt(k) + 2.0)
+    ridge = max(0.0, tau - float(np.linalg.eigvalsh(a)[0]))
+    penalty = np.eye(k)
+    penalty[0, 0] = 0.0
+    regular = a + ridge * penalty
+    inverse = np.linalg.pinv(regular, hermitian=True)
+    w = inverse @ b
+    # The residual sum of squares is a small difference of noisy sums: its noise (sd below)
+    # is added, an upper bound that keeps the intervals' coverage when n is small.
+    rss = max(yy - 2.0 * w @ b + w @ a @ w, 1e-12 * rows)
+    quartic = float(np.sum(np.outer(w * w, w * w)))
+    rss += noise_sd * math.sqrt(1.0 + 4.0 * (w @ w) + 2.0 * quartic - float(np.sum(w**4)))
+    sigma2 = rss / (rows - k)
+    bias = ridge * (inverse @ (penalty @ w))  # the ridge's pull towards 0, added to intervals
+    sampling = sigma2 * inverse
+    spread = noise_sd**2 * ((1.0 + w @ w) * np.eye(k) + np.outer(w, w) - np.diag(w * w))
+    noise = inverse @ spread @ inverse
+    # From scaled units back to the columns': x_j = c_j + r_j z_j, y = c_y + r_y z_y.
+    centres = np.array([(lo + hi) / 2 for lo, hi in design.bounds])
+    reach = np.array([(hi - lo) / 2 for lo, hi in design.bounds])
+    c, r, cy, ry = centres[:-1], reach[:-1], centres[-1], reach[-1]
+    jacobian = np.zeros((k, k))
+    jacobian[0, 0] = ry
+    jacobian[0, 1:] = -ry * c / r
+    jacobian[1:, 1:] = np.diag(ry / r)
+    params = jacobian @ w
+    params[0] += cy
+    names = ["Intercept", *design.columns]
+    tss = max(yy - gram[0, k] ** 2 / rows, 1e-12 * rows)
+    return OLSResults(
+        params=pd.Series(params, index=names, name="coef"),
+        ridge_bias=pd.Series(np.abs(jacobian @ bias), index=names, name="ridge_bias"),
+        covariance=pd.DataFrame(
+            jacobian @ (sampling + noise) @ jacobian.T, index=names, columns=names
+        ),
+        noise_se=pd.Series(np.sqrt(np.diag(jacobian @ noise @ jacobian.T)), index=names),
+        laplace=laplace,
+        nobs=float(rows),
+        df_resid=float(rows - k),
+        scale=float(sigma2 * ry * ry),
+        rsquared=float(min(1.0, max(0.0, 1.0 - rss / tss))),
+        ridge=float(ridge),
+        design=design,
+        alpha=alpha_level,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class OLSResults:
+    """A released linear model, read as statsmodels' ``RegressionResults``.
+
+    Attributes
+    ----------
+    params : Series
+        The coefficients, named as statsmodels' formulas name them (``Intercept``, ``x``,
+        ``C(g)[T.b]``, ``x:z``).
+    nobs : float
+        The noisy number of complete rows.
+    df_resid : float
+        ``nobs`` minus the number of coefficients.
+    scale : float
+        The residual variance ``σ²`` (in the response's units, squared).
+    rsquared : float
+        ``1 - RSS / TSS`` from the noisy sums, within ``[0, 1]``.
+    ridge : float
+        The ridge added to the scaled Gram matrix (0 unless the noise made it ill-conditioned).
+    ridge_bias : Series
+        How far the ridge pulls each coefficient towards 0 (estimated); intervals are
+        widened by it.
+    """
+
+    params: pd.Series
+    ridge_bias: pd.Series
+    covariance: pd.DataFrame
+    nobs: float
+    df_resid: float
+    scale: float
+    rsquared: float
+    ridge: float
+    design: Design
+    alpha: float = 0.05
+    #: The part of ``bse`` due to the noise, and whether that noise is Laplace (heavier
+    #: tails than a normal of its variance: intervals use its own quantile).
+    noise_se: pd.Series | None = None
+    laplace: bool = False
+
+    def cov_params(self) -> pd.DataFrame:
+        """The coefficients' covariance: sampling and noise (delta method) together."""
+        return self.covariance.copy()
+
+    @property
+    def bse(self) -> pd.Series:
+        """Standard errors of the coefficients (sampling and noise)."""
+        return pd.Series(np.sqrt(np.diag(self.covariance)), index=self.params.index, name="bse")
+
+    @property
+    def tvalues(self) -> pd.Series:
+        """``params / bse``."""
+        return (self.params / self.bse).rename("t")
+
+    @property
+    def pvalues(self) -> pd.Series:
+        """Two-sided p-values of the t statistics on ``df_resid`` degrees of freedom."""
+        from scipy import stats
+
+        values = 2 * stats.t.sf(np.abs(self.tvalues.to_numpy()), self.df_resid)
+        return pd.Series(values, index=self.params.index, name="P>|t|")
+
+    def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
+        """``1 - alpha`` intervals, columns ``0`` and ``1`` as statsmodels'.
+
+        The sampling part of ``bse`` times the ``t`` quantile and the noise's part times
+        the noise's own quantile (for Laplace noise ``ln(1/α)/√2`` standard deviations, the
+        quantile of one Laplace variate: the heaviest tail a sum of them has), added in
+        quadrature; plus the ridge's estimated pull (0 without ridge).
+        """
+        from scipy import stats
+
+        t = float(stats.t.ppf(1 - alpha / 2, self.df_resid))
+        noise = np.zeros(len(self.params)) if self.noise_se is None else self.noise_se.to_numpy()
+        sampling = np.sqrt(np.maximum(self.bse.to_numpy() ** 2 - noise**2, 0.0))
+        tail = max(t, math.log(1 / alpha) / math.sqrt(2)) if self.laplace else t
+        half = np.hypot(t * sampling, tail * noise) + self.ridge_bias.to_numpy()
+        values = self.params.to_numpy()
+        return pd.DataFrame({0: values - half, 1: values + half}, index=self.params.index)
+
+    def summary(self, alpha: float | None = None) -> pd.DataFrame:
+        """The coefficient table: coef, std err, t, P>|t| and the interval's ends."""
+        level = self.alpha if alpha is None else alpha
+        ends = self.conf_int(level)
+        low, high = f"[{level / 2:g}", f"{1 - level / 2:g}]"
+        return pd.DataFrame(
+            {
+                "coef": self.params,
+                "std err": self.bse,
+                "t": self.tvalues,
+                "P>|t|": self.pvalues,
+                low: ends[0],
+                high: ends[1],
+            }
+        )
+
+    def predict(self, exog: pd.DataFrame) -> pd.Series:
+        """Predictions for public rows: their design (the model's formula) times ``params``.
+
+        NaN for a row missing a variable, as statsmodels gives. A categorical value outside
+        the model's public levels has no coefficient: refused, naming it (the rows are public).
+        """
+        inputs = self.design.inputs(exog, clip=False)
+        for name in self.design.categorical:
+            if name not in exog.columns:
+                continue
+            unknown = inputs[name].isna().to_numpy() & exog[name].notna().to_numpy()
+            if unknown.any():
+                shown = list(dict.fromkeys(exog[name][unknown].tolist()))[:5]
+                raise DPValueError(
+                    f"predict: {name!r} holds {shown} outside the model's levels "
+                    f"{list(self.design.categorical[name])}; the model has no coefficient for "
+                    "them"
+                )
+        missing = inputs.isna().to_numpy().any(axis=1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # formulaic's note on missing categories
+            design = self.design.matrix(inputs)
+        values = design[list(self.params.index)].to_numpy(np.float64) @ self.params.to_numpy()
+        return pd.Series(np.where(missing, np.nan, values), index=exog.index)
+
+    def __repr__(self) -> str:
+        head = (
+            f"DP OLS: {self.design.formula}  (nobs ≈ {self.nobs:.0f}, R² ≈ {self.rsquared:.3f}, "
+            f"ridge {self.ridge:.3g})"
+        )
+        with pd.option_context("display.width", 120):
+            return f"{head}\n{self.summary().to_string()}"
