@@ -18,6 +18,8 @@ from pandas.api import types as ptypes
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.measurement.weighted import Weights
 from pandas_dp.api.release.option_values import (
+    MECHANISMS,
+    Noise,
     parse_accuracy,
     parse_relative_error,
     parse_selection,
@@ -49,8 +51,6 @@ from pandas_dp.mechanisms.accuracy import check_confidence
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, MAX_CELLS
 from pandas_dp.units import positive_int
 
-MECHANISMS = ("laplace", "gaussian")
-
 
 def parse_confidence(ci: float | None) -> float | None:
     """A confidence level in (0, 1), or None."""
@@ -68,7 +68,7 @@ def parse_mechanism(mechanism: object) -> bool:
     """Whether the noise is Gaussian (else discrete Laplace)."""
     if mechanism not in MECHANISMS:
         raise DPValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    return bool(mechanism == "gaussian")
+    return Noise(mechanism).gaussian
 
 
 def asked_text(epsilon: object, rho: object = None, delta: object = None) -> str:

@@ -44,7 +44,7 @@ from pandas_dp.api.release.types import (
     Request,
     Target,
 )
-from pandas_dp.api.statistics import Mean, Sum, Var
+from pandas_dp.api.statistics import Mean, Quantile, Sum, Var
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.engines.plan import Aggregate
@@ -371,7 +371,7 @@ def _derivation_notes(
     hidden = [
         out for out in outputs
         if isinstance(out.stat, Mean | Var)
-        or (out.stat.error_in == "ranks" and len(out.keys) in (2, 4))  # a quantile with a count
+        or (isinstance(out.stat, Quantile) and len(out.keys) in (2, 4))  # and its count
     ]  # fmt: skip
     if hidden and post is not None and post.min_count != 0:
         names = ", ".join(str(out.stat.name) for out in hidden)
