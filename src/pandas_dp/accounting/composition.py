@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from fractions import Fraction
-from typing import Generic, Protocol, TypeVar
+from typing import ClassVar, Generic, Protocol, TypeVar
 
 from pandas_dp.accounting.events import (
     Measurement,
@@ -37,14 +38,41 @@ from pandas_dp.accounting.pld import (
 )
 from pandas_dp.budget import AnyBudget, Budget, RhoBudget, zcdp_to_epsilon
 
+
+class Accounting(StrEnum):
+    """A session's composition rule, as users name it (``accounting="zcdp"``)."""
+
+    BASIC = "basic"
+    ADVANCED = "advanced"
+    ZCDP = "zcdp"
+    PLD = "pld"
+
+    @property
+    def takes_rho(self) -> bool:
+        """Whether a ρ budget may be given with this rule (the default one, or zCDP's)."""
+        return self in (Accounting.BASIC, Accounting.ZCDP)
+
+    @property
+    def trades_delta(self) -> bool:
+        """Whether the rule trades a little δ for a smaller ε (so needs a budget's δ)."""
+        return self is not Accounting.BASIC
+
+    @property
+    def extra(self) -> str | None:
+        """The optional extra the rule needs installed (``pandas-dp[pld]``), if any."""
+        return "pld" if self is Accounting.PLD else None
+
+
 #: Names of the accountants a session can use.
-ACCOUNTANTS = ("basic", "advanced", "zcdp", "pld")
+ACCOUNTANTS = tuple(rule.value for rule in Accounting)
 
 
 class Composition(Protocol):
     """How the costs of successive releases combine into one guarantee."""
 
     name: str
+    #: Whether releases are priced in zCDP under this rule (a ρ budget, or zCDP's).
+    in_zcdp: ClassVar[bool]
 
     def start(self) -> object:
         """The state before any release."""
@@ -63,6 +91,7 @@ class _SummedComposition(Generic[B]):
     """Shared logic of the exact sums: the state is the budget spent so far, ``kind``."""
 
     kind: type[B]
+    in_zcdp: ClassVar[bool] = False
 
     def start(self) -> B:
         """Nothing spent."""
@@ -109,6 +138,7 @@ class _TightComposition:
     """Shared logic: keep the basic sum next to a tighter rule, report the better one."""
 
     name = "tight"
+    in_zcdp: ClassVar[bool] = False
 
     def __init__(self, total: Budget) -> None:
         self.total = total
@@ -180,6 +210,7 @@ class ZCDPComposition(_TightComposition):
     """
 
     name = "zcdp"
+    in_zcdp = True
 
     def _epsilon(self, state: _TightState, delta: float) -> float:
         rho = float(sum((m.rho for m in state.measurements), Fraction(0)))
@@ -191,6 +222,7 @@ class RhoComposition(_SummedComposition[RhoBudget]):
 
     name = "zcdp"
     kind = RhoBudget
+    in_zcdp = True
 
     def _cost(self, release: Release) -> RhoBudget:
         """The release's exact ρ (the accountant refuses explicit δ beforehand)."""
@@ -247,11 +279,10 @@ def composition_for(total: AnyBudget, accounting: str) -> Composition:
     """The composition rule of a session: ``accounting`` for its kind of budget."""
     if isinstance(total, RhoBudget):
         return RhoComposition()
-    rules: dict[str, type[_TightComposition]] = {
-        "advanced": AdvancedComposition,
-        "zcdp": ZCDPComposition,
-        "pld": PLDComposition,
+    rules: dict[str, Callable[[Budget], Composition]] = {  # a rule is its name
+        Accounting.BASIC: lambda _: BasicComposition(),
+        Accounting.ADVANCED: AdvancedComposition,
+        Accounting.ZCDP: ZCDPComposition,
+        Accounting.PLD: PLDComposition,
     }
-    if accounting == "basic":
-        return BasicComposition()
     return rules[accounting](total)

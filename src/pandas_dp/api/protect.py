@@ -8,7 +8,7 @@ from typing import Any, TypeVar
 
 import pandas as pd
 
-from pandas_dp.accounting.composition import ACCOUNTANTS
+from pandas_dp.accounting.composition import ACCOUNTANTS, Accounting
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import attach, has_session_mark
@@ -121,7 +121,7 @@ def open_ledger(
     store = LedgerFile(path)
     entries = tuple(store.open(total, accounting))
     assert store.total is not None
-    if store.accounting == "pld":
+    if store.accounting == Accounting.PLD:  # a header's text, not yet checked
         require("dp_accounting", "pld")
     return store, store.total, store.accounting, entries
 
@@ -130,20 +130,21 @@ def _total(epsilon: object, delta: object, rho: object, accounting: object) -> A
     """Validate the budget and the accountant that goes with it."""
     if accounting not in ACCOUNTANTS:
         raise DPValueError(f"accounting must be one of {ACCOUNTANTS}, got {accounting!r}")
+    rule = Accounting(accounting)
     if rho is not None:
         if epsilon is not None or delta != 0:
             raise DPValueError("give either epsilon (and delta) or rho, not both")
-        if accounting not in ("basic", "zcdp"):
+        if not rule.takes_rho:
             raise DPValueError("a rho budget is accounted by zCDP; leave accounting out")
         return Budget.of_rho(rho)
     if epsilon is None:  # a missing required argument is a TypeError in Python
         raise DPTypeError("protect needs a budget: epsilon=... (and delta=...), or rho=...")
     total = Budget.of(epsilon, delta)
-    if accounting != "basic" and total.delta == 0:
+    if rule.trades_delta and total.delta == 0:
         raise DPValueError(
             f"accounting={accounting!r} trades a little δ for a smaller ε, so it needs a budget "
             "with delta > 0 (e.g. delta=1e-6); a pure ε budget composes by simple addition"
         )
-    if accounting == "pld":
-        require("dp_accounting", "pld")
+    if rule.extra is not None:
+        require("dp_accounting", rule.extra)
     return total

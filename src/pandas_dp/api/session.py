@@ -148,7 +148,7 @@ class Session:
         There ``rho=`` is taken, and a choice by the exponential mechanism at ε costs
         ``ε²/8`` (bounded range) instead of the ``ε²/2`` of pure ε-DP.
         """
-        return self.accounting == "zcdp"
+        return self.accountant.composition.in_zcdp
 
     def charge(self, release: Release, result: object = None) -> None:
         """Charge ``release``; a ledger file also records ``result``, the released values.

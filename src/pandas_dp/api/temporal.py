@@ -14,7 +14,8 @@ import datetime
 from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import tzinfo
-from typing import Any, Literal
+from enum import StrEnum
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,16 +28,26 @@ from pandas_dp.planning.statistics.base import OnTime
 
 _POINTS = (pd.Timestamp, datetime.datetime, datetime.date, np.datetime64)
 _SPANS = (pd.Timedelta, datetime.timedelta, np.timedelta64)
+
+
+class Kind(StrEnum):
+    """What a column's numbers are; printed as its value (``datetime``) in messages."""
+
+    NUMBER = "number"
+    DATETIME = "datetime"
+    TIMEDELTA = "timedelta"
+
+
+#: Per time kind: a range and one value as text, and the pandas scalar that reads them.
 _EXAMPLES = {
-    "datetime": ("('2020-01-01', '2021-01-01')", "'2020-01-01'"),
-    "timedelta": ("('0 days', '30 days')", "'30 days'"),
+    Kind.DATETIME: ("('2020-01-01', '2021-01-01')", "'2020-01-01'", "pd.Timestamp"),
+    Kind.TIMEDELTA: ("('0 days', '30 days')", "'30 days'", "pd.Timedelta"),
 }
 
 
-def _example(what: str, kind: str) -> str:
+def _example(what: str, kind: Kind) -> str:
     """How to give ``what`` (``range``, ``bounds[0] (lower)``, ``fillna``) for a time column."""
-    pair, one = _EXAMPLES[kind]
-    noun = "pd.Timestamp" if kind == "datetime" else "pd.Timedelta"
+    pair, one, noun = _EXAMPLES[kind]
     name = what.split("[")[0].strip()
     if name in ("range", "bounds"):
         return f"Give {name} as {pair}, or as {noun}s"
@@ -57,7 +68,7 @@ class ValueKind:
     for messages.
     """
 
-    kind: Literal["number", "datetime", "timedelta"] = "number"
+    kind: Kind = Kind.NUMBER
     unit: str = "ns"
     tz: tzinfo | None = None
     dtype: str = ""
@@ -68,16 +79,34 @@ class ValueKind:
         if not is_temporal(dtype):
             return cls(dtype=str(dtype))  # its dtype, for messages
         if dtype.kind == "m":
-            return cls("timedelta", unit_of(dtype), None, str(dtype))
+            return cls(Kind.TIMEDELTA, unit_of(dtype), None, str(dtype))
         tz = getattr(dtype, "tz", None)
         if isinstance(dtype, pd.ArrowDtype):
             tz = dtype.pyarrow_dtype.tz
-        return cls("datetime", unit_of(dtype), tz, str(dtype))
+        return cls(Kind.DATETIME, unit_of(dtype), tz, str(dtype))
 
     @property
     def temporal(self) -> bool:
         """Whether the column holds datetimes or timedeltas."""
-        return self.kind != "number"
+        return self.kind is not Kind.NUMBER
+
+    @property
+    def points(self) -> bool:
+        """Whether the values are points in time (datetimes): an origin, no size, no total."""
+        return self.kind is Kind.DATETIME
+
+    def dated(self, on_time: OnTime) -> bool:
+        """Whether a statistic's values on this column are datetimes (points of datetimes)."""
+        return self.points and on_time == "point"
+
+    @property
+    def index(self) -> type[pd.DatetimeIndex] | type[pd.TimedeltaIndex]:
+        """The pandas index of this column's values (datetimes, else timedeltas)."""
+        return pd.DatetimeIndex if self.points else pd.TimedeltaIndex
+
+    def _parse(self, value: Any) -> Any:
+        """``value`` read by ``pd.Timestamp`` (datetimes) or ``pd.Timedelta``."""
+        return pd.Timestamp(value) if self.points else pd.Timedelta(value)
 
     def describe(self) -> str:
         """``datetimes (datetime64[ns, UTC])``, ``numbers (float64)``, for messages."""
@@ -85,7 +114,7 @@ class ValueKind:
 
     def note(self, column: Hashable) -> str:
         """The ledger's line for a time column: its values' units."""
-        if self.kind == "datetime":
+        if self.points:
             return f"{column}: datetimes as nanoseconds since 1970-01-01 UTC (bounds and lattice)"
         return f"{column}: timedeltas as nanoseconds (bounds and lattice)"
 
@@ -105,38 +134,34 @@ class ValueKind:
         """
         if isinstance(value, str):
             return self._read(value, what, column)
-        wanted = _POINTS if self.kind == "datetime" else _SPANS
+        wanted = _POINTS if self.points else _SPANS
         if not isinstance(value, wanted):
             raise DPTypeError(
-                f"{what} must be a {'Timestamp' if self.kind == 'datetime' else 'Timedelta'}: "
+                f"{what} must be a {'Timestamp' if self.points else 'Timedelta'}: "
                 f"column {column!r} holds {self.describe()}, got "
                 f"{type(value).__name__}. {_example(what, self.kind)}"
             )
         given: Any = value  # one of the scalar types checked above
-        scalar: Any = pd.Timestamp(given) if self.kind == "datetime" else pd.Timedelta(given)
+        scalar: Any = self._parse(given)
         if scalar is pd.NaT:
             raise DPValueError(f"{what} must be a {self.kind}, got NaT")
-        if self.kind == "datetime":
+        if self.points:
             self._check_zone(scalar, what, column)
         return scalar
 
     def _read(self, text: str, what: str, column: Hashable) -> Any:
         """``text`` read by ``pd.Timestamp`` (``pd.Timedelta``), else a refusal naming it."""
         try:
-            scalar: Any = pd.Timestamp(text) if self.kind == "datetime" else pd.Timedelta(text)
+            scalar: Any = self._parse(text)
         except (ValueError, TypeError, OverflowError):
             scalar = None
         if scalar is None or scalar is pd.NaT:
-            reads = (
-                "a date by pd.Timestamp"
-                if self.kind == "datetime"
-                else "a duration by pd.Timedelta"
-            )
+            reads = "a date by pd.Timestamp" if self.points else "a duration by pd.Timedelta"
             raise DPValueError(
                 f"{what} {text!r} cannot be read as {reads} (column {column!r} "
                 f"holds {self.describe()}). {_example(what, self.kind)}"
             )
-        if self.kind == "datetime":
+        if self.points:
             self._check_zone(scalar, what, column)
         return scalar
 
@@ -157,7 +182,7 @@ class ValueKind:
                 f"{what} {scalar} is out of the range {self.dtype} can hold; give a bound "
                 "the column's unit can represent (or convert the column with .astype)"
             ) from None
-        native = ticks.to_datetime64() if self.kind == "datetime" else ticks.to_timedelta64()
+        native = ticks.to_datetime64() if self.points else ticks.to_timedelta64()
         return float(native.astype(np.int64)) * NANOSECONDS[self.unit]
 
     def _check_zone(self, stamp: pd.Timestamp, what: str, column: Hashable) -> None:
@@ -185,7 +210,7 @@ class ValueKind:
         valid = np.isfinite(ticks) & (np.abs(ticks) < 2.0**63)
         whole = np.where(valid, np.rint(np.where(valid, ticks, 0.0)), 0.0).astype(np.int64)
         whole[~valid] = np.iinfo(np.int64).min  # NaT
-        if self.kind == "datetime" and on_time == "point":
+        if self.dated(on_time):
             stamps = pd.DatetimeIndex(whole.view(f"datetime64[{self.unit}]"))
             if self.tz is not None:
                 stamps = stamps.tz_localize("UTC").tz_convert(self.tz)
@@ -206,7 +231,7 @@ def temporal_statistic(kind: ValueKind, how: str, on_time: OnTime, column: Hasha
             f"{how} is not defined for column {column!r} of {kind.describe()} (pandas "
             "refuses it too: its unit would be time squared); release std, a Timedelta"
         )
-    if on_time == "total" and kind.kind == "datetime":
+    if on_time == "total" and kind.points:
         raise DPTypeError(
             f"{how} is not defined for column {column!r} of {kind.describe()}, as in pandas: "
             "datetimes are points in time. Release mean, median or quantile (Timestamps), or "

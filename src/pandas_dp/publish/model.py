@@ -18,9 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from pandas_dp.accounting.composition import ACCOUNTANTS
+from pandas_dp.accounting.composition import ACCOUNTANTS, Accounting
 from pandas_dp.api.keys import parse_by, parse_keys
-from pandas_dp.api.release.options import MECHANISMS, parse_weight_bounds
+from pandas_dp.api.release.option_values import MECHANISMS
+from pandas_dp.api.release.options import parse_weight_bounds
 from pandas_dp.budget import parse_delta, parse_epsilon
 from pandas_dp.errors import SpecError
 from pandas_dp.planning.statistics import STATISTICS
@@ -208,7 +209,7 @@ def _spend(problems: Problems, at: str, raw: dict[str, Any], privacy: object) ->
     """What a query may spend: ``epsilon`` (and ``delta``), or ``rho`` in a zCDP session."""
     settings = privacy if isinstance(privacy, dict) else {}
     accounting = settings.get("accounting", "basic")
-    zcdp = "rho" in settings or accounting == "zcdp"
+    zcdp = "rho" in settings or accounting == Accounting.ZCDP
     if "epsilon" in raw and "rho" in raw:
         problems.add(at, "give what this query may spend: epsilon (and delta), or rho, not both")
     elif "epsilon" not in raw and "rho" not in raw:

@@ -11,7 +11,7 @@ import pandas as pd
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_keys
 from pandas_dp.api.queries.groupby import schema_domains, schema_keys
-from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
+from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import price
 from pandas_dp.api.release.types import Finish, PlannedOutput
@@ -75,11 +75,11 @@ def plan_top_k(
         note += f"; candidates: {source}"
     request = Request(
         stats=(Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),),
-        epsilon=eps, query=query, grouping=Grouping((col,), keys),
-        caps=caps, notes=(note,), rho=parsed_rho, asked=asked,
+        query=query, pricing=Pricing(epsilon=eps, rho=parsed_rho, asked=asked),
+        grouping=Grouping((col,), keys), caps=caps, notes=(note,),
     )  # fmt: skip
 
-    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
+    def finisher(outputs: tuple[PlannedOutput, ...], _: Presentation) -> Finish:
         (key,) = outputs[0].keys
 
         def finish(

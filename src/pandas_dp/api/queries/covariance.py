@@ -20,8 +20,8 @@ import pandas as pd
 from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
-from pandas_dp.api.release.planner import may_hold_missing, noise_choice
-from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Request
+from pandas_dp.api.release.planner import noise_choice
+from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Presentation, Request
 from pandas_dp.engines.temporal import is_temporal
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping
@@ -80,13 +80,13 @@ def plan_matrix(
         caps=caps or caps_for(target, False), grouping=grouping,
     )  # fmt: skip
     layout = ProductLayout.of(
-        tuple(names), tuple(request.bounds[c] for c in names),
-        tuple(may_hold_missing(target, c) for c in names),
+        tuple(names), tuple(request.columns.bounds[c] for c in names),
+        tuple(c in request.columns.nullable for c in names),
         complete=complete, squares=how == "corr" and not complete,
     )  # fmt: skip
     shares = (Fraction(1),)
     part = products_part(
-        layout, request.budget_of(shares[0]), request.caps.contribution,
+        layout, request.pricing.budget_of(shares[0]), request.caps.contribution,
         noise_choice(target, request, shares),
     )  # fmt: skip
     kind = PairCorrelation if how == "corr" else PairCovariance
@@ -97,7 +97,10 @@ def plan_matrix(
         for k in range(j, len(names))
     )  # fmt: skip
     request = dataclasses.replace(
-        request, stats=stats, shares=shares, notes=_notes(request, part, how, complete)
+        request,
+        stats=stats,
+        pricing=dataclasses.replace(request.pricing, shares=shares),
+        notes=_notes(request, part, how, complete),
     )
     labels = _labels(target, names)
     assert part.layout is not None
@@ -107,11 +110,11 @@ def plan_matrix(
 def _finisher(how: str, labels: pd.Index) -> Finisher:
     """Shape the pairs' values as pandas shapes ``df.cov()`` (grouped: stacked by key)."""
 
-    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
+    def finisher(outputs: tuple[PlannedOutput, ...], shown: Presentation) -> Finish:
         def finish(
             keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
         ) -> pd.DataFrame:
-            alpha = None if request.confidence is None else 1.0 - request.confidence
+            alpha = None if shown.confidence is None else 1.0 - shown.confidence
             # Each pair's values (and interval ends) for every group at once.
             pairs = _pairs(outputs, noisy)
             values = {(s.j, s.k): s.value(i, None) for s, i in pairs}

@@ -22,7 +22,7 @@ from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.finish import hide_where_empty, released
-from pandas_dp.api.release.types import Finish, PlannedOutput, Request
+from pandas_dp.api.release.types import Finish, PlannedOutput, Presentation
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping, OtherCells
 from pandas_dp.planning.measurement.keys import MeasurementKey
@@ -87,9 +87,9 @@ def plan_table(
     return plan(target, request, lambda outputs, req: _finisher(outputs, req, layout))
 
 
-def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layout) -> Finish:
-    post = request.post or PostProcess()
-    alpha = None if request.confidence is None else 1.0 - request.confidence
+def _finisher(outputs: tuple[PlannedOutput, ...], shown: Presentation, layout: Layout) -> Finish:
+    post = shown.post or PostProcess()
+    alpha = None if shown.confidence is None else 1.0 - shown.confidence
 
     def finish(
         keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
@@ -106,7 +106,7 @@ def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layo
         margin_row = margin_col = layout.margins
         tables = []
         for out in outputs:
-            values = released(out, noisy, post, request.integral_columns)
+            values = released(out, noisy, post, shown.integral_columns)
             if layout.normalize is not None and other is not None:
                 cells, margin_row, margin_col = _normalized(_grid(values, other), layout)
                 cells = _listed(cells, shape, margin_row, margin_col)
@@ -131,16 +131,16 @@ def _finisher(outputs: tuple[PlannedOutput, ...], request: Request, layout: Layo
         rows = _margin_index(rows, layout.margins_name) if margin_row else rows
         cols = _margin_index(cols, layout.margins_name) if margin_col else cols
         frame = _frame(blocks, rows, cols, _labels(layout, alpha is not None))
-        return _in_time_units(frame, outputs, request, alpha is not None)
+        return _in_time_units(frame, outputs, shown, alpha is not None)
 
     return finish
 
 
 def _in_time_units(
-    frame: pd.DataFrame, outputs: tuple[PlannedOutput, ...], request: Request, intervals: bool
+    frame: pd.DataFrame, outputs: tuple[PlannedOutput, ...], shown: Presentation, intervals: bool
 ) -> pd.DataFrame:
     """Blocks of datetime and timedelta columns in their dtype (free post-processing)."""
-    blocks = [(out, request.kinds.get(out.stat.column)) for out in outputs]
+    blocks = [(out, shown.kinds.get(out.stat.column)) for out in outputs]
     per_block = [block for block in blocks for _ in range(3 if intervals else 1)]
     width = frame.shape[1] // len(per_block)
     for position, (out, kind) in enumerate(per_block):

@@ -10,6 +10,7 @@ import pandas as pd
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.release import PlannedOutput, resolve
 from pandas_dp.api.release.arguments import Bounds, Real
+from pandas_dp.api.release.option_values import MECHANISMS, Noise
 from pandas_dp.api.release.planning_rows import planning_rows
 from pandas_dp.api.release.preview import mean_error_bound
 from pandas_dp.api.validation import parse_bounds
@@ -24,12 +25,12 @@ from pandas_dp.units import Contribution
 
 
 def _noise(mechanism: str, delta: object, measurements: int) -> NoiseChoice:
-    if mechanism == "laplace":
+    if mechanism not in MECHANISMS:
+        raise DPValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
+    if not Noise(mechanism).gaussian:
         if delta is not None:
             raise DPValueError("delta is only used with mechanism='gaussian'")
         return NoiseChoice()
-    if mechanism != "gaussian":
-        raise DPValueError(f"mechanism must be 'laplace' or 'gaussian', got {mechanism!r}")
     if delta is None:
         raise DPValueError("planning Gaussian noise needs its delta")
     return NoiseChoice(gaussian=True, delta=parse_delta(delta) / measurements)

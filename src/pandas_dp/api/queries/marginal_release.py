@@ -20,7 +20,7 @@ import pandas as pd
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.queries.domains import Domains
-from pandas_dp.api.release import PlannedRelease, Request, plan
+from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan
 from pandas_dp.api.release.types import PlannedOutput, Target
 from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.mechanisms.marginals import Clique, Strategy
@@ -98,10 +98,11 @@ def plan_marginals(
         Table(name, None, clique, domains.sizes, keys=keys) for name, clique in spec.reported
     )
     request = Request(
-        stats=stats, epsilon=epsilon, query=spec.query, caps=caps, delta=delta,
-        gaussian=delta is not None,
-        shares=tuple(p.measurement.epsilon / epsilon for p in parts.values()), notes=spec.notes,
-        asked=asked,
+        stats=stats, query=spec.query, caps=caps, notes=spec.notes,
+        pricing=Pricing(
+            epsilon=epsilon, delta=delta, gaussian=delta is not None, asked=asked,
+            shares=tuple(p.measurement.epsilon / epsilon for p in parts.values()),
+        ),
     )  # fmt: skip
     ordered = list(parts.values())
 
@@ -113,7 +114,7 @@ def plan_marginals(
             for p, v in zip(ordered, exact, strict=True)
         ]
 
-    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Any:
+    def finisher(outputs: tuple[PlannedOutput, ...], _: Presentation) -> Any:
         def finish(
             _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
         ) -> Any:

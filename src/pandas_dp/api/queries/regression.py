@@ -22,7 +22,7 @@ from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.planner import noise_choice
-from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Request
+from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Presentation, Request
 from pandas_dp.api.validation import check_column, is_summable
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, ProductSums
@@ -84,14 +84,14 @@ def plan_ols(
     )
     placeholders = [PairCovariance((c, c), c) for c in numeric]
     request = validate(target, placeholders, options, query="ols", caps=caps_for(target, False))
-    design = design_of(text, {c: request.bounds[c] for c in numeric}, categorical)
+    design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)
     size = len(design.labels)
     layout = ProductLayout.of(
         design.labels, design.bounds, (True,) * size, complete=True, squares=False
     )
     shares = (Fraction(1),)
     part = products_part(
-        layout, request.budget_of(shares[0]), request.caps.contribution,
+        layout, request.pricing.budget_of(shares[0]), request.caps.contribution,
         noise_choice(target, request, shares),
     )  # fmt: skip
     assert isinstance(part.measure, ProductSums)
@@ -99,7 +99,8 @@ def plan_ols(
     part = dataclasses.replace(part, measure=measure)
     stat = LinearModel("ols", None, layout=part.layout)
     notes = _notes(request, part, design, categorical)
-    request = dataclasses.replace(request, stats=(stat,), shares=shares, notes=notes)
+    pricing = dataclasses.replace(request.pricing, shares=shares)
+    request = dataclasses.replace(request, stats=(stat,), pricing=pricing, notes=notes)
     assert part.layout is not None
     return plan(target, request, _finisher(part, design, level), calibrated={part.layout.key: part})
 
@@ -107,7 +108,7 @@ def plan_ols(
 def _finisher(part: ProductsPart, design: FormulaDesign, alpha: float) -> Finisher:
     noise_sd = math.ldexp(math.sqrt(part.mechanism.variance()), part.exponent)
 
-    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
+    def finisher(outputs: tuple[PlannedOutput, ...], shown: Presentation) -> Finish:
         (out,) = outputs
 
         def finish(

@@ -23,7 +23,7 @@ import pandas as pd
 from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement, Measurement
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.queries.tables import release_budget
-from pandas_dp.api.release import PlannedRelease, Request, plan
+from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan
 from pandas_dp.api.release.arguments import Mechanism, Real
 from pandas_dp.api.release.options import epsilon_of, parse_confidence, parse_mechanism
 from pandas_dp.api.release.types import Finish, PlannedOutput, Target
@@ -98,15 +98,18 @@ def plan_running_totals(
     stat = RunningTotal("size", None, keys=(key,))
     spent = Fraction(eps * eps / 2) if zcdp else None  # a ρ session's ρ: no δ for Gaussian noise
     request = Request(
-        stats=(stat,), epsilon=eps, query=query, caps=caps, delta=share,
-        gaussian=gaussian, confidence=confidence, shares=(Fraction(1),),
-        notes=(_note(counting, bins, k),), rho=spent if gaussian else None, asked=asked,
+        stats=(stat,), query=query, caps=caps,
+        pricing=Pricing(
+            epsilon=eps, delta=share, gaussian=gaussian, shares=(Fraction(1),),
+            rho=spent if gaussian else None, asked=asked,
+        ),
+        presentation=Presentation(confidence=confidence), notes=(_note(counting, bins, k),),
     )  # fmt: skip
 
     def derive(exact: list[Aggregate]) -> list[Aggregate]:
         return [part.from_home(np.asarray(exact[0]))]
 
-    def finisher(outputs: tuple[PlannedOutput, ...], request: Request) -> Finish:
+    def finisher(outputs: tuple[PlannedOutput, ...], shown: Presentation) -> Finish:
         (out,) = outputs
 
         def finish(
@@ -115,9 +118,9 @@ def plan_running_totals(
             inputs = out.inputs(noisy)
             values = np.rint(stat.value(inputs, None)).astype(np.int64)  # type: ignore[arg-type]
             totals = pd.Series(values, index=intervals, name="size")  # whole rows, as pandas
-            if request.confidence is None:
+            if shown.confidence is None:
                 return totals.rename(None)
-            lower, upper = stat.interval(inputs, 1.0 - request.confidence)
+            lower, upper = stat.interval(inputs, 1.0 - shown.confidence)
             return pd.DataFrame(
                 {"size": totals, "size_lower": lower, "size_upper": upper}, index=intervals
             )

@@ -24,7 +24,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_by
 from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains
 from pandas_dp.api.queries.tables import release_budget
-from pandas_dp.api.release import PlannedRelease, Request, plan, resolve
+from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import epsilon_of
 from pandas_dp.api.release.types import Finish, PlannedOutput
@@ -92,16 +92,17 @@ def plan_synthesize(
         for i, label in enumerate(labels)
     ]
     request = Request(
-        stats=(*stats, Synthetic("synthetic rows", None, keys=everything)), epsilon=eps,
+        stats=(*stats, Synthetic("synthetic rows", None, keys=everything)),
         query="synthesize", caps=caps,
-        delta=d if gaussian else None, gaussian=gaussian and d is not None,
-        shares=tuple(p.measurement.epsilon / eps for p in parts.values()),
+        pricing=Pricing(
+            epsilon=eps, delta=d if gaussian else None, gaussian=gaussian and d is not None,
+            shares=tuple(p.measurement.epsilon / eps for p in parts.values()), asked=asked,
+        ),
         notes=_notes(domains, gaussian, caps.describe() if caps.bounding else "", method),
-        asked=asked,
     )  # fmt: skip
     dtypes = dict(target.engine.dtypes(target.data).items())
 
-    def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
+    def finisher(outputs: tuple[PlannedOutput, ...], _: Presentation) -> Finish:
         def finish(
             _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
         ) -> pd.DataFrame:

@@ -96,7 +96,7 @@ def _generated(
     try:
         return frequency_bins(offset, kind, ends)
     except (TypeError, ValueError):  # e.g. months of timedeltas, which have no fixed length
-        hint = "; timedeltas take fixed lengths, e.g. 'h'" if kind.kind == "timedelta" else ""
+        hint = "" if kind.points else "; timedeltas take fixed lengths, e.g. 'h'"
         raise DPValueError(
             f"freq {freq!r} cannot bin column {column!r} of {kind.describe()}{hint}"
         ) from None
@@ -123,7 +123,7 @@ def frequency_bins(
     start, end = (bound.as_unit(unit) for bound in ends)
     if kind.tz is not None:  # labels on the column's clock, as resample would show them
         start, end = start.tz_convert(kind.tz), end.tz_convert(kind.tz)
-    index = pd.DatetimeIndex if kind.kind == "datetime" else pd.TimedeltaIndex
+    index = kind.index
     last = end - pd.Timedelta(1, unit=unit)
     probe = pd.Series(0, index=index([start, last]).as_unit(unit))
     sizes = probe.resample(offset).size()
@@ -145,6 +145,6 @@ def _fixed(offset: Any) -> bool:
 
 
 def _range(kind: ValueKind, ends: tuple[Any, Any], **how: Any) -> Any:
-    if kind.kind == "datetime":
+    if kind.points:
         return pd.date_range(ends[0], ends[1], **how)
     return pd.timedelta_range(ends[0], ends[1], **how)

@@ -20,17 +20,23 @@ from pandas_dp.api.release.preview import Preview, preview
 from pandas_dp.api.release.run import run
 from pandas_dp.api.release.target import resolve
 from pandas_dp.api.release.types import (
+    ColumnFacts,
     PlannedOutput,
     PlannedRelease,
+    Presentation,
+    Pricing,
     ReleaseOptions,
     Request,
     Target,
 )
 
 __all__ = [
+    "ColumnFacts",
     "PlannedOutput",
     "PlannedRelease",
+    "Presentation",
     "Preview",
+    "Pricing",
     "ReleaseOptions",
     "Request",
     "Target",

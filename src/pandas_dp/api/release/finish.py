@@ -23,7 +23,7 @@ from pandas_dp.planning.statistics import Size, Sum
 from pandas_dp.planning.statistics.postprocess import PostProcess
 
 if TYPE_CHECKING:
-    from pandas_dp.api.release.types import Finish, PlannedOutput, Request
+    from pandas_dp.api.release.types import Finish, PlannedOutput, Presentation
 
 #: How a release's statistics are shaped: one number, a Series over the keys, or a table.
 Shape = Literal["scalar", "series", "frame"]
@@ -176,15 +176,15 @@ def _relative(value: np.ndarray, lower: np.ndarray, upper: np.ndarray) -> np.nda
         return np.where(v == 0, np.inf, width / np.abs(v))
 
 
-def finisher(outputs: tuple[PlannedOutput, ...], shape: Shape, request: Request) -> Finish:
+def finisher(outputs: tuple[PlannedOutput, ...], shape: Shape, shown: Presentation) -> Finish:
     """Build the function that turns noisy aggregates into the user's result.
 
     ``"scalar"`` (one statistic, ungrouped), ``"series"`` (one statistic per key) or
     ``"frame"``. With a confidence level, each statistic ``x`` gains ``x_lower`` and
     ``x_upper`` (a Series becomes a DataFrame; a scalar an :class:`Estimate`).
     """
-    post = request.post or PostProcess()
-    confidence = request.confidence
+    post = shown.post or PostProcess()
+    confidence = shown.confidence
     alpha = None if confidence is None else 1.0 - confidence
     first = outputs[0].stat
 
@@ -192,12 +192,12 @@ def finisher(outputs: tuple[PlannedOutput, ...], shape: Shape, request: Request)
         keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
     ) -> object:
         columns = columns_of(
-            outputs, noisy, post, alpha, request.relative_error, request.integral_columns,
-            request.kinds,
+            outputs, noisy, post, alpha, shown.relative_error, shown.integral_columns,
+            shown.kinds,
         )  # fmt: skip
         if shape == "scalar":
             value = columns[first.name][0]
-            whole = first.integer or integral(outputs[0], request.integral_columns)
+            whole = first.integer or integral(outputs[0], shown.integral_columns)
             value = int(value) if whole else scalar(value)
             if alpha is None:
                 return value

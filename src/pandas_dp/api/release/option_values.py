@@ -10,11 +10,28 @@ from __future__ import annotations
 import math
 import numbers
 from collections.abc import Hashable, Mapping, Sequence
+from enum import StrEnum
 from typing import Literal
 
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.planning.statistics import Statistic
+
+
+class Noise(StrEnum):
+    """The additive noise a release uses, as users name it (``mechanism="gaussian"``)."""
+
+    LAPLACE = "laplace"
+    GAUSSIAN = "gaussian"
+
+    @property
+    def gaussian(self) -> bool:
+        """Whether the noise is discrete Gaussian (else discrete Laplace)."""
+        return self is Noise.GAUSSIAN
+
+
+#: The names ``mechanism=`` takes.
+MECHANISMS = tuple(noise.value for noise in Noise)
 
 
 def parse_selection(selection: object) -> Literal["threshold", "optimal"]:
@@ -61,7 +78,7 @@ def parse_relative_error(
         raise DPValueError("relative_error=True needs intervals: pass ci=0.95 (or another level)")
     for stat in [s for s in stats if s.reads_values] if relative_error else ():
         kind = kinds.get(stat.column)
-        if kind is not None and kind.kind == "datetime" and stat.on_time == "point":
+        if kind is not None and kind.dated(stat.on_time):
             raise DPValueError(
                 f"relative_error has no meaning for {stat.how} of datetime column "
                 f"{stat.column!r}: a datetime's size depends on its origin (1970). Read the "

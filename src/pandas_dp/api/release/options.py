@@ -9,19 +9,28 @@ the data. Release files go through the same functions, so the rules cannot drift
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import replace
 from fractions import Fraction
 
+import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
 from pandas_dp.api.caps import Caps
 from pandas_dp.api.release.option_values import (
+    MECHANISMS,
+    Noise,
     parse_accuracy,
     parse_relative_error,
     parse_selection,
 )
-from pandas_dp.api.release.types import ReleaseOptions, Request, Target
+from pandas_dp.api.release.types import (
+    ColumnFacts,
+    Presentation,
+    Pricing,
+    ReleaseOptions,
+    Request,
+    Target,
+)
 from pandas_dp.api.temporal import ValueKind, temporal_statistic
 from pandas_dp.api.validation import check_column, parse_bounds, parse_column_bounds, parse_fill
 from pandas_dp.budget import (
@@ -42,8 +51,6 @@ from pandas_dp.planning.statistics.postprocess import PostProcess
 from pandas_dp.planning.statistics.weighted import weighted
 from pandas_dp.units import positive_int
 
-MECHANISMS = ("laplace", "gaussian")
-
 
 def parse_confidence(ci: float | None) -> float | None:
     """A confidence level in (0, 1), or None."""
@@ -61,7 +68,7 @@ def parse_mechanism(mechanism: object) -> bool:
     """Whether the noise is Gaussian (else discrete Laplace)."""
     if mechanism not in MECHANISMS:
         raise DPValueError(f"mechanism must be one of {MECHANISMS}, got {mechanism!r}")
-    return bool(mechanism == "gaussian")
+    return Noise(mechanism).gaussian
 
 
 def asked_text(epsilon: object, rho: object = None, delta: object = None) -> str:
@@ -102,28 +109,45 @@ def validate(
     stats = _weighted(stats, weights, post)
     sources = [keys_from] if keys_from else []
     bounds, fills = _bounds_and_fills(target, stats, kinds, options, per_column, sources)
-    request = Request(
-        stats=tuple(stats), epsilon=epsilon, query=query, bounds=bounds, fill=fills,
-        grouping=grouping, caps=caps or Caps(),
-        delta=None if options.delta is None else parse_delta(options.delta),
-        gaussian=gaussian, confidence=confidence, post=post, cells=parse_cells(options.cells),
-        sources=tuple(sources), priorities=parse_accuracy(options.accuracy, stats),
-        selection=parse_selection(selection),
-        relative_error=parse_relative_error(options.relative_error, confidence, stats, kinds),
-        weights=weights, count_quantiles=options.min_count is not None and post.min_count > 0,
-        rho=rho, asked=asked_text(options.epsilon, options.rho, options.delta),
+    delta = None if options.delta is None else parse_delta(options.delta)
+    cells = parse_cells(options.cells)
+    priorities = parse_accuracy(options.accuracy, stats)
+    rule = parse_selection(selection)
+    relative_error = parse_relative_error(options.relative_error, confidence, stats, kinds)
+    pricing = Pricing(
+        epsilon=epsilon, rho=rho, delta=delta, gaussian=gaussian, priorities=priorities,
+        asked=asked_text(options.epsilon, options.rho, options.delta),
     )  # fmt: skip
-    return _with_columns(target, request, kinds)
-
-
-def _with_columns(target: Target, request: Request, kinds: dict[Hashable, ValueKind]) -> Request:
-    """The request with what its columns' dtypes say: whole-number sums, time columns."""
-    return replace(
-        request,
-        integral_columns=_integral_columns(target, request.bounds, request.fill),
-        integer_columns=_integral_columns(target, request.bounds, {}),
+    columns = ColumnFacts(
+        bounds=bounds, fill=fills, cells=cells, weights=weights,
+        integer_columns=_integral_columns(target, bounds, {}),
+        nullable=frozenset(c for c in _columns_of(stats) if may_hold_missing(target, c)),
+    )  # fmt: skip
+    presentation = Presentation(
+        confidence=confidence, post=post, relative_error=relative_error,
+        count_quantiles=options.min_count is not None and post.min_count > 0,
+        integral_columns=_integral_columns(target, bounds, fills),
         kinds={column: kind for column, kind in kinds.items() if kind.temporal},
-    )
+    )  # fmt: skip
+    return Request(
+        stats=tuple(stats), query=query, pricing=pricing, columns=columns,
+        presentation=presentation, grouping=grouping, caps=caps or Caps(), selection=rule,
+        sources=tuple(sources),
+    )  # fmt: skip
+
+
+def _columns_of(stats: Sequence[Statistic]) -> list[Hashable]:
+    """The statistics' columns, each once, in order."""
+    return list(dict.fromkeys(stat.column for stat in stats if stat.column is not None))
+
+
+def may_hold_missing(target: Target, column: Hashable) -> bool:
+    """Whether ``column`` may hold missing values: the schema's rule, else the dtype's."""
+    schema = target.session.schema
+    if schema is not None and schema.rules(column).nullable is not None:
+        return bool(schema.rules(column).nullable)
+    dtype = target.dtype(column)
+    return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
 
 
 def _post(options: ReleaseOptions, confidence: float | None) -> PostProcess:

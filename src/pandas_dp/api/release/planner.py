@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-import numpy as np
-
 from pandas_dp.accounting.events import (
     PARALLEL,
     SEQUENTIAL,
@@ -27,7 +25,15 @@ from pandas_dp.accounting.events import (
 )
 from pandas_dp.api.release.finish import Shape, finisher
 from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
-from pandas_dp.api.release.types import Finisher, PlannedOutput, PlannedRelease, Request, Target
+from pandas_dp.api.release.types import (
+    ColumnFacts,
+    Finisher,
+    PlannedOutput,
+    PlannedRelease,
+    Presentation,
+    Request,
+    Target,
+)
 from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.errors import DPValueError
 from pandas_dp.measures.aggregates import Aggregate
@@ -41,51 +47,41 @@ from pandas_dp.planning.measurement.keys import CalibrationInputs, MeasurementKe
 from pandas_dp.planning.measurement.kinds import NonNullCount, QuantileChoice, TopKChoice
 from pandas_dp.planning.measurement.parts import NoiseChoice
 from pandas_dp.planning.measurement.split import optimal_shares
-from pandas_dp.planning.statistics import Mean, Sum, Var
+from pandas_dp.planning.statistics import Mean, Quantile, Sum, Var
 from pandas_dp.planning.statistics.postprocess import PostProcess
 
 
 @dataclass(frozen=True)
-class _Context:
-    """Public facts about the target's columns that decide which count a statistic uses."""
+class _Measuring:
+    """What a statistic reads when it chooses its measurements (the statistics' ``Context``).
 
-    target: Target
-    request: Request
+    The request's column facts and presentation, and what the release's other statistics
+    measure anyway: no fact of its own.
+    """
+
+    columns: ColumnFacts
+    presentation: Presentation
     others: frozenset[MeasurementKey] = frozenset()
 
     def imputed(self, column: Hashable) -> bool:
-        return self.request.fill.get(column) is not None
+        return self.columns.imputed(column)
 
     def measured(self, key: MeasurementKey) -> bool:
         return key in self.others
 
     def bounds_of(self, column: Hashable) -> tuple[float, float]:
-        return self.request.bounds[column]
+        return self.columns.bounds_of(column)
+
+    def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
+        return self.columns.count_for(column, imputed=imputed)
 
     @property
     def confidence(self) -> float | None:
-        return self.request.confidence
+        return self.presentation.confidence
 
     @property
     def count_quantiles(self) -> bool:
-        return self.request.count_quantiles
-
-    def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
-        if column is None or imputed or not self._nullable(column):
-            return ROWS
-        return NonNullCount(column)
-
-    def _nullable(self, column: Hashable) -> bool:
-        return may_hold_missing(self.target, column)
-
-
-def may_hold_missing(target: Target, column: Hashable) -> bool:
-    """Whether ``column`` may hold missing values: the schema's rule, else the dtype's."""
-    schema = target.session.schema
-    if schema is not None and schema.rules(column).nullable is not None:
-        return bool(schema.rules(column).nullable)
-    dtype = target.dtype(column)
-    return not (isinstance(dtype, np.dtype) and dtype.kind in "biu")
+        return self.presentation.count_quantiles
 
 
 def plan(
@@ -99,14 +95,15 @@ def plan(
     """Turn a validated request into the planned release (nothing is read or charged).
 
     ``shape`` is how the statistics are shaped (``"scalar"``, ``"series"``, ``"frame"``),
-    or a finisher of one's own given ``(outputs, request)``. ``calibrated`` holds a query
+    or a finisher of one's own given ``(outputs, presentation)``. ``calibrated`` holds a query
     family's own measurements, calibrated jointly (a workload of marginals), by key.
     """
-    sources, needs, context = _measurements(target, request)
-    shares = request.shares or optimal_shares(
+    sources, needs, context = _measurements(request)
+    pricing = request.pricing
+    shares = pricing.shares or optimal_shares(
         needs,
         [
-            (request.priority(stat.name), stat.error_weights(sources[stat.name], context))
+            (pricing.priority(stat.name), stat.error_weights(sources[stat.name], context))
             for stat in request.stats
         ],
     )
@@ -117,31 +114,32 @@ def plan(
             stat,
             sources[stat.name],
             tuple(parts[key] for key in sources[stat.name]),
-            request.bounds.get(stat.column),
+            request.columns.bounds.get(stat.column),
         )
         for stat in request.stats
     )
     release = _release(request, parts, _notes(request, parts, outputs, selection_note, shares))
-    finish = shape(outputs, request) if callable(shape) else finisher(outputs, shape, request)
+    shown = request.presentation
+    finish = shape(outputs, shown) if callable(shape) else finisher(outputs, shape, shown)
     return PlannedRelease(
         target=target, parts=parts, outputs=outputs, release=release, finish=finish,
         grouping=request.grouping, bounding=request.caps.bounding, selection=selection,
-        derive=derive, confidence=request.confidence, post=request.post,
+        derive=derive, confidence=shown.confidence, post=shown.post,
     )  # fmt: skip
 
 
 def _measurements(
-    target: Target, request: Request
-) -> tuple[dict[Hashable, tuple[MeasurementKey, ...]], list[MeasurementKey], _Context]:
+    request: Request,
+) -> tuple[dict[Hashable, tuple[MeasurementKey, ...]], list[MeasurementKey], _Measuring]:
     """What each statistic reads, every measurement once (in order), and the context.
 
     Two passes: what each statistic measures on its own, then again knowing what the others
     measure anyway (a sum is derived from a mean's centred sum and count). A release that
     chooses its keys measures what chooses them too.
     """
-    alone = _Context(target, request)
+    alone = _Measuring(request.columns, request.presentation)
     first = {key for stat in request.stats for key in stat.measurements(alone)}
-    context = _Context(target, request, frozenset(first))
+    context = dataclasses.replace(alone, others=frozenset(first))
     sources = {stat.name: stat.measurements(context) for stat in request.stats}
     needs = list(dict.fromkeys(key for keys in sources.values() for key in keys))
     chooser = KEYS if request.selection == "optimal" else ROWS
@@ -163,6 +161,7 @@ def _calibrated(
     """
     noise = noise_choice(target, request, shares)
     groups = _public_groups(request)
+    pricing = request.pricing
     parts: dict[MeasurementKey, AnyPart] = {}
     # Some read others' calibrations (squares: the centred sum's centre), so come last.
     for key, share in sorted(zip(needs, shares, strict=True), key=lambda k: k[0].calibrated_last):
@@ -171,11 +170,11 @@ def _calibrated(
             continue
         total = target.session.total
         if target.session.in_zcdp and _bounded_range(key):
-            epsilon = request.choice_budget_of(share, key.rounds)
+            epsilon = pricing.choice_budget_of(share, key.rounds)
             part = _calibrate(key, request, epsilon, noise, parts, total)
             parts[key] = _priced_by_bounded_range(part)
             continue
-        part = _calibrate(key, request, request.budget_of(share), noise, parts, total)
+        part = _calibrate(key, request, pricing.budget_of(share), noise, parts, total)
         parts[key] = _flip_or_exponential(part, groups)
     return {key: parts[key] for key in needs}
 
@@ -265,19 +264,21 @@ def _calibrate(
     total: AnyBudget,
 ) -> AnyPart:
     """The calibrated noise of one measurement: the key calibrates itself from these facts."""
+    columns, pricing = request.columns, request.pricing
     return key.calibrate(
         CalibrationInputs(
-            epsilon, request.caps.contribution, noise, request.bounds, request.fill,
-            request.grid_cells, request.grid_rounding, request.confidence,
-            lambda: selection_delta(request.delta, total, request.epsilon), parts,
-            request.weights,
+            epsilon, request.caps.contribution, noise, columns.bounds, columns.fill,
+            columns.grid_cells, request.grid_rounding, request.presentation.confidence,
+            lambda: selection_delta(pricing.delta, total, pricing.epsilon), parts,
+            columns.weights,
         )
     )  # fmt: skip
 
 
 def noise_choice(target: Target, request: Request, shares: tuple[Fraction, ...]) -> NoiseChoice:
     """Laplace, or Gaussian with the release's δ split among its measurements."""
-    if not request.gaussian:
+    pricing = request.pricing
+    if not pricing.gaussian:
         return NoiseChoice()
     if request.selecting:
         raise DPValueError(
@@ -285,15 +286,15 @@ def noise_choice(target: Target, request: Request, shares: tuple[Fraction, ...])
             "mechanism='gaussian'"
         )
     total = target.session.total
-    if request.rho is not None:  # priced in zCDP: no δ
+    if pricing.rho is not None:  # priced in zCDP: no δ
         return NoiseChoice(gaussian=True, zcdp=True)
-    delta = request.delta
+    delta = pricing.delta
     if delta is None:
         if total.delta == 0:
             raise DPValueError(
                 "Gaussian noise needs a δ: pass delta=..., or protect the frame with a delta"
             )
-        delta = total.delta * min(Fraction(1), request.epsilon / total.epsilon)
+        delta = total.delta * min(Fraction(1), pricing.epsilon / total.epsilon)
     if delta == 0:
         raise DPValueError("Gaussian noise needs delta > 0")
     return NoiseChoice(gaussian=True, delta=delta / len(shares))
@@ -304,7 +305,7 @@ def _release(request: Request, parts: dict[MeasurementKey, AnyPart], notes: list
     grouping = request.grouping
     columns = [str(c) for c in (grouping.by if grouping else ())]
     columns += [str(s.column) for s in request.stats if s.column is not None]
-    weights = request.weights
+    weights = request.columns.weights
     columns += [str(weights.column)] if weights is not None else []
     if not all(s.per_group for s in request.stats):  # a choice among the groups
         grouping = None
@@ -315,10 +316,10 @@ def _release(request: Request, parts: dict[MeasurementKey, AnyPart], notes: list
         tuple(p.measurement for p in parts.values()),
         composition=PARALLEL if grouping is not None else SEQUENTIAL,
         groups=groups,
-        bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.bounds.items())
+        bounds=tuple((str(c), lo, hi) for c, (lo, hi) in request.columns.bounds.items())
         + tuple((f"{w.column} (weights)", w.lower, w.upper) for w in [weights] if w),
         note="; ".join(notes),
-        asked=request.asked,
+        asked=request.pricing.asked,
     )
 
 
@@ -337,9 +338,10 @@ def _notes(
     notes = list(request.notes) or _generic_notes(request, parts, shares, selection_note)
     notes.extend(dict.fromkeys(note for out in outputs for note in out.stat.notes()))
     notes.extend(_sampler_notes(parts))
-    notes.extend(_derivation_notes(outputs, parts, request.post or PostProcess()))
+    shown, columns = request.presentation, request.columns
+    notes.extend(_derivation_notes(outputs, parts, shown.post or PostProcess()))
     notes.extend(request.sources)
-    weights = request.weights
+    weights = columns.weights
     if weights is not None:
         notes.append(weights.describe())
         notes.extend(
@@ -347,10 +349,10 @@ def _notes(
             for key, part in parts.items()
             if key.weights is not None
         )
-    notes.extend(kind.note(column) for column, kind in request.kinds.items())
-    if any(f is not None for f in request.fill.values()):
+    notes.extend(kind.note(column) for column, kind in shown.kinds.items())
+    if any(f is not None for f in columns.fill.values()):
         notes.append("missing values imputed with the public fillna value")
-    elif request.fill:
+    elif columns.fill:
         notes.append("missing values skipped")
     return notes
 
@@ -369,7 +371,7 @@ def _derivation_notes(
     hidden = [
         out for out in outputs
         if isinstance(out.stat, Mean | Var)
-        or (out.stat.error_in == "ranks" and len(out.keys) in (2, 4))  # a quantile with a count
+        or (isinstance(out.stat, Quantile) and len(out.keys) in (2, 4))  # and its count
     ]  # fmt: skip
     if hidden and post is not None and post.min_count != 0:
         names = ", ".join(str(out.stat.name) for out in hidden)
@@ -397,10 +399,11 @@ def _generic_notes(
     these lines.
     """
     keys = list(parts)
-    asked = f"ε {number_text(request.epsilon)}"
-    if request.rho is not None:  # priced in zCDP: ρ, and the ε asked if one was
-        rho = f"ρ {number_text(request.rho)}"
-        asked = f"{asked} ({rho})" if request.asked.startswith("epsilon") else rho
+    pricing = request.pricing
+    asked = f"ε {number_text(pricing.epsilon)}"
+    if pricing.rho is not None:  # priced in zCDP: ρ, and the ε asked if one was
+        rho = f"ρ {number_text(pricing.rho)}"
+        asked = f"{asked} ({rho})" if pricing.asked.startswith("epsilon") else rho
     if len(keys) == 1:
         notes = [f"{asked} on {keys[0].describe()}"]
     else:
@@ -412,7 +415,7 @@ def _generic_notes(
         how = "equally" if equal else "for the least relative error"
         notes = [f"{asked} split {how}: {split}"]
     measurements = [p.measurement for p in parts.values()]
-    if request.gaussian and any(m.is_gaussian for m in measurements):
+    if pricing.gaussian and any(m.is_gaussian for m in measurements):
         if all(m.delta == 0 for m in measurements):  # priced in zCDP
             notes.append("discrete Gaussian noise calibrated to ρ (σ² = Δ²/(2ρ)), no δ")
         else:

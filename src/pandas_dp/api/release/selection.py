@@ -42,13 +42,13 @@ def select_keys(
     Replaces the row-count part in ``parts`` with one whose measurement carries that δ.
     """
     if not request.selecting:
-        if request.delta is not None and not request.gaussian:
+        if request.pricing.delta is not None and not request.pricing.gaussian:
             raise DPValueError(
                 "delta is only used when keys are selected privately (keys=None) or with "
                 "mechanism='gaussian'; this release is pure ε-DP, so leave delta out"
             )
         return None, ""
-    delta = selection_delta(request.delta, target.session.total, request.epsilon)
+    delta = selection_delta(request.pricing.delta, target.session.total, request.pricing.epsilon)
     contribution = request.caps.contribution
     if request.selection == "optimal":
         table = key_choice(parts)

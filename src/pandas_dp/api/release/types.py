@@ -27,6 +27,7 @@ from pandas_dp.measures.grids import Rounding
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, grid_cells
 from pandas_dp.planning.measurement.choices import AnyPart
 from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.measurement.kinds import NonNullCount, RowCount
 from pandas_dp.planning.measurement.weighted import Weights
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.planning.statistics import Inputs, Statistic
@@ -112,50 +113,24 @@ class ReleaseOptions:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Request:
-    """A release's statistics and its validated public options.
+class Pricing:
+    """What a release costs and how it is noised: read by the split, calibration and ledger.
 
     ``shares`` gives each measurement's share of ε (summing to 1); by default the planner
     splits ε for the least relative error (:mod:`pandas_dp.planning.measurement.split`),
-    weighted by ``priorities``. ``notes`` are a query family's own ledger lines.
+    weighted by ``priorities``.
     """
 
-    stats: tuple[Statistic, ...]
     epsilon: Fraction
-    query: str
-    bounds: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
-    fill: dict[Hashable, float | None] = field(default_factory=dict)
-    grouping: Grouping | None = None
-    caps: Caps = field(default_factory=Caps)
-    delta: Fraction | None = None
-    gaussian: bool = False
-    confidence: float | None = None
-    post: PostProcess | None = None
-    cells: int = DEFAULT_CELLS
-    sources: tuple[str, ...] = ()  # where bounds and keys came from, for the ledger
-    shares: tuple[Fraction, ...] | None = None
-    notes: tuple[str, ...] = ()  # a query family's own lines for the ledger note
-    #: ``accuracy=``: the weight of each statistic (by name) in the ε split; 1 if absent.
-    priorities: tuple[tuple[Hashable, float], ...] = ()
-    #: How keys are chosen when they are not public: a threshold on the noisy row count, or
-    #: the optimal rule of Desfontaines et al. (2022).
-    selection: Literal["threshold", "optimal"] = "threshold"
-    #: Add ``<name>_rel_error`` (interval half-width over the value) after each interval.
-    relative_error: bool = False
-    #: Quantiles measure their (groups') counts (``min_count`` given): NaN where empty.
-    count_quantiles: bool = False
-    #: Integer columns with integer bounds (and fill): their sums are released as integers.
-    integral_columns: frozenset[Hashable] = frozenset()
-    #: Integer columns with integer bounds (whatever the fill): quantiles on the integers.
-    integer_columns: frozenset[Hashable] = frozenset()
-    #: Row weights (``weights=``): every count, sum and mean of the release is weighted.
-    weights: Weights | None = None
-    #: The datetime and timedelta columns read (others are numbers), for finishing.
-    kinds: dict[Hashable, ValueKind] = field(default_factory=dict)
     #: A release priced in zCDP (``rho=``, or Gaussian noise in a ρ session): its ρ, split
     #: among the measurements in proportion to their shares (each gets the ε whose ε²/2 is
     #: its ρ); :attr:`epsilon` is then ``sqrt(2ρ)``, for the ledger.
     rho: Fraction | None = None
+    delta: Fraction | None = None
+    gaussian: bool = False
+    shares: tuple[Fraction, ...] | None = None
+    #: ``accuracy=``: the weight of each statistic (by name) in the ε split; 1 if absent.
+    priorities: tuple[tuple[Hashable, float], ...] = ()
     #: The budget the call asked for, as typed (the ledger's ``asked`` column).
     asked: str = ""
 
@@ -178,6 +153,46 @@ class Request:
             return self.epsilon * share
         return epsilon_for_rho(4 * self.rho * share * rounds)
 
+    def priority(self, name: Hashable) -> float:
+        """The user's weight for statistic ``name`` in the split of ε (1 by default)."""
+        return dict(self.priorities).get(name, 1.0)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ColumnFacts:
+    """Public facts about the columns a release reads: its statistics' and calibration's.
+
+    Validated once from the arguments, the schema and the dtypes
+    (:func:`~pandas_dp.api.release.options.validate`); the planner reads the columns through
+    this value only.
+    """
+
+    bounds: dict[Hashable, tuple[float, float]] = field(default_factory=dict)
+    fill: dict[Hashable, float | None] = field(default_factory=dict)
+    #: The quantile grid's number of cells.
+    cells: int = DEFAULT_CELLS
+    #: Integer columns with integer bounds (whatever the fill): quantiles on the integers.
+    integer_columns: frozenset[Hashable] = frozenset()
+    #: The statistics' columns that may hold missing values (the schema's rule, else the
+    #: dtype's): their counts are measured apart from the row count.
+    nullable: frozenset[Hashable] = frozenset()
+    #: Row weights (``weights=``): every count, sum and mean of the release is weighted.
+    weights: Weights | None = None
+
+    def imputed(self, column: Hashable) -> bool:
+        """Whether missing values of ``column`` are replaced by a public ``fillna``."""
+        return self.fill.get(column) is not None
+
+    def bounds_of(self, column: Hashable) -> tuple[float, float]:
+        """The public bounds of ``column`` (for statistics that read values)."""
+        return self.bounds[column]
+
+    def count_for(self, column: Hashable | None, *, imputed: bool) -> MeasurementKey:
+        """The count that goes with ``column``: rows, or its non-missing values."""
+        if column is None or imputed or column not in self.nullable:
+            return RowCount()
+        return NonNullCount(column)
+
     def grid_cells(self, column: Hashable) -> int:
         """The cells of ``column``'s quantile grid (see :func:`grid_cells`).
 
@@ -187,6 +202,47 @@ class Request:
         lower, upper = self.bounds[column]
         return grid_cells(lower, upper, self.cells, column in self.integer_columns)
 
+
+@dataclass(frozen=True, kw_only=True)
+class Presentation:
+    """How a release's values are shown: read by its finisher (and the NaN rules)."""
+
+    #: The confidence level of intervals (None: no intervals).
+    confidence: float | None = None
+    #: Free post-processing of counts and ``min_count``.
+    post: PostProcess | None = None
+    #: Add ``<name>_rel_error`` (interval half-width over the value) after each interval.
+    relative_error: bool = False
+    #: Quantiles measure their (groups') counts (``min_count`` given): NaN where empty.
+    count_quantiles: bool = False
+    #: Integer columns with integer bounds (and fill): their sums are released as integers.
+    integral_columns: frozenset[Hashable] = frozenset()
+    #: The datetime and timedelta columns read (others are numbers): shown as times.
+    kinds: dict[Hashable, ValueKind] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Request:
+    """A release's statistics and its validated public options, split by reader.
+
+    ``pricing`` is read by the split of ε, the calibration and key selection, ``columns``
+    by the statistics and the calibration, ``presentation`` by the finisher. ``notes`` are a
+    query family's own ledger lines.
+    """
+
+    stats: tuple[Statistic, ...]
+    query: str
+    pricing: Pricing
+    columns: ColumnFacts = field(default_factory=ColumnFacts)
+    presentation: Presentation = field(default_factory=Presentation)
+    grouping: Grouping | None = None
+    caps: Caps = field(default_factory=Caps)
+    #: How keys are chosen when they are not public: a threshold on the noisy row count, or
+    #: the optimal rule of Desfontaines et al. (2022).
+    selection: Literal["threshold", "optimal"] = "threshold"
+    sources: tuple[str, ...] = ()  # where bounds and keys came from, for the ledger
+    notes: tuple[str, ...] = ()  # a query family's own lines for the ledger note
+
     def grid_rounding(self, column: Hashable) -> Rounding:
         """Which round values ``column``'s quantiles take as candidates besides the grid.
 
@@ -194,16 +250,13 @@ class Request:
         a datetime or timedelta column; else round numbers (see
         :func:`~pandas_dp.measures.grids.quantile_candidates`). Public: dtype and bounds.
         """
-        if column in self.kinds:
+        if column in self.presentation.kinds:
             return "time"
-        lower, upper = self.bounds[column]
-        if column in self.integer_columns and self.grid_cells(column) == upper - lower:
+        columns = self.columns
+        lower, upper = columns.bounds[column]
+        if column in columns.integer_columns and columns.grid_cells(column) == upper - lower:
             return "grid"
         return "number"
-
-    def priority(self, name: Hashable) -> float:
-        """The user's weight for statistic ``name`` in the split of ε (1 by default)."""
-        return dict(self.priorities).get(name, 1.0)
 
     @property
     def selecting(self) -> bool:
@@ -299,8 +352,8 @@ class PlannedRelease(Generic[T]):
         return replace(self, preview_only=reason)
 
 
-#: A query family's own shaping: given the planned outputs and the request, the finish.
-Finisher = Callable[[tuple[PlannedOutput, ...], Request], Finish]
+#: A query family's own shaping: given the planned outputs and how they are shown, the finish.
+Finisher = Callable[[tuple[PlannedOutput, ...], Presentation], Finish]
 
 #: What a group-by release returns: a Series for one column, else a DataFrame (as pandas).
 Table: TypeAlias = pd.Series | pd.DataFrame

@@ -20,7 +20,15 @@ from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.keys import check_key_types, parse_by
 from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.queries.hierarchy.keys import Hierarchy, parse_hierarchy
-from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
+from pandas_dp.api.release import (
+    PlannedRelease,
+    Presentation,
+    Pricing,
+    Request,
+    Target,
+    plan,
+    run,
+)
 from pandas_dp.api.release.arguments import KeywordChecked, Real
 from pandas_dp.api.release.options import parse_confidence, price
 from pandas_dp.api.release.types import Execute, Finish, PlannedOutput
@@ -209,11 +217,14 @@ class DPHierarchy(KeywordChecked):
             for depth, name in enumerate(names)
         )
         request = Request(
-            stats=stats, epsilon=epsilon, query="hierarchy.count",
-            grouping=Grouping(self.by, hierarchy.leaves), caps=caps, confidence=confidence,
-            shares=shares, rho=rho, asked=asked,
-            # rho= in a ρ session: each level's discrete Gaussian noise is calibrated to ρ.
-            gaussian=rho is not None and isinstance(self._target.session.total, RhoBudget),
+            stats=stats, query="hierarchy.count",
+            pricing=Pricing(
+                epsilon=epsilon, shares=shares, rho=rho, asked=asked,
+                # rho= in a ρ session: each level's discrete Gaussian noise is calibrated to ρ.
+                gaussian=rho is not None and isinstance(self._target.session.total, RhoBudget),
+            ),
+            presentation=Presentation(confidence=confidence),
+            grouping=Grouping(self.by, hierarchy.leaves), caps=caps,
             notes=_notes(hierarchy, epsilon, shares, caps, self.keys_from, rho),
         )  # fmt: skip
 
@@ -221,7 +232,7 @@ class DPHierarchy(KeywordChecked):
             # Every level measures the leaf counts; exact integer sums keep their dtype.
             return cast(list[Aggregate], hierarchy.tree.rollup(exact[0]))
 
-        def finisher(outputs: tuple[PlannedOutput, ...], _: Request) -> Finish:
+        def finisher(outputs: tuple[PlannedOutput, ...], _: Presentation) -> Finish:
             keys = [out.keys[0] for out in outputs]
             variances = [_variance(out.parts[0]) for out in outputs]
 
