@@ -7,9 +7,9 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
-from typing import Literal, Self, Unpack
+from typing import Any, Literal, Self, Unpack
 
 import pandas as pd
 
@@ -19,7 +19,7 @@ from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, pa
 from pandas_dp.api.queries.by_series import series_by
 from pandas_dp.api.queries.grouped_counts import GroupedCounts
 from pandas_dp.api.queries.grouped_matrices import GroupedMatrices
-from pandas_dp.api.release import ReleaseOptions, Target, run
+from pandas_dp.api.release import ReleaseOptions, Target
 from pandas_dp.api.release.arguments import (
     Bound,
     Bounds,
@@ -31,8 +31,9 @@ from pandas_dp.api.release.arguments import (
     Real,
     ValueArgs,
 )
+from pandas_dp.api.release.consumers import RUN, Consumer, checked_keywords
 from pandas_dp.api.release.selection import asked_selection
-from pandas_dp.api.release.types import Execute, Table
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import Mean, Sum, parse_func, parse_named
 from pandas_dp.api.statistics.postprocess import PostProcess
 from pandas_dp.api.validation import check_column, did_you_mean
@@ -62,7 +63,8 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         binning: Binning | None = None,
-        execute: Execute = run,
+        consumer: Consumer = RUN,
+        relabel: Callable[[Any], Any] | None = None,
         dropna: bool = True,
         called: str = "groupby",
         may_select: bool = True,
@@ -90,7 +92,8 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         return cls(
             target, labels, parsed, declared or keys_from, chosen,
             Grouping(labels, parsed, binning, missing=missing),
-            caps_for(target, True, max_groups_per_unit, max_rows_per_group), renames, execute,
+            caps_for(target, True, max_groups_per_unit, max_rows_per_group), renames, consumer,
+            relabel,
         )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -110,6 +113,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             )  # fmt: skip
         return replace(self, _selected=tuple(labels), _series=not isinstance(key, list))
 
+    @checked_keywords
     def sum(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
     ) -> Table:
@@ -132,6 +136,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             lambda c: Sum(c, c), column, "sum", ReleaseOptions(ci=ci, **options)
         )
 
+    @checked_keywords
     def mean(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
     ) -> Table:
@@ -155,6 +160,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             lambda c: Mean(c, c), column, "mean", ReleaseOptions(ci=ci, **options)
         )
 
+    @checked_keywords
     @shared_doc
     def agg(
         self, func: object = None, /, *, epsilon: Real | None = None, bounds: Bounds = None,

@@ -9,9 +9,9 @@ composition across groups, the planner's split of ε across columns).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
-from typing import Any, Literal, Unpack, overload
+from typing import Any, Literal, Self, TypeVar, Unpack, overload
 
 import numpy as np
 import pandas as pd
@@ -27,18 +27,18 @@ from pandas_dp.api.queries.ungrouped import (
     row_major,
     rows_in_level_order,
 )
-from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, run, validate
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import (
     Bounds,
     Columns,
     GridArgs,
-    KeywordChecked,
     NoiseArgs,
     RatioArgs,
     Real,
 )
+from pandas_dp.api.release.consumers import RUN, Consumer, checked_keywords
 from pandas_dp.api.release.finish import Shape, suffixed
-from pandas_dp.api.release.types import Execute, Table
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import (
     Count,
     Mean,
@@ -53,9 +53,11 @@ from pandas_dp.api.statistics.spreads import Sem
 from pandas_dp.engines import Grouping
 from pandas_dp.errors import DPTypeError, DPValueError
 
+T = TypeVar("T")
+
 
 @dataclass(frozen=True, eq=False, repr=False)
-class GroupedStatistics(KeywordChecked):
+class GroupedStatistics:
     """Column selection and per-column statistics of a group-by (see :class:`DPGroupBy`).
 
     A frozen value of public parameters only: a selection (``g["x"]``) or the pairs of
@@ -73,7 +75,10 @@ class GroupedStatistics(KeywordChecked):
     _caps: Caps
     #: Private column names of grouping Series, and the Series' names (for the results).
     _renames: Mapping[Hashable, Hashable]
-    _execute: Execute = run
+    #: What releases hand their planned release to: run it (``.dp``) or describe it (a preview).
+    _consumer: Consumer = RUN
+    #: Applied to every release's result (the time labels of ``resample`` and ``pd.Grouper``).
+    _relabel: Callable[[Any], Any] | None = None
     #: The selected columns (``g["x"]``, ``g[["x", "y"]]``), or None.
     _selected: tuple[Hashable, ...] | None = None
     #: Whether one column was selected by its label (results are Series, as in pandas).
@@ -101,10 +106,20 @@ class GroupedStatistics(KeywordChecked):
         renames = self._renames
         return planned.then(lambda result: renamed(result, renames))
 
+    def _consuming(self, consumer: Consumer) -> Self:
+        """The same group-by, handing its planned releases to ``consumer``."""
+        return replace(self, _consumer=consumer)
+
+    def _consume(self, planned: PlannedRelease[T]) -> T:
+        """Hand a planned release (relabelled, for time bins) to the consumer."""
+        if self._relabel is not None:
+            planned = planned.then(self._relabel)
+        return self._consumer(planned)
+
     def _release(
         self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
     ) -> Table:
-        return self._execute(self._plan(stats, shape, query, options))
+        return self._consume(self._plan(stats, shape, query, options))
 
     def _value_columns(self) -> tuple[Hashable, ...]:
         """Every column but the group-by columns (what pandas aggregates by default)."""
@@ -144,6 +159,7 @@ class GroupedStatistics(KeywordChecked):
         order = int(ddof)
         return self._per_column(lambda c: kind(c, c, ddof=order), column, kind.how, options)
 
+    @checked_keywords
     @shared_doc
     def median(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[GridArgs]
@@ -175,6 +191,7 @@ class GroupedStatistics(KeywordChecked):
             lambda c: Median(c, c), column, "median", ReleaseOptions(ci=ci, **options)
         )
 
+    @checked_keywords
     @shared_doc
     def quantile(
         self, q: float | Sequence[float] = 0.5, column: Columns = None, *, ci: float | None = None,
@@ -214,8 +231,9 @@ class GroupedStatistics(KeywordChecked):
             Quantile((c, i), c, level) for c in columns for i, level in enumerate(levels)
         ]
         planned = self._plan(stats, "frame", "groupby.quantile", ReleaseOptions(ci=ci, **options))
-        return self._execute(planned.then(lambda table: _stacked(table, columns, levels, series)))
+        return self._consume(planned.then(lambda table: _stacked(table, columns, levels, series)))
 
+    @checked_keywords
     def var(
         self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
@@ -223,6 +241,7 @@ class GroupedStatistics(KeywordChecked):
         """Release the noisy variance per group; see ``Series.dp.var`` (same cost rules)."""
         return self._spread(Var, column, ddof, ReleaseOptions(ci=ci, **options))
 
+    @checked_keywords
     def std(
         self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
         **options: Unpack[RatioArgs],
@@ -230,6 +249,7 @@ class GroupedStatistics(KeywordChecked):
         """Release the noisy standard deviation per group; see ``Series.dp.std``."""
         return self._spread(Std, column, ddof, ReleaseOptions(ci=ci, **options))
 
+    @checked_keywords
     def sem(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
     ) -> Table:
@@ -238,6 +258,7 @@ class GroupedStatistics(KeywordChecked):
             lambda c: Sem(c, c), column, "sem", ReleaseOptions(ci=ci, **options)
         )
 
+    @checked_keywords
     def nunique(
         self, column: Columns = None, *, dropna: bool = True, ci: float | None = None,
         **options: Unpack[NoiseArgs],
@@ -274,6 +295,7 @@ class GroupedStatistics(KeywordChecked):
             lambda c: NUnique(c, c), column, "nunique", ReleaseOptions(ci=ci, **options)
         )
 
+    @checked_keywords
     def describe(
         self, column: Columns = None, *, epsilon: Real | None = None, bounds: Bounds = None,
         percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
@@ -316,7 +338,7 @@ class GroupedStatistics(KeywordChecked):
                 result.columns = pd.Index(labels)
             return result
 
-        return self._execute(planned.then(table))
+        return self._consume(planned.then(table))
 
 
 def _stacked(

@@ -17,6 +17,7 @@ from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_keys
 from pandas_dp.api.queries.grouped import GroupedStatistics
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions
 from pandas_dp.api.release.arguments import CountArgs, Keys, NoiseArgs, Real
+from pandas_dp.api.release.consumers import checked_keywords
 from pandas_dp.api.release.selection import asked_selection
 from pandas_dp.api.release.types import Table
 from pandas_dp.api.statistics import Count, Size
@@ -37,6 +38,7 @@ def count_options(options: CountArgs, ci: float | None, clamp: bool = False) -> 
 class GroupedCounts(GroupedStatistics):
     """``count``, ``size`` and ``value_counts`` of :class:`~.groupby.DPGroupBy`."""
 
+    @checked_keywords
     @shared_doc
     def count(
         self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
@@ -85,8 +87,9 @@ class GroupedCounts(GroupedStatistics):
         release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
         if self._selected is not None:
             return self._per_column(lambda c: Count(c, c), None, "count", release)
-        return self._execute(self.plan_counts("groupby.count", release))
+        return self._consume(self.plan_counts("groupby.count", release))
 
+    @checked_keywords
     def size(
         self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
         **options: Unpack[NoiseArgs],
@@ -98,12 +101,14 @@ class GroupedCounts(GroupedStatistics):
         """
         release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
         planned = self._plan([Size("size")], "series", "groupby.size", release)
-        return self._execute(planned if ci is not None else planned.then(lambda s: s.rename(None)))
+        return self._consume(planned if ci is not None else planned.then(lambda s: s.rename(None)))
 
+    @checked_keywords
     def plan_counts(self, query: str, options: ReleaseOptions) -> PlannedRelease[Table]:
         """The planned release of the groups' row counts (for value counts and histograms)."""
         return self._plan([Count("count")], "series", query, options)
 
+    @checked_keywords
     @shared_doc
     def value_counts(
         self, keys: Keys = None, *, normalize: bool = False, sort: bool = True,
@@ -194,7 +199,7 @@ class GroupedCounts(GroupedStatistics):
             listed, outside = _relabelled(cast(pd.Series, counts), keys)
             return _within(listed, outer, normalize, sort, ascending, outside)
 
-        return self._execute(planned.then(shaped))
+        return self._consume(planned.then(shaped))
 
 
 def _product(outer: pd.Index, inner: pd.Index) -> pd.MultiIndex:

@@ -14,12 +14,14 @@ import pandas as pd
 from pandas_dp.api.queries.covariance import plan_matrix
 from pandas_dp.api.queries.grouped import GroupedStatistics
 from pandas_dp.api.release.arguments import MatrixArgs
+from pandas_dp.api.release.consumers import checked_keywords
 from pandas_dp.errors import DPValueError
 
 
 class GroupedMatrices(GroupedStatistics):
     """Covariance and correlation matrices per group."""
 
+    @checked_keywords
     def cov(self, *, ddof: int = 1, **options: Unpack[MatrixArgs]) -> pd.DataFrame:
         """Each group's covariance matrix of the selected columns (``g[["x", "y"]]``).
 
@@ -30,6 +32,7 @@ class GroupedMatrices(GroupedStatistics):
         """
         return self._matrices("cov", options, ddof)
 
+    @checked_keywords
     def corr(self, **options: Unpack[MatrixArgs]) -> pd.DataFrame:
         """Each group's Pearson correlation matrix of the selected columns.
 
@@ -51,4 +54,4 @@ class GroupedMatrices(GroupedStatistics):
             self._target, how, columns, grouping=self._grouping, caps=self._caps, ddof=ddof,
             **options,
         )  # fmt: skip
-        return self._execute(planned)
+        return self._consume(planned)

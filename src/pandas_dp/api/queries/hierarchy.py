@@ -9,9 +9,10 @@ one measurement per level.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
-from typing import cast
+from typing import Self, cast
 
 import numpy as np
 import pandas as pd
@@ -24,10 +25,11 @@ from pandas_dp.api.measurement.parts import Part
 from pandas_dp.api.noise import NoiseSource
 from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.queries.hierarchy_keys import Hierarchy, parse_hierarchy
-from pandas_dp.api.release import PlannedRelease, Request, Target, plan, run
-from pandas_dp.api.release.arguments import KeywordChecked, Real
+from pandas_dp.api.release import PlannedRelease, Request, Target, plan
+from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.consumers import RUN, Consumer, checked_keywords
 from pandas_dp.api.release.options import parse_confidence, price
-from pandas_dp.api.release.types import Execute, Finish, PlannedOutput
+from pandas_dp.api.release.types import Finish, PlannedOutput
 from pandas_dp.api.statistics import LevelCount
 from pandas_dp.budget import MIN_EPSILON, RhoBudget, number_text
 from pandas_dp.engines import Grouping
@@ -42,7 +44,7 @@ OUTPUTS = ("table", "leaves", "levels")
 Counts = pd.Series | dict[Hashable, pd.Series]
 
 
-class DPHierarchy(KeywordChecked):
+class DPHierarchy:
     """A public hierarchy of keys over columns of a protected frame.
 
     Created by :meth:`DataFrameDPAccessor.hierarchy`; it holds only public parameters (the
@@ -58,10 +60,10 @@ class DPHierarchy(KeywordChecked):
         margins_name: Hashable = "All",
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
-        execute: Execute = run,
+        consumer: Consumer = RUN,
     ) -> None:
         self._target = target
-        self._execute = execute
+        self._consumer = consumer
         self.by = parse_by(by)
         engine, data = target.engine, target.data
         columns = engine.columns(data)
@@ -79,10 +81,17 @@ class DPHierarchy(KeywordChecked):
         )  # fmt: skip
         self._caps = caps_for(target, True, max_groups_per_unit, max_rows_per_group)
 
+    def _consuming(self, consumer: Consumer) -> Self:
+        """The same hierarchy, handing its planned releases to ``consumer``."""
+        hierarchy = copy.copy(self)
+        hierarchy._consumer = consumer
+        return hierarchy
+
     def __repr__(self) -> str:
         widths = " → ".join(str(w) for w in self.hierarchy.tree.widths)
         return f"<DPHierarchy by={list(self.by)}, nodes per level {widths}>"
 
+    @checked_keywords
     def count(
         self,
         *,
@@ -189,7 +198,7 @@ class DPHierarchy(KeywordChecked):
                 "no longer describes their error. Leave ci out; priv.dp.preview.hierarchy("
                 "...).count(...) shows the error of each level's raw noisy counts"
             )
-        return self._execute(planned)
+        return self._consumer(planned)
 
     def _plan(
         self, epsilon: Fraction, split: object, output: str, confidence: float | None,
