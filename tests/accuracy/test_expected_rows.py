@@ -238,5 +238,8 @@ def test_no_ambient_state_on_the_release_path() -> None:
         text = path.read_text(encoding="utf-8")
         assert "ContextVar" not in text, path
         assert "__init_subclass__" not in text, path
-    for accessor in (pd.DataFrame.dp, pd.Series.dp):
+    from pandas_dp.api.queries.groupby import DPGroupBy
+
+    for accessor in (pd.DataFrame.dp, pd.Series.dp):  # the class, the shared base, Generic
         assert len(accessor.__mro__) <= 4, accessor.__mro__
+    assert DPGroupBy.__mro__ == (DPGroupBy, object)  # one class, no mixins
