@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import pandas_dp  # noqa: F401  (registers the accessors)
+import pandas_dp
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.planning.statistics.base import Inputs
 from pandas_dp.planning.statistics.planning import PlanningInputs
@@ -190,3 +190,56 @@ def test_an_error_no_row_count_gives_says_so_instead(priv) -> None:
         "than a row count)"
     ]
     assert "expected_rows" not in repr(preview)
+
+
+# -- issue 39, item 2: the consumer is a value -------------------------------------------
+def test_a_preview_called_with_expected_rows_states_every_later_previews_error(priv) -> None:
+    at_1400 = priv.dp.preview(expected_rows=1400)
+    per_call = priv.dp.preview.mean("x", bounds=BOUNDS, epsilon=0.3, expected_rows=1400)
+    assert at_1400.mean("x", bounds=BOUNDS, epsilon=0.3).table.equals(per_call.table)
+    grouped = at_1400.groupby("g", keys=[0, 1]).mean("x", bounds=BOUNDS, epsilon=0.5)
+    assert grouped.table.equals(
+        priv.dp.preview.groupby("g", keys=[0, 1])
+        .mean("x", bounds=BOUNDS, epsilon=0.5, expected_rows=1400)
+        .table
+    )
+    series = priv["x"].dp.preview(expected_rows=1400).std(bounds=BOUNDS, epsilon=0.3)
+    assert not np.isnan(series.table.loc["std", "error"])
+    few = at_1400.mean("x", bounds=BOUNDS, epsilon=0.3, expected_rows=100)  # the call's own
+    assert few.table.loc["mean", "error"] > per_call.table.loc["mean", "error"]
+    assert priv.dp.session.spent.epsilon == 0
+
+
+def test_a_preview_called_checks_its_planning_count(priv) -> None:
+    with pytest.raises(DPValueError, match="expected_rows must be a number >= 1"):
+        priv.dp.preview(expected_rows=0)
+    with pytest.raises(TypeError, match="expected_row"):
+        priv.dp.preview(expected_row=10)
+
+
+def test_accessors_and_group_bys_hold_their_consumer_as_a_value(priv) -> None:
+    from pandas_dp.api.release.consumers import RUN, Describe, Run
+
+    assert priv.dp._consumer == RUN == Run()
+    assert priv.dp.preview._consumer == Describe()
+    assert priv.dp.preview(expected_rows=10)._consumer == Describe(expected_rows=10.0)
+    assert priv.dp.groupby("g", keys=[0, 1])._consumer == RUN
+    assert priv.dp.preview.groupby("g", keys=[0, 1])._consumer == Describe()
+    tagged = priv.dp._consuming(Run(tag="q1"))
+    tagged.count(epsilon=0.1)
+    assert priv.dp.session.ledger["tag"].iloc[-1] == "q1"
+    priv.dp.count(epsilon=0.1)
+    assert priv.dp.session.ledger["tag"].iloc[-1] != "q1"
+
+
+def test_no_ambient_state_on_the_release_path() -> None:
+    source = Path(pandas_dp.__file__).parent
+    for path in source.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "ContextVar" not in text, path
+        assert "__init_subclass__" not in text, path
+    from pandas_dp.api.queries.groupby import DPGroupBy
+
+    for accessor in (pd.DataFrame.dp, pd.Series.dp):  # the class, the shared base, Generic
+        assert len(accessor.__mro__) <= 4, accessor.__mro__
+    assert DPGroupBy.__mro__ == (DPGroupBy, object)  # one class, no mixins

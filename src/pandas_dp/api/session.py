@@ -7,8 +7,6 @@ import html
 import math
 import uuid
 from collections.abc import Hashable, Iterator
-from contextvars import ContextVar
-from typing import TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -34,31 +32,6 @@ LEDGER_COLUMNS = [
     "sequence", "time", "query", "columns", "epsilon", "delta", "rho", "asked", "composition",
     "groups", "mechanism", "noise", "bounds", "note", "tag", "by", "randomness",
 ]  # fmt: skip
-
-
-#: The tag the releases made in this context carry (see :func:`tagged`).
-RELEASE_TAG: ContextVar[str] = ContextVar("pandas_dp_release_tag", default="")
-
-T = TypeVar("T")
-
-
-@contextlib.contextmanager
-def setting(var: ContextVar[T], value: T) -> Iterator[None]:
-    """``var`` set to ``value`` inside the block, and reset after it even on an error.
-
-    The API hands per-call values (a release tag, a preview's planning row count) down
-    through context variables, so that the functions between keep one signature.
-    """
-    token = var.set(value)
-    try:
-        yield
-    finally:
-        var.reset(token)
-
-
-def tagged(tag: str) -> contextlib.AbstractContextManager[None]:
-    """Tag every release charged inside the block (a release spec's query id)."""
-    return setting(RELEASE_TAG, tag)
 
 
 def random_source(rng: object) -> RandomSource:
@@ -150,14 +123,14 @@ class Session:
         """
         return self.accountant.composition.in_zcdp
 
-    def charge(self, release: Release, result: object = None) -> None:
+    def charge(self, release: Release, result: object = None, tag: str = "") -> None:
         """Charge ``release``; a ledger file also records ``result``, the released values.
 
-        Inside :func:`tagged` the release carries that tag. A release that failed after
-        reading the data is charged with no result: its ledger entry's output is null, which
-        no released value is (a NaN is a value), so a release file can tell it apart.
+        With a ``tag`` (a release file's query id) the release carries it. A release that
+        failed after reading the data is charged with no result: its ledger entry's output
+        is null, which no released value is (a NaN is a value), so a release file can tell it
+        apart.
         """
-        tag = RELEASE_TAG.get()
         release = release.with_origin(tag or release.tag, self._noise.kind)
         keep = self.accountant.keeps_outputs and result is not None
         output = output_to_json(result) if keep else None

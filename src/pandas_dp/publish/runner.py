@@ -28,7 +28,7 @@ from pandas_dp.accounting.composition import composition_for
 from pandas_dp.accounting.events import LedgerEntry, Release
 from pandas_dp.accounting.ledger_file import read_ledger
 from pandas_dp.api.outputs import output_from_json
-from pandas_dp.api.session import tagged
+from pandas_dp.api.release.consumers import Run
 from pandas_dp.errors import (
     BudgetExceededError,
     DPError,
@@ -146,7 +146,8 @@ def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
     }
     if query.delta is not None:
         options["delta"] = query.delta
-    accessor: Any = frame.dp.preview if previewing else frame.dp
+    # A release carries the query's tag to its ledger row in the consumer of its accessor.
+    accessor: Any = frame.dp.preview if previewing else frame.dp._consuming(Run(tag=query.tag))
     if query.groupby:
         grouped = accessor.groupby(
             list(query.groupby), keys=spec_keys(query.keys),
@@ -419,8 +420,7 @@ def _release_one(
     else:
         report(number, count, query.name, "releasing")
         started = time.perf_counter()
-        with tagged(query.tag):
-            result = _in_query(query, number, _call, frame, query, False)
+        result = _in_query(query, number, _call, frame, query, False)
         table = as_table(result)  # the charge is on disk: now the files may be written
         outcome.files += write_outputs(table, outcome.out_dir, query.name, spec.formats)
         stage = f"released in {time.perf_counter() - started:.1f}s"

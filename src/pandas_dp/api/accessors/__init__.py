@@ -1,10 +1,12 @@
 """The ``.dp`` accessors: thin, stateless doorways to the query families.
 
-pandas 3 builds a new accessor object on every ``df.dp`` access, so nothing is stored here
-but the object itself. Every release method plans its release and hands it to
-``_execute``: :func:`~pandas_dp.api.release.run` on ``df.dp``, and
-:func:`~pandas_dp.api.release.preview` on ``df.dp.preview``, whose methods are the same
-methods (inherited, not mirrored), so a preview accepts exactly what a release accepts.
+One class per object kind (:class:`DataFrameDPAccessor` in :mod:`.frame`,
+:class:`SeriesDPAccessor` in :mod:`.series`, what both have in :mod:`.base`). pandas 3 builds
+a new accessor object on every ``df.dp`` access, so nothing is stored here but the object
+and a consumer value. Every release method plans its release and hands it to that consumer:
+:class:`~pandas_dp.api.release.consumers.Run` on ``df.dp``, and
+:class:`~pandas_dp.api.release.consumers.Describe` on ``df.dp.preview``, whose methods are
+the same methods, so a preview accepts exactly what a release accepts.
 """
 
 from __future__ import annotations

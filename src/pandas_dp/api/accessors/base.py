@@ -1,32 +1,28 @@
 """The part of the ``.dp`` accessors that DataFrame and Series share.
 
 Accessors are stateless: pandas 3 builds a new one on every access, so the base keeps only
-the wrapped object and forwards every call to a plain function.
+the wrapped object and the consumer of its planned releases, and forwards every call to a
+plain function.
 """
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from typing import Any, Generic, TypeVar, Unpack, overload
+from typing import Any, Generic, Self, TypeVar, Unpack, overload
 
 from pandas_dp.api.attach import session_of
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.queries.epsilon_for import epsilon_for
 from pandas_dp.api.queries.ungrouped import plan_one, plan_spread
-from pandas_dp.api.release import PlannedRelease, ReleaseOptions, preview, run
-from pandas_dp.api.release.arguments import (
-    EstimateT,
-    KeywordChecked,
-    NoiseArgs,
-    NumberT,
-    PlanningArgs,
-)
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions
+from pandas_dp.api.release.arguments import EstimateT, NoiseArgs, NumberT, PlanningArgs
+from pandas_dp.api.release.consumers import RUN, Consumer, checked_keywords
 from pandas_dp.api.session import Session
 
 T = TypeVar("T")
 
 
-class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
+class BaseDPAccessor(Generic[NumberT, EstimateT]):
     """What ``df.dp`` and ``s.dp`` share: the session, counts, previews and planning.
 
     Generic in what scalar releases return: ``NumberT`` without ``ci`` and ``EstimateT``
@@ -34,12 +30,23 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
     :class:`~pandas_dp.api.release.Preview` for both on ``.dp.preview``).
     """
 
+    #: What the release methods hand their planned releases to: ``.dp`` runs them, and
+    #: ``.dp.preview`` (whose class sets a :class:`~pandas_dp.api.release.consumers.Describe`)
+    #: describes them.
+    _consumer: Consumer = RUN
+
     def __init__(self, obj: Any) -> None:
         self._obj = obj
 
-    def _execute(self, planned: PlannedRelease[T]) -> T:
-        """Release a planned release (a preview accessor describes it instead)."""
-        return run(planned)
+    def _consuming(self, consumer: Consumer) -> Self:
+        """The same accessor, handing its planned releases to ``consumer``."""
+        accessor = type(self)(self._obj)
+        accessor._consumer = consumer
+        return accessor
+
+    def _consume(self, planned: PlannedRelease[T]) -> T:
+        """Hand a planned release to the consumer: released on ``.dp``, described on a preview."""
+        return self._consumer(planned)
 
     @property
     def session(self) -> Session:
@@ -56,6 +63,7 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
     def count(self, *, ci: None = None, **options: Unpack[NoiseArgs]) -> NumberT: ...
     @overload
     def count(self, *, ci: float, **options: Unpack[NoiseArgs]) -> EstimateT: ...
+    @checked_keywords
     @shared_doc
     def count(
         self, *, ci: float | None = None, **options: Unpack[NoiseArgs]
@@ -97,15 +105,16 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
         self, how: str, column: Hashable | list[Hashable] | None, options: ReleaseOptions
     ) -> Any:  # NumberT or EstimateT (or a Series for a list), as the caller's overloads say
         """Release one scalar statistic ``how`` of ``column`` (the Series itself when None)."""
-        return self._execute(plan_one(self._obj, how, column, options))
+        return self._consume(plan_one(self._obj, how, column, options))
 
     def _spread(
         self, column: Hashable | list[Hashable] | None, how: str, ddof: int,
         options: ReleaseOptions,
     ) -> Any:  # fmt: skip
         """Release the variance or standard deviation (``how``) of ``column``."""
-        return self._execute(plan_spread(self._obj, column, how, options, ddof=ddof))
+        return self._consume(plan_spread(self._obj, column, how, options, ddof=ddof))
 
+    @checked_keywords
     @shared_doc
     def epsilon_for(
         self, statistic: str, *, error: float, **options: Unpack[PlanningArgs]
@@ -144,17 +153,3 @@ class BaseDPAccessor(KeywordChecked, Generic[NumberT, EstimateT]):
         0.0594
         """
         return epsilon_for(self._obj, statistic, error=error, **options)
-
-
-class PreviewMixin:
-    """What ``df.dp.preview`` and ``s.dp.preview`` add: describe instead of release.
-
-    Put first among the bases, so that its ``_execute`` overrides the release one.
-    """
-
-    #: Previews take a planning row count (``expected_rows=``) for means' and spreads' errors.
-    PREVIEW = True
-
-    def _execute(self, planned: PlannedRelease[object]) -> Any:  # a Preview, typed as the result
-        """Describe the planned release: cost, noise and error, without running it."""
-        return preview(planned)

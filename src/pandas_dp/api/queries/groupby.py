@@ -7,48 +7,105 @@ of groups (parallel composition). Keys are public, or chosen by DP partition sel
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import replace
-from typing import Literal, Self, Unpack
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Literal, Self, TypeVar, Unpack, cast, overload
 
+import numpy as np
 import pandas as pd
 
-from pandas_dp.api.caps import caps_for
+from pandas_dp.api.caps import Caps, caps_for
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, parse_keys
-from pandas_dp.api.queries.by_series import series_by
-from pandas_dp.api.queries.grouped.counts import GroupedCounts
-from pandas_dp.api.queries.grouped.matrices import GroupedMatrices
-from pandas_dp.api.release import ReleaseOptions, Target, run
+from pandas_dp.api.queries.by_series import renamed, series_by
+from pandas_dp.api.queries.covariance import plan_matrix
+from pandas_dp.api.queries.grouped.counts import (
+    count_options,
+    product_index,
+    relabelled,
+    within,
+)
+from pandas_dp.api.queries.grouped.statistics import stacked
+from pandas_dp.api.queries.ungrouped import (
+    COUNT_ROW,
+    DESCRIBE_PERCENTILES,
+    parse_quantiles,
+    rows_in_level_order,
+)
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import (
     Bound,
     Bounds,
     Columns,
+    CountArgs,
     Fill,
+    GridArgs,
     Keys,
+    MatrixArgs,
     Mechanism,
+    NoiseArgs,
     RatioArgs,
     Real,
     ValueArgs,
 )
+from pandas_dp.api.release.consumers import RUN, Consumer, checked_keywords
+from pandas_dp.api.release.finish import Shape
 from pandas_dp.api.release.selection import asked_selection
-from pandas_dp.api.release.types import Execute, Table
+from pandas_dp.api.release.types import Table
 from pandas_dp.api.validation import check_column, did_you_mean
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
-from pandas_dp.measures.aggregates import Binning, Grouping
-from pandas_dp.planning.statistics import Mean, Sum, parse_func, parse_named
+from pandas_dp.measures.aggregates import Binning, Grouping, OtherCells
+from pandas_dp.planning.statistics import (
+    Count,
+    Mean,
+    Median,
+    NUnique,
+    Quantile,
+    Size,
+    Statistic,
+    Std,
+    Sum,
+    Var,
+    parse_func,
+    parse_named,
+)
 from pandas_dp.planning.statistics.postprocess import PostProcess
+from pandas_dp.planning.statistics.spreads import Sem
+
+T = TypeVar("T")
 
 
-class DPGroupBy(GroupedCounts, GroupedMatrices):
+@dataclass(frozen=True, eq=False, repr=False)
+class DPGroupBy:
     """A grouping of a protected frame over public (or privately selected) keys.
 
     Created by :meth:`DataFrameDPAccessor.groupby` (through :meth:`of`); a frozen value of
-    public parameters. Every method releases one table and charges its ε once (parallel
-    composition). Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series
-    named ``x``, ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the
-    column instead.
+    public parameters only: a selection (``g["x"]``) or the pairs of ``value_counts`` are new
+    values (:func:`dataclasses.replace`), never mutated copies, and the budget stays with the
+    frame's session, which :attr:`_target` resolves. Every method releases one table and
+    charges its ε once (parallel composition). Columns are selected as in pandas:
+    ``g["x"].mean(...)`` gives a Series named ``x``, ``g[["x", "y"]].mean(...)`` a DataFrame;
+    ``g.mean("x", ...)`` names the column instead.
     """
+
+    _target: Target
+    by: tuple[Hashable, ...]
+    #: The public keys (None: chosen by DP partition selection), and where they came from.
+    keys: pd.Index | None
+    keys_from: str
+    selection: str
+    _grouping: Grouping
+    _caps: Caps
+    #: Private column names of grouping Series, and the Series' names (for the results).
+    _renames: Mapping[Hashable, Hashable]
+    #: What releases hand their planned release to: run it (``.dp``) or describe it (a preview).
+    _consumer: Consumer = RUN
+    #: Applied to every release's result (the time labels of ``resample`` and ``pd.Grouper``).
+    _relabel: Callable[[Any], Any] | None = None
+    #: The selected columns (``g["x"]``, ``g[["x", "y"]]``), or None.
+    _selected: tuple[Hashable, ...] | None = None
+    #: Whether one column was selected by its label (results are Series, as in pandas).
+    _series: bool = False
 
     @classmethod
     def of(
@@ -61,7 +118,8 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         binning: Binning | None = None,
-        execute: Execute = run,
+        consumer: Consumer = RUN,
+        relabel: Callable[[Any], Any] | None = None,
         dropna: bool = True,
         called: str = "groupby",
         may_select: bool = True,
@@ -89,7 +147,8 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
         return cls(
             target, labels, parsed, declared or keys_from, chosen,
             Grouping(labels, parsed, binning, missing=missing),
-            caps_for(target, True, max_groups_per_unit, max_rows_per_group), renames, execute,
+            caps_for(target, True, max_groups_per_unit, max_rows_per_group), renames, consumer,
+            relabel,
         )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -109,6 +168,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             )  # fmt: skip
         return replace(self, _selected=tuple(labels), _series=not isinstance(key, list))
 
+    @checked_keywords
     def sum(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[ValueArgs]
     ) -> Table:
@@ -131,6 +191,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             lambda c: Sum(c, c), column, "sum", ReleaseOptions(ci=ci, **options)
         )
 
+    @checked_keywords
     def mean(
         self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
     ) -> Table:
@@ -154,6 +215,7 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             lambda c: Mean(c, c), column, "mean", ReleaseOptions(ci=ci, **options)
         )
 
+    @checked_keywords
     @shared_doc
     def agg(
         self, func: object = None, /, *, epsilon: Real | None = None, bounds: Bounds = None,
@@ -256,6 +318,460 @@ class DPGroupBy(GroupedCounts, GroupedMatrices):
             weight_bounds=weight_bounds,
         )  # fmt: skip
         return self._release(stats, "series" if series else "frame", "groupby.agg", options)
+
+    @checked_keywords
+    @shared_doc
+    def count(
+        self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
+        **options: Unpack[NoiseArgs],
+    ) -> pd.Series | pd.DataFrame:  # fmt: skip
+        """Release the noisy number of rows in each group (non-missing values once selected).
+
+        Parameters
+        ----------
+        {epsilon}
+        {delta}
+        {mechanism}
+        {ci_table}
+        {nonnegative}
+        {total}
+        {weights}
+
+        Returns
+        -------
+        Series or DataFrame
+            Indexed by the keys, in their order, named ``"count"``. After a selection, as
+            pandas: the non-missing values of each selected column (``g["x"].count()`` is a
+            Series named ``x``). Unlike pandas, ``g.count()`` without a selection counts rows
+            (``g.size()``): a DP release of every column's count would split ε needlessly.
+            With ``weights``, each group's noisy sum of clipped weights (floats; sensitivity
+            ``W`` for the whole vector).
+
+        Notes
+        -----
+        Rows outside the keys (and rows with a missing key) are dropped silently; keys
+        without rows get a noisy 0. Sensitivity: 1 for the whole vector of counts (one row
+        is in one group), ``k`` under a privacy unit capped at ``k`` rows. Mechanism:
+        discrete Laplace with scale ``sensitivity/ε`` on every group (or discrete Gaussian).
+        Budget cost: ``ε`` (plus ``δ`` when keys are selected privately or noise is
+        Gaussian).
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"region": ["north"] * 600 + ["south"] * 400})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> counts = priv.dp.groupby("region", keys=["north", "south", "east"]).count(epsilon=1.0)
+        >>> list(counts.index), bool(abs(counts["north"] - 600) < 50)  # scale 1
+        (['north', 'south', 'east'], True)
+        """
+        release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
+        if self._selected is not None:
+            return self._per_column(lambda c: Count(c, c), None, "count", release)
+        return self._consume(self.plan_counts("groupby.count", release))
+
+    @checked_keywords
+    def size(
+        self, *, ci: float | None = None, nonnegative: bool = False, total: Real | None = None,
+        **options: Unpack[NoiseArgs],
+    ) -> pd.Series | pd.DataFrame:  # fmt: skip
+        """Release the noisy number of rows in each group, like ``GroupBy.size``.
+
+        An unnamed Series (a DataFrame named ``size``, ``size_lower``, ``size_upper`` with
+        ``ci``); see :meth:`count` for the noise and the cost (``epsilon``).
+        """
+        release = ReleaseOptions.of_noise(options, ci=ci, post=PostProcess.of(nonnegative, total))
+        planned = self._plan([Size("size")], "series", "groupby.size", release)
+        return self._consume(planned if ci is not None else planned.then(lambda s: s.rename(None)))
+
+    @checked_keywords
+    def plan_counts(self, query: str, options: ReleaseOptions) -> PlannedRelease[Table]:
+        """The planned release of the groups' row counts (for value counts and histograms)."""
+        return self._plan([Count("count")], "series", query, options)
+
+    @checked_keywords
+    @shared_doc
+    def value_counts(
+        self, keys: Keys = None, *, normalize: bool = False, sort: bool = True,
+        ascending: bool = False, ci: float | None = None,
+        selection: Literal["threshold", "optimal"] | None = None,
+        **options: Unpack[CountArgs],
+    ) -> pd.Series | pd.DataFrame:  # fmt: skip
+        """Release noisy counts of each value within each group: ``g["x"].value_counts()``.
+
+        Parameters
+        ----------
+        keys : list-like, optional
+            The selected column's public values; every group gets every value. Without
+            them the call is refused, unless ``selection`` asks for the pairs to be chosen
+            by DP partition selection (needs δ > 0), or the group-by already chose its keys
+            from the data (then the pairs are chosen too).
+        normalize : bool, default False
+            Shares of each group's rows with a value (as pandas: values outside ``keys``
+            included), of the counts clamped at 0 (NaN for a group whose clamped counts are
+            all 0), named ``"proportion"``.
+        sort : bool, default True
+            Within each group, by noisy count (groups stay in key order), as pandas.
+        ascending : bool, default False
+            Sort order.
+        selection : {"threshold", "optimal"}, optional
+            Choose the (group, value) pairs from the data, as ``groupby(selection=...)``.
+        {epsilon}
+        {delta}
+        {nonnegative}
+        {mechanism}
+        {ci_table}
+
+        Returns
+        -------
+        Series or DataFrame
+            Indexed by (group keys..., value), named ``"count"``.
+
+        Notes
+        -----
+        The group-by's counts over the pairs (group, value): sensitivity 1 for the whole
+        vector, discrete Laplace noise of scale ``1/ε`` per pair; cost ``ε``. With
+        ``normalize=True`` and public keys, each group has one more cell, its rows whose
+        value is not missing and matches no key; each row is in one cell, so sensitivity
+        stays 1 and the cost ``ε``. It counts in the group's total and is not shown.
+        """
+        if not self._series or self._selected is None:
+            raise DPTypeError("value_counts counts one selected column: g['x'].value_counts(...)")
+        if normalize and ci is not None:
+            raise DPTypeError("ci is for counts; it cannot be combined with normalize=True")
+        column = self._selected[0]
+        dtypes = dict(self._target.engine.dtypes(self._target.data).items())
+        keys, declared = categories_as_keys(keys, (column,), dtypes)
+        inner = parse_keys((column,), keys)
+        if inner is not None:
+            schema = self._target.session.schema
+            domain = None if schema is None else schema.rules(column).keys
+            check_key_types(inner, [dtypes[column]], [domain])
+        chosen = self.selection
+        if self.keys is not None:  # public group keys: the values' keys decide
+            chosen = asked_selection(inner, None, selection, (column,), "value_counts", True)
+        elif selection is not None:
+            raise DPValueError(
+                "this group-by already chooses its keys from the data (selection="
+                f"{self.selection!r}), and the (group, value) pairs with them: leave selection "
+                "out of value_counts"
+            )
+        by = (*self.by, column)
+        keys = None if inner is None or self.keys is None else product_index(self.keys, inner)
+        grouping = Grouping(by, keys)
+        other = None
+        if normalize and keys is not None and inner is not None and self.keys is not None:
+            # Shares of each group's rows, as pandas: one more cell per group for its rows
+            # whose value is not among the keys (each row in one cell: sensitivity 1).
+            other = OtherCells(self.keys, inner)
+            grouping = Grouping(by, pd.RangeIndex(other.size), other=other)
+        pairs = replace(
+            self, by=by, keys=keys, _selected=None, _series=False, selection=chosen,
+            keys_from="; ".join(note for note in (self.keys_from, declared) if note),
+            _grouping=grouping,
+        )  # fmt: skip
+        release = count_options(options, ci, clamp=normalize)
+        planned = pairs.plan_counts("groupby.value_counts", release)
+        outer = list(range(len(self.by)))
+
+        def shaped(counts: pd.Series | pd.DataFrame) -> pd.Series | pd.DataFrame:
+            if other is None or keys is None:
+                return within(counts, outer, normalize, sort, ascending)
+            listed, outside = relabelled(cast(pd.Series, counts), keys)
+            return within(listed, outer, normalize, sort, ascending, outside)
+
+        return self._consume(planned.then(shaped))
+
+    @overload
+    def _plan(
+        self, stats: list[Statistic], shape: Literal["frame"], query: str, options: ReleaseOptions
+    ) -> PlannedRelease[pd.DataFrame]: ...
+    @overload
+    def _plan(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> PlannedRelease[Table]: ...
+    def _plan(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> PlannedRelease[Table] | PlannedRelease[pd.DataFrame]:
+        """The planned release of ``stats`` per group, shaped as ``shape``."""
+        request = validate(
+            self._target, stats, options, grouping=self._grouping, caps=self._caps, query=query,
+            keys_from=self.keys_from, selection=self.selection,
+        )  # fmt: skip
+        planned = plan(self._target, request, shape)
+        if not self._renames:
+            return planned
+        renames = self._renames
+        return planned.then(lambda result: renamed(result, renames))
+
+    def _consuming(self, consumer: Consumer) -> Self:
+        """The same group-by, handing its planned releases to ``consumer``."""
+        return replace(self, _consumer=consumer)
+
+    def _consume(self, planned: PlannedRelease[T]) -> T:
+        """Hand a planned release (relabelled, for time bins) to the consumer."""
+        if self._relabel is not None:
+            planned = planned.then(self._relabel)
+        return self._consumer(planned)
+
+    def _release(
+        self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
+    ) -> Table:
+        return self._consume(self._plan(stats, shape, query, options))
+
+    def _value_columns(self) -> tuple[Hashable, ...]:
+        """Every column but the group-by columns (what pandas aggregates by default)."""
+        columns = self._target.engine.columns(self._target.data)
+        return tuple(c for c in columns if c not in self.by and c != self._target.unit)
+
+    def _columns(self, column: Columns, what: str) -> tuple[tuple[Hashable, ...], bool]:
+        """The columns a method reads, and whether the result is one Series."""
+        if column is None:
+            if self._selected is None:
+                raise DPTypeError(
+                    f"{what} needs a column: g.{what}('income', ...), g['income'].{what}(...) "
+                    f"or g[['income', 'age']].{what}(...)"
+                )
+            return self._selected, self._series
+        if isinstance(column, list):
+            if not column:
+                raise DPValueError(f"{what}: the list of columns is empty")
+            return tuple(column), False
+        return (column,), True
+
+    def _per_column(
+        self, kind: Callable[[Hashable], Statistic], column: Columns, what: str,
+        options: ReleaseOptions,
+    ) -> Table:  # fmt: skip
+        """One statistic per column (``kind(column)``): a Series for one column, else a frame."""
+        columns, series = self._columns(column, what)
+        stats = [kind(c) for c in columns]
+        return self._release(stats, "series" if series else "frame", f"groupby.{what}", options)
+
+    def _spread(
+        self, kind: type[Var | Std], column: Columns, ddof: int, options: ReleaseOptions
+    ) -> Table:
+        """The variance or standard deviation (``kind``) per group, ``ddof`` checked first."""
+        if isinstance(ddof, bool) or not isinstance(ddof, int | np.integer) or ddof < 0:
+            raise DPValueError(f"ddof must be a non-negative integer, got {ddof!r}")
+        order = int(ddof)
+        return self._per_column(lambda c: kind(c, c, ddof=order), column, kind.how, options)
+
+    @checked_keywords
+    @shared_doc
+    def median(
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[GridArgs]
+    ) -> Table:
+        """Release the noisy median of a column (or the selected columns) in each group.
+
+        Parameters
+        ----------
+        column : label or list of labels, optional
+            The column(s); by default the selected ones (``g["x"].median(...)``).
+        bounds : (float, float) or dict
+            Public bounds; a dict ``{column: (lower, upper)}`` for several columns.
+        {epsilon}
+        {cells}
+        {ci_table}
+
+        Returns
+        -------
+        Series or DataFrame
+            A Series named after one column, a DataFrame for several (as pandas).
+
+        Notes
+        -----
+        The exponential mechanism on a public grid of ``cells`` steps per group (see
+        ``Series.dp.quantile``): rank sensitivity 1/2 for the median; parallel composition
+        across groups, ε split among the columns. Budget cost: ``epsilon``.
+        """
+        return self._per_column(
+            lambda c: Median(c, c), column, "median", ReleaseOptions(ci=ci, **options)
+        )
+
+    @checked_keywords
+    @shared_doc
+    def quantile(
+        self, q: float | Sequence[float] = 0.5, column: Columns = None, *, ci: float | None = None,
+        **options: Unpack[GridArgs],
+    ) -> Table:  # fmt: skip
+        """Release noisy quantiles of a column (or the selected columns) in each group.
+
+        Parameters
+        ----------
+        q : float or list of float, default 0.5
+            Level(s) in ``[0, 1]``; ε is split equally among levels and columns.
+        column : label or list of labels, optional
+            The column(s); by default the selected ones.
+        bounds, epsilon, cells, ci
+            As for :meth:`median`.
+
+        Returns
+        -------
+        Series or DataFrame
+            For one level, shaped like :meth:`median`. For a list, as pandas: the levels
+            become an inner index level (unnamed), and each group's quantiles never decrease
+            with the level (sorted: free post-processing).
+
+        Notes
+        -----
+        See :meth:`median`; each level is one exponential-mechanism choice per group.
+        """
+        levels, scalar = parse_quantiles(q)
+        if scalar:
+            level = levels[0]
+            return self._per_column(
+                lambda c: Quantile(c, c, q=level), column, "quantile",
+                ReleaseOptions(ci=ci, **options),
+            )  # fmt: skip
+        columns, series = self._columns(column, "quantile")
+        stats: list[Statistic] = [
+            Quantile((c, i), c, level) for c in columns for i, level in enumerate(levels)
+        ]
+        planned = self._plan(stats, "frame", "groupby.quantile", ReleaseOptions(ci=ci, **options))
+        return self._consume(planned.then(lambda table: stacked(table, columns, levels, series)))
+
+    @checked_keywords
+    def var(
+        self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
+        **options: Unpack[RatioArgs],
+    ) -> Table:  # fmt: skip
+        """Release the noisy variance per group; see ``Series.dp.var`` (same cost rules)."""
+        return self._spread(Var, column, ddof, ReleaseOptions(ci=ci, **options))
+
+    @checked_keywords
+    def std(
+        self, column: Columns = None, *, ddof: int = 1, ci: float | None = None,
+        **options: Unpack[RatioArgs],
+    ) -> Table:  # fmt: skip
+        """Release the noisy standard deviation per group; see ``Series.dp.std``."""
+        return self._spread(Std, column, ddof, ReleaseOptions(ci=ci, **options))
+
+    @checked_keywords
+    def sem(
+        self, column: Columns = None, *, ci: float | None = None, **options: Unpack[RatioArgs]
+    ) -> Table:
+        """Release the noisy standard error of the mean per group (``GroupBy.sem``, ddof 1)."""
+        return self._per_column(
+            lambda c: Sem(c, c), column, "sem", ReleaseOptions(ci=ci, **options)
+        )
+
+    @checked_keywords
+    def nunique(
+        self, column: Columns = None, *, dropna: bool = True, ci: float | None = None,
+        **options: Unpack[NoiseArgs],
+    ) -> Table:  # fmt: skip
+        """Release the noisy number of distinct values of a column in each group.
+
+        Parameters
+        ----------
+        column : label or list of labels, optional
+            By default the selected columns, or every column but the group-by ones.
+        dropna : bool, default True
+            Missing values are not counted (``False`` is not offered).
+        epsilon, delta, mechanism, ci
+            As for :meth:`count`.
+
+        Returns
+        -------
+        Series or DataFrame
+            Integer counts, shaped as pandas' ``nunique``.
+
+        Notes
+        -----
+        Values are compared in canonical form (``1``, ``1.0`` and ``True`` are one value).
+        One row adds at most one distinct value to one group: sensitivity 1 for the whole
+        vector (a privacy unit's contribution bound under a unit), as for counts; discrete
+        Laplace noise of scale ``1/ε``. Counts are clamped at 0 (free post-processing).
+        Budget cost: ``epsilon``. Not available on Dask.
+        """
+        if dropna is not True:
+            raise DPValueError("nunique counts non-missing values only: leave dropna=True")
+        if column is None and self._selected is None:
+            column = list(self._value_columns())
+        return self._per_column(
+            lambda c: NUnique(c, c), column, "nunique", ReleaseOptions(ci=ci, **options)
+        )
+
+    @checked_keywords
+    def describe(
+        self, column: Columns = None, *, epsilon: Real | None = None, bounds: Bounds = None,
+        percentiles: Sequence[float] = DESCRIBE_PERCENTILES, cells: int | None = None,
+        rho: Real | None = None,
+    ) -> pd.DataFrame:  # fmt: skip
+        """Release ``count``, ``mean``, ``std`` and percentiles per group, like pandas.
+
+        Returns
+        -------
+        DataFrame
+            One row per key; columns ``count``, ``mean``, ``std``, ``25%``, ... for one
+            column, ``(column, statistic)`` pairs for several. ``min`` and ``max`` are left
+            out, as in ``DataFrame.dp.describe`` (a DP extreme mostly reflects the bounds).
+
+        Notes
+        -----
+        ε is split among all measurements (per column a count of non-missing values, a
+        centred sum, a sum of squares and one quantile per percentile) for the least relative
+        error; percentiles are sorted per group and counts clamped at 0 (free). Budget cost:
+        ``epsilon``.
+        """
+        columns, series = self._columns(column, "describe")
+        levels, _ = parse_quantiles(list(percentiles))
+        labels = ["count", "mean", "std"] + [f"{100 * float(p):.10g}%" for p in levels]
+        stats: list[Statistic] = []
+        for c in columns:
+            stats += [Count((c, "count"), c), Mean((c, "mean"), c), Std((c, "std"), c)]
+            stats += [Quantile((c, lab), c, p) for lab, p in zip(labels[3:], levels, strict=True)]
+        options = ReleaseOptions(
+            epsilon=epsilon, bounds=bounds, cells=cells, post=COUNT_ROW, rho=rho
+        )
+        planned = self._plan(stats, "frame", "groupby.describe", options)
+
+        def table(result: pd.DataFrame) -> pd.DataFrame:
+            for c in columns:
+                # pandas-stubs type column keys of __setitem__ as ints; these are tuples
+                names: Any = [(c, label) for label in labels[3:]]
+                result[names] = rows_in_level_order(levels, result[names])
+            if series:
+                result.columns = pd.Index(labels)
+            return result
+
+        return self._consume(planned.then(table))
+
+    @checked_keywords
+    def cov(self, *, ddof: int = 1, **options: Unpack[MatrixArgs]) -> pd.DataFrame:
+        """Each group's covariance matrix of the selected columns (``g[["x", "y"]]``).
+
+        As :meth:`DataFrameDPAccessor.cov` within each group; the matrices are stacked as
+        pandas stacks them (index: the keys, then the columns). Sensitivity: that of one
+        matrix, times the rows (and groups) a privacy unit may add. Budget cost: ``epsilon``
+        once for every group (parallel composition).
+        """
+        return self._matrices("cov", options, ddof)
+
+    @checked_keywords
+    def corr(self, **options: Unpack[MatrixArgs]) -> pd.DataFrame:
+        """Each group's Pearson correlation matrix of the selected columns.
+
+        As :meth:`DataFrameDPAccessor.corr` within each group, stacked as pandas stacks
+        them. Budget cost: ``epsilon`` once for every group (parallel composition).
+        """
+        return self._matrices("corr", options)
+
+    def _matrices(
+        self, how: Literal["cov", "corr"], options: MatrixArgs, ddof: int = 1
+    ) -> pd.DataFrame:
+        if self._selected is None or self._series:
+            raise DPValueError(
+                f"select the columns first, as in pandas: g[['x', 'y']].{how}(bounds=..., "
+                "epsilon=...)"
+            )
+        columns = [c for c in self._selected if c not in self.by]
+        planned = plan_matrix(
+            self._target, how, columns, grouping=self._grouping, caps=self._caps, ddof=ddof,
+            **options,
+        )  # fmt: skip
+        return self._consume(planned)
 
 
 def _missing_group(keys: pd.Index | None, by: tuple[Hashable, ...], dropna: object) -> bool:

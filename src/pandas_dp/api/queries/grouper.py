@@ -20,7 +20,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -30,9 +29,9 @@ from pandas.tseries.frequencies import to_offset
 from pandas_dp.api.keys import categories_as_keys, check_key_types, keys_example, parse_keys
 from pandas_dp.api.queries.groupby import DPGroupBy, schema_domains, schema_keys
 from pandas_dp.api.queries.resample import relabeller, resample, time_bins, time_kind
-from pandas_dp.api.release import PlannedRelease, Target
+from pandas_dp.api.release import Target
 from pandas_dp.api.release.arguments import Keys
-from pandas_dp.api.release.types import Execute
+from pandas_dp.api.release.consumers import Consumer
 from pandas_dp.api.validation import did_you_mean
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Binning
@@ -53,7 +52,7 @@ def grouper_groupby(
     by: object,
     keys: Keys,
     span: object,
-    execute: Execute,
+    consumer: Consumer,
     *,
     max_groups_per_unit: int | None,
     max_rows_per_group: int | None,
@@ -95,7 +94,7 @@ def grouper_groupby(
                 f"keys= is for the other group-by columns; the bins of {on!r} come from "
                 "range=(start, end), so leave keys out"
             )
-        return resample(target, freq, on, span, execute, max_groups_per_unit, max_rows_per_group)
+        return resample(target, freq, on, span, consumer, max_groups_per_unit, max_rows_per_group)
     names = tuple(label.name if isinstance(label, pd.Series) else label for label in others)
     if on in names:
         raise DPValueError(f"by lists {on!r} twice (in the pd.Grouper and as a column)")
@@ -105,11 +104,12 @@ def grouper_groupby(
     reorder = _reorderer(position, intervals, inner)
     relabel = relabeller(intervals, time_labels, level=position)
 
-    def labelled(planned: PlannedRelease[Any]) -> Any:
-        return execute(planned.then(reorder).then(relabel))
+    def labelled(result: object) -> object:
+        return relabel(reorder(result))
 
     grouped = DPGroupBy.of(
-        target, [on, *others], full, binning=Binning(edges, right=False), execute=labelled,
+        target, [on, *others], full, binning=Binning(edges, right=False), consumer=consumer,
+        relabel=labelled,
         max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
     )  # fmt: skip
     return replace(grouped, keys_from=keys_from)

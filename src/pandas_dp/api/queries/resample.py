@@ -21,8 +21,8 @@ import pandas as pd
 
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.time_bins import time_edges
-from pandas_dp.api.release import PlannedRelease, Target
-from pandas_dp.api.release.types import Execute
+from pandas_dp.api.release import Target
+from pandas_dp.api.release.consumers import Consumer, checked_keywords
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import check_column
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -40,6 +40,7 @@ class DPResampler(DPGroupBy):
     freq: str = ""
     labels: pd.Index = field(default_factory=lambda: pd.Index([]))
 
+    @checked_keywords
     def size(
         self,
         *,
@@ -88,7 +89,7 @@ class DPResampler(DPGroupBy):
         planned = plan_running_totals(
             self._target, self.by[0], binning, self.keys, epsilon, delta, mechanism, ci, rho
         )
-        return self._execute(planned)
+        return self._consume(planned)
 
 
 def resample(
@@ -96,7 +97,7 @@ def resample(
     freq: object,
     on: Hashable | None,
     span: object,
-    execute: Execute,
+    consumer: Consumer,
     max_groups_per_unit: int | None = None,
     max_rows_per_group: int | None = None,
 ) -> DPResampler:
@@ -121,13 +122,10 @@ def resample(
     edges, intervals, named = time_bins(freq, span, kind, on)
     relabel = relabeller(intervals, named)
 
-    def labelled(planned: PlannedRelease[Any]) -> Any:
-        return execute(planned.then(relabel))
-
     grouped = DPResampler.of(
         target, on, intervals, binning=Binning(edges, right=False),
         max_groups_per_unit=max_groups_per_unit, max_rows_per_group=max_rows_per_group,
-        execute=labelled, called="resample",
+        consumer=consumer, relabel=relabel, called="resample",
     )  # fmt: skip
     return replace(grouped, freq=str(freq), labels=named)
 

@@ -8,10 +8,12 @@
     run.run             check -> exact aggregates -> noise -> selection -> finish -> charge
     finish              noisy integers -> values, intervals, pandas shapes (free)
     preview.preview     PlannedRelease -> Preview (reads nothing, charges nothing)
+    consumers           Run (run it) or Describe (preview it): the value an accessor holds
 
 Every query family builds its release through :func:`~.planner.plan`; :func:`~.run.run`
 and :func:`~.preview.preview` both consume the one
-:class:`~.types.PlannedRelease`, so a preview cannot drift from the release.
+:class:`~.types.PlannedRelease`, so a preview cannot drift from the release; which of
+them does is a value, :class:`~.consumers.Run` or :class:`~.consumers.Describe`.
 """
 
 from pandas_dp.api.release.options import validate

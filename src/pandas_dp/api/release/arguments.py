@@ -6,8 +6,10 @@ Every release method takes the same privacy arguments (``epsilon``, ``delta``,
 ``**options: Unpack[ValueArgs]`` in the accessors, so a type checker and an IDE see every
 keyword with its type, and adding an argument is one line here instead of one per method.
 :mod:`~pandas_dp.api.release.options` checks their values at run time; the names are
-checked first, by :class:`KeywordChecked`: a misspelt keyword is refused with the closest
-name and the public method's name, before anything is read or charged.
+checked first, by :func:`~pandas_dp.api.release.consumers.checked_keywords` on each public
+method (with :func:`keywords_of` and :func:`check_keywords` here): a misspelt keyword is
+refused with the closest name and the public method's name, before anything is read or
+charged.
 """
 
 from __future__ import annotations
@@ -22,7 +24,6 @@ from fractions import Fraction
 from typing import (
     Any,
     Literal,
-    ParamSpec,
     TypeAlias,
     TypedDict,
     TypeVar,
@@ -34,8 +35,6 @@ from typing import (
 
 import numpy as np
 
-from pandas_dp.api.release.planning_rows import NAME as PLANNING_ROWS
-from pandas_dp.api.release.planning_rows import with_planning_rows
 from pandas_dp.errors import DPTypeError
 
 #: A real number as a user may type it (bools are refused at run time).
@@ -163,10 +162,6 @@ class PlanningArgs(TypedDict, total=False):
 
 
 F = TypeVar("F", bound=Callable[..., Any])
-P = ParamSpec("P")
-R = TypeVar("R")
-
-_NO_CHECK = object()  # the signature cannot be read: Python's own checks apply
 
 
 def unexpected_keyword(public: str, name: object, allowed: Collection[str]) -> str:
@@ -210,8 +205,10 @@ def _statistic_like(value: object) -> bool:
 
 
 @functools.cache
-def _keywords(function: Callable[..., object]) -> tuple[frozenset[str], str] | object:
+def keywords_of(function: Callable[..., object]) -> tuple[frozenset[str], str] | None:
     """The keywords ``function`` takes, and what its ``**`` parameter is.
+
+    None when the signature cannot be read (Python's own checks then apply).
 
     ``"closed"``: none or a ``TypedDict`` (``**options: Unpack[ValueArgs]``), whose keys
     are then taken; ``"named"``: named statistics (``**named``); ``"open"``: anything.
@@ -219,7 +216,7 @@ def _keywords(function: Callable[..., object]) -> tuple[frozenset[str], str] | o
     try:
         parameters = list(inspect.signature(function).parameters.values())
     except (TypeError, ValueError):
-        return _NO_CHECK
+        return None
     named_kinds = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
     names = {p.name for p in parameters if p.kind in named_kinds and p.name != "self"}
     names |= getattr(function, "__extra_keywords__", frozenset())
@@ -253,48 +250,3 @@ def passes_on(*names: str) -> Callable[[F], F]:
         return function
 
     return mark
-
-
-def checked_keywords(function: Callable[P, R]) -> Callable[P, R]:
-    """Wrap a public method so that a misspelt keyword names the method and the closest one."""
-
-    @functools.wraps(function)
-    def checked(*args: P.args, **kwargs: P.kwargs) -> R:
-        if not kwargs:
-            return function(*args, **kwargs)
-        spec = _keywords(function)
-        if not isinstance(spec, tuple):
-            return function(*args, **kwargs)
-        allowed, kind = spec
-        if PLANNING_ROWS in allowed:  # its own argument (epsilon_for)
-            return function(*args, **kwargs)
-        given = [name for name in kwargs if name != PLANNING_ROWS]
-        if kind == "closed":
-            check_keywords(function.__name__, given, allowed)
-        elif kind == "named":
-            check_named(
-                function.__name__, {k: kwargs[k] for k in given if k not in allowed}, allowed
-            )
-        return with_planning_rows(function, args, kwargs)
-
-    checked.__keywords_checked__ = True  # type: ignore[attr-defined]
-    return checked
-
-
-class KeywordChecked:
-    """Mixin: every public method a subclass defines checks its keywords' names.
-
-    ``priv.dp.count(epsilion=0.1)`` then says ``count() got an unexpected keyword argument
-    'epsilion'; did you mean 'epsilon'?`` (a :class:`~pandas_dp.DPTypeError`) instead of an
-    internal function's complaint, and before anything is planned, read or charged.
-    """
-
-    def __init_subclass__(cls, **kwargs: object) -> None:
-        super().__init_subclass__(**kwargs)
-        for name, member in list(vars(cls).items()):
-            if (
-                not name.startswith("_")
-                and inspect.isfunction(member)
-                and not getattr(member, "__keywords_checked__", False)
-            ):
-                setattr(cls, name, checked_keywords(member))

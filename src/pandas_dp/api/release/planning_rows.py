@@ -6,31 +6,22 @@ A mean's or a spread's error depends on its count, which is private. Previews
 under this one name; ``n=``, its old name in ``epsilon_for`` and ``Preview.mean_error``,
 still works with a :class:`FutureWarning`.
 
-A preview call hands the value to :func:`~pandas_dp.api.release.preview.preview` through a
-context variable set for the duration of that call only, so the release methods, shared by
-``.dp`` and ``.dp.preview``, keep one signature.
+A preview carries the value in its consumer
+(:class:`~pandas_dp.api.release.consumers.Describe`), which hands it to
+:func:`~pandas_dp.api.release.preview.preview`: ``priv.dp.preview(expected_rows=1400)``
+for every call, or ``expected_rows=`` on one call.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-from contextvars import ContextVar
 from numbers import Real
-from typing import TypeVar
 
 import numpy as np
 
-from pandas_dp.api.session import setting
 from pandas_dp.errors import DPTypeError, DPValueError, warn
 
 NAME = "expected_rows"
-
-#: The planning row count of the preview call under way (None: none was given).
-EXPECTED_ROWS: ContextVar[float | None] = ContextVar("expected_rows", default=None)
-
-
-R = TypeVar("R")
 
 
 def planning_rows(given: object, old: object, public: str) -> float:
@@ -57,38 +48,3 @@ def planning_rows(given: object, old: object, public: str) -> float:
     if not math.isfinite(rows):
         raise DPValueError(f"expected_rows must be finite, got {given!r}")
     return rows
-
-
-def previewing(obj: object) -> bool:
-    """Whether ``obj`` (an accessor, a group-by, ...) describes releases instead of running them.
-
-    A preview accessor says so itself; a group-by or hierarchy made from one releases
-    through its bound ``_execute``.
-    """
-    if getattr(type(obj), "PREVIEW", False):
-        return True
-    owner = getattr(getattr(obj, "_execute", None), "__self__", None)
-    return bool(getattr(type(owner), "PREVIEW", False))
-
-
-def with_planning_rows(
-    function: Callable[..., R], args: tuple[object, ...], kwargs: dict[str, object]
-) -> R:
-    """Call ``function``, taking ``expected_rows`` out of ``kwargs`` for a preview's error."""
-    if NAME not in kwargs:
-        return function(*args, **kwargs)
-    if not (args and previewing(args[0])):
-        raise DPTypeError(
-            f"{function.__name__}() got expected_rows, a planning value for previews: "
-            f"priv.dp.preview.{function.__name__}(..., expected_rows=...). A release "
-            "measures its own count"
-        )
-    rows = planning_rows(kwargs.pop(NAME), None, function.__name__)
-    with setting(EXPECTED_ROWS, rows):
-        result = function(*args, **kwargs)
-    if not hasattr(result, "errors"):  # not a release's preview: the value would be lost
-        raise DPTypeError(
-            f"{function.__name__}() takes no expected_rows: give it to the previewed release "
-            "(e.g. priv.dp.preview.groupby(...).mean(..., expected_rows=...))"
-        )
-    return result

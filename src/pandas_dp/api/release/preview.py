@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
-from pandas_dp.api.release.planning_rows import EXPECTED_ROWS, planning_rows
+from pandas_dp.api.release.planning_rows import planning_rows
 from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
 from pandas_dp.budget import number_text
 from pandas_dp.planning.statistics import Mean
@@ -162,15 +162,18 @@ def mean_error_bound(
     return out.stat.planned_error(out.inputs(), alpha, n, mean)
 
 
-def preview(planned: PlannedRelease[object], confidence: float | None = None) -> Preview:
+def preview(
+    planned: PlannedRelease[object], confidence: float | None = None,
+    expected_rows: float | None = None,
+) -> Preview:  # fmt: skip
     """What ``planned`` would cost and how accurate it would be, from public parameters only.
 
-    With a planning row count (``expected_rows=`` on a preview call), the error column
+    With a planning row count ``expected_rows`` (given to a preview), the error column
     states every statistic's error, means' and spreads' included, at that count.
     """
     level = confidence or planned.confidence or DEFAULT_CONFIDENCE
     alpha = 1.0 - level
-    expected = EXPECTED_ROWS.get()
+    expected = expected_rows
     rows = []
     for out in planned.outputs:
         inputs = out.inputs()

@@ -31,8 +31,10 @@ from pandas_dp.planning.statistics.postprocess import PostProcess
 T = TypeVar("T")
 
 
-def run(planned: PlannedRelease[T]) -> T:
+def run(planned: PlannedRelease[T], tag: str = "") -> T:
     """Release ``planned``: the only function that reads private data and charges for it.
+
+    ``tag`` goes on its ledger row (a release file's query id); empty: the release's own.
 
     Raises
     ------
@@ -57,13 +59,13 @@ def run(planned: PlannedRelease[T]) -> T:
     except Exception:  # any failure after the check is charged below
         failed = True
     if failed:  # outside the handler, so the new error has no __context__ to show
-        session.charge(planned.release)
+        session.charge(planned.release, tag=tag)
         raise ReleaseFailedError(
             f"{planned.release.query} failed after reading the data and was charged "
             f"{planned.release.cost} (a failure that depends on the data must not be free). "
             "This is a bug in pandas-dp: please report the call, never the data."
         )
-    session.charge(release, result)  # on disk first when the session has a ledger file
+    session.charge(release, result, tag=tag)  # on disk first when the session has a ledger file
     if dominated:  # from the released values only, and after the charge
         warn(NoiseDominatedWarning(dominated))
     return result

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
-from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, TypeAlias, TypeVar
 
 import pandas as pd
 from pandas._typing import DtypeObj
@@ -357,14 +357,3 @@ Finisher = Callable[[tuple[PlannedOutput, ...], Presentation], Finish]
 
 #: What a group-by release returns: a Series for one column, else a DataFrame (as pandas).
 Table: TypeAlias = pd.Series | pd.DataFrame
-
-
-class Execute(Protocol):
-    """What releases a planned release: :func:`~pandas_dp.api.release.run.run`.
-
-    A preview accessor passes its own, which describes the plan instead of running it.
-    """
-
-    def __call__(self, planned: PlannedRelease[V], /) -> V:
-        """Release ``planned`` (charge, noise, finish) and return its result."""
-        ...

@@ -9,9 +9,10 @@ one measurement per level.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Hashable, Iterable, Sequence
 from fractions import Fraction
-from typing import cast
+from typing import Self, cast
 
 import numpy as np
 import pandas as pd
@@ -27,11 +28,11 @@ from pandas_dp.api.release import (
     Request,
     Target,
     plan,
-    run,
 )
-from pandas_dp.api.release.arguments import KeywordChecked, Real
+from pandas_dp.api.release.arguments import Real
+from pandas_dp.api.release.consumers import RUN, Consumer, checked_keywords
 from pandas_dp.api.release.options import parse_confidence, price
-from pandas_dp.api.release.types import Execute, Finish, PlannedOutput
+from pandas_dp.api.release.types import Finish, PlannedOutput
 from pandas_dp.budget import MIN_EPSILON, RhoBudget, number_text
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping
@@ -49,7 +50,7 @@ OUTPUTS = ("table", "leaves", "levels")
 Counts = pd.Series | dict[Hashable, pd.Series]
 
 
-class DPHierarchy(KeywordChecked):
+class DPHierarchy:
     """A public hierarchy of keys over columns of a protected frame.
 
     Created by :meth:`DataFrameDPAccessor.hierarchy`; it holds only public parameters (the
@@ -65,10 +66,10 @@ class DPHierarchy(KeywordChecked):
         margins_name: Hashable = "All",
         max_groups_per_unit: int | None = None,
         max_rows_per_group: int | None = None,
-        execute: Execute = run,
+        consumer: Consumer = RUN,
     ) -> None:
         self._target = target
-        self._execute = execute
+        self._consumer = consumer
         self.by = parse_by(by)
         engine, data = target.engine, target.data
         columns = engine.columns(data)
@@ -86,10 +87,17 @@ class DPHierarchy(KeywordChecked):
         )  # fmt: skip
         self._caps = caps_for(target, True, max_groups_per_unit, max_rows_per_group)
 
+    def _consuming(self, consumer: Consumer) -> Self:
+        """The same hierarchy, handing its planned releases to ``consumer``."""
+        hierarchy = copy.copy(self)
+        hierarchy._consumer = consumer
+        return hierarchy
+
     def __repr__(self) -> str:
         widths = " → ".join(str(w) for w in self.hierarchy.tree.widths)
         return f"<DPHierarchy by={list(self.by)}, nodes per level {widths}>"
 
+    @checked_keywords
     def count(
         self,
         *,
@@ -196,7 +204,7 @@ class DPHierarchy(KeywordChecked):
                 "no longer describes their error. Leave ci out; priv.dp.preview.hierarchy("
                 "...).count(...) shows the error of each level's raw noisy counts"
             )
-        return self._execute(planned)
+        return self._consumer(planned)
 
     def _plan(
         self, epsilon: Fraction, split: object, output: str, confidence: float | None,
