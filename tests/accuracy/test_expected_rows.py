@@ -217,6 +217,16 @@ def test_a_preview_called_checks_its_planning_count(priv) -> None:
         priv.dp.preview(expected_row=10)
 
 
+def test_a_preview_has_no_protect_and_no_preview_of_its_own(priv) -> None:
+    for preview in (priv.dp.preview, priv["x"].dp.preview, priv.dp.preview(expected_rows=10)):
+        for name in ("protect", "preview"):
+            assert not hasattr(preview, name)
+            with pytest.raises(AttributeError, match=f"call {name} on .dp itself"):
+                getattr(preview, name)
+    assert priv.dp.preview.count(epsilon=0.1).epsilon == 0.1  # the rest is there
+    assert priv.dp.session.spent.epsilon == 0
+
+
 def test_accessors_and_group_bys_hold_their_consumer_as_a_value(priv) -> None:
     from pandas_dp.api.release.consumers import RUN, Describe, Run
 

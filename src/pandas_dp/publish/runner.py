@@ -44,8 +44,8 @@ from pandas_dp.publish.files import as_table, write_outputs
 from pandas_dp.publish.loader import read_spec_file
 from pandas_dp.publish.model import Draft, QuerySpec, ReleaseSpec, draft_spec
 from pandas_dp.publish.outcome import RELEASED_ON, PlannedQuery, ReleaseOutcome, ReleasePlan
+from pandas_dp.publish.preflight import check_columns, check_extras, header_of
 from pandas_dp.publish.report import write_report
-from pandas_dp.publish.spec_checks import check_columns, check_extras, header_of
 from pandas_dp.publish.where.evaluation import evaluate
 from pandas_dp.publish.where.language import check_types, parse_where
 

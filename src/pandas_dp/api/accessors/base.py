@@ -21,6 +21,17 @@ from pandas_dp.api.session import Session
 
 T = TypeVar("T")
 
+#: ``.dp`` members a preview lacks: a preview protects nothing and previews no previews.
+RELEASE_ONLY = frozenset({"protect", "preview"})
+
+
+def release_only(preview: object, name: str) -> AttributeError:
+    """What a preview says when asked for a member only ``.dp`` itself has."""
+    return AttributeError(
+        f"{type(preview).__name__!r} object has no attribute {name!r}: a preview describes "
+        f"releases; call {name} on .dp itself"
+    )
+
 
 class BaseDPAccessor(Generic[NumberT, EstimateT]):
     """What ``df.dp`` and ``s.dp`` share: the session, counts, previews and planning.

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, overload
 
 import pandas as pd
 
-from pandas_dp.api.accessors.base import BaseDPAccessor
+from pandas_dp.api.accessors.base import RELEASE_ONLY, BaseDPAccessor, release_only
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.choice import plan_top_k
@@ -1436,6 +1436,11 @@ class DataFramePreview(DataFrameDPAccessor[Preview, Preview]):
     """
 
     _consumer: Consumer = Describe()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in RELEASE_ONLY:
+            raise release_only(self, name)
+        return super().__getattribute__(name)
 
     def __call__(self, *, expected_rows: float) -> Self:
         """Preview at a planning row count: ``priv.dp.preview(expected_rows=1400).mean(...)``.

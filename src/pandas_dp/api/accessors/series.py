@@ -12,7 +12,7 @@ from typing import Any, Literal, Self, Unpack, overload
 
 import pandas as pd
 
-from pandas_dp.api.accessors.base import BaseDPAccessor
+from pandas_dp.api.accessors.base import RELEASE_ONLY, BaseDPAccessor, release_only
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.local import randomized_response
 from pandas_dp.api.protect import protect
@@ -515,6 +515,11 @@ class SeriesPreview(SeriesDPAccessor[Preview, Preview]):
     """``s.dp.preview``: every release method of ``s.dp``, returning a preview instead."""
 
     _consumer: Consumer = Describe()
+
+    def __getattribute__(self, name: str) -> Any:
+        if name in RELEASE_ONLY:
+            raise release_only(self, name)
+        return super().__getattribute__(name)
 
     def __call__(self, *, expected_rows: float) -> Self:
         """Preview at a planning row count; see ``DataFrame.dp.preview``."""

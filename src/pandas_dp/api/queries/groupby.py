@@ -25,7 +25,7 @@ from pandas_dp.api.queries.grouped.counts import (
     relabelled,
     within,
 )
-from pandas_dp.api.queries.grouped.statistics import stacked
+from pandas_dp.api.queries.grouped.quantiles import stacked
 from pandas_dp.api.queries.ungrouped import (
     COUNT_ROW,
     DESCRIBE_PERCENTILES,

@@ -1,6 +1,7 @@
-"""The releases of a group-by, by what they release; :class:`~.groupby.DPGroupBy` joins them.
+"""What a group-by's releases share with other releases, by what it shapes.
 
-``statistics``: column selection and one statistic per column (spreads, quantiles,
-``nunique``, ``describe``). ``counts``: ``count``, ``size`` and ``value_counts`` within
-groups. ``matrices``: ``cov`` and ``corr`` per group.
+``counts``: the options of a release of counts and the shape of ``value_counts`` within
+groups (shared with ``Series.dp.value_counts`` and histograms). ``quantiles``: grouped
+quantiles stacked as pandas stacks them. The releases themselves are the methods of
+:class:`~pandas_dp.api.queries.groupby.DPGroupBy`.
 """

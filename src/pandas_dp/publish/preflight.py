@@ -1,7 +1,8 @@
-"""Checks of a parsed release spec against the world: its data file's header and extras.
+"""Preflight: a parsed release spec against the world, before any data is read.
 
-Separate from :mod:`pandas_dp.publish.checks` (the checks of a spec's values, which the
-model uses while parsing): these take the parsed :class:`~pandas_dp.publish.model.ReleaseSpec`.
+Its data file's header (the columns the queries name) and the optional dependencies it
+needs. Not :mod:`pandas_dp.publish.checks`, the checks of a spec's values that the model
+runs while parsing: these take the parsed :class:`~pandas_dp.publish.model.ReleaseSpec`.
 """
 
 from __future__ import annotations
