@@ -67,7 +67,26 @@ PROBES = [
     (  # measurements below statistics (and a cycle between the two packages)
         "planning/measurement/parts.py",
         "from pandas_dp.planning.statistics.base import Statistic",
-        ("Inside planning: statistics > measurement > noise", "No import cycles"),
+        ("Inside planning:", "No import cycles"),
+    ),
+    (  # the planner is plan-level too: no target, no session, no engine, not even for types
+        "planning/planner.py",
+        "from pandas_dp.api.release.types import Target",
+        (
+            "Planning imports neither the API nor the engines",
+            "Layers: cli > publish",
+            "No import cycles",
+        ),
+    ),
+    (
+        "planning/planner.py",
+        "def _probe() -> None: from pandas_dp.engines.bounding import keep_mask",
+        ("Planning imports neither the API nor the engines",),
+    ),
+    (  # the request below the planner that plans it
+        "planning/request.py",
+        "from pandas_dp.planning.planner import Plan",
+        ("Inside planning:", "No import cycles"),
     ),
     (
         "measures/grids.py",

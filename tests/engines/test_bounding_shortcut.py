@@ -7,7 +7,8 @@ import pandas as pd
 import pytest
 
 from pandas_dp.engines import bounding
-from pandas_dp.engines.bounding import Bounding, SeededPriorities, keep_mask
+from pandas_dp.engines.bounding import SeededPriorities, keep_mask
+from pandas_dp.measures.bounding import Bounding
 
 
 @pytest.mark.parametrize("seed", range(6))

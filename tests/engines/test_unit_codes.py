@@ -11,8 +11,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pandas_dp.engines.bounding import Bounding, SeededPriorities, keep_mask
+from pandas_dp.engines.bounding import SeededPriorities, keep_mask
 from pandas_dp.engines.integers import unit_codes
+from pandas_dp.measures.bounding import Bounding
 
 
 @pytest.mark.parametrize("seed", range(6))

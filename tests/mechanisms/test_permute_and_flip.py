@@ -240,7 +240,7 @@ def test_pure_epsilon_quantiles_flip_unless_too_many_coins(protect_seeded, monke
     priv.dp.groupby("g", keys=range(4)).agg(m=("x", "median"), bounds={"x": (0, 1)}, epsilon=1)
     assert seen[-1].flip
     # The guard, lowered to 4 groups × 5 candidates (cells=4 on integers 0..4): over it.
-    monkeypatch.setattr("pandas_dp.api.release.planner.FLIP_MAX_COINS", 19)
+    monkeypatch.setattr("pandas_dp.planning.planner.FLIP_MAX_COINS", 19)
     ints = pd.DataFrame({"x": np.arange(40) % 5, "g": np.repeat(np.arange(4), 10)})
     priv = protect_seeded(ints, epsilon=10)
     priv.dp.groupby("g", keys=range(4)).agg(m=("x", "median"), bounds={"x": (0, 4)}, epsilon=1)

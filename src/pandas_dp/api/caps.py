@@ -1,13 +1,16 @@
-"""Per-release contribution caps: how much one privacy unit can move a release."""
+"""Per-release contribution caps from the session's privacy unit and a query's own bounds.
+
+The caps themselves are a plan value (:class:`~pandas_dp.planning.request.Caps`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from pandas_dp.engines.bounding import Bounding
 from pandas_dp.errors import DPValueError
+from pandas_dp.measures.bounding import Bounding
+from pandas_dp.planning.request import Caps
 from pandas_dp.units import Contribution, positive_int
 
 
@@ -24,34 +27,6 @@ class UnitTarget(Protocol):
     @property
     def unit(self) -> Hashable | None:
         """The data's column holding the privacy unit's ids."""
-
-
-@dataclass(frozen=True)
-class Caps:
-    """The contribution bound of a release and what the engine must enforce for it.
-
-    Attributes
-    ----------
-    contribution : Contribution
-        ``l1`` rows in all, ``l0`` groups, ``linf`` rows per group.
-    bounding : Bounding or None
-        The caps the engine applies (None for row-level privacy: one row, one unit).
-    """
-
-    contribution: Contribution = field(default_factory=Contribution)
-    bounding: Bounding | None = None
-    unit: Hashable | None = None  # the unit column's name, for the ledger
-
-    def describe(self) -> str:
-        """Ledger text."""
-        if self.bounding is None:
-            return "privacy unit: one row"
-        c = self.contribution
-        if self.bounding.max_groups is None and self.bounding.max_rows_per_group is None:
-            caps = f"≤ {c.l1} rows"
-        else:
-            caps = f"≤ {c.l0} groups, ≤ {c.linf} rows per group, ≤ {c.l1} rows in all"
-        return f"privacy unit {self.unit!s}: {caps} (extra rows dropped at random)"
 
 
 def caps_for(

@@ -21,8 +21,9 @@ from pandas_dp.api.outputs import output_to_json
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.unit_ids import UnitIds
 from pandas_dp.budget import AnyBudget, number_text
-from pandas_dp.engines.bounding import PartitionPriorities, SeededPriorities, SystemPriorities
+from pandas_dp.engines.bounding import SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning, warn
+from pandas_dp.measures.bounding import PartitionPriorities
 from pandas_dp.mechanisms.random import RandomSource, SeededRandomSource, SystemRandomSource
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.schema import SchemaRules

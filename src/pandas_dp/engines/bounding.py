@@ -6,8 +6,9 @@ choice depends only on the unit's own rows and on randomness, never on other uni
 so the sensitivities computed from the caps hold.
 
 Engines that bound rows in other processes (Dask workers) never receive the session: they
-call :attr:`Bounding.spawn` once per release, on the client, and ship the picklable
-:class:`PartitionPriorities` it returns, one stream per partition (see that class).
+call :attr:`~pandas_dp.measures.bounding.Bounding.spawn` once per release, on the client, and
+ship the picklable :class:`~pandas_dp.measures.bounding.PartitionPriorities` it returns, one
+stream per partition (see that class).
 
 Order of the caps (each only drops rows):
 
@@ -21,31 +22,16 @@ Order of the caps (each only drops rows):
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Hashable
-from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.integers import unit_codes
+from pandas_dp.measures.bounding import Bounding
 
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
-#: Draws ``n`` independent uniform 64-bit priorities.
-Priorities = Callable[[int], npt.NDArray[np.uint64]]
-
-
-class PartitionPriorities(Protocol):
-    """A picklable source of priorities that hands each partition a stream of its own."""
-
-    #: Whether a partition must put its rows in a canonical order before drawing, so that
-    #: the choice does not depend on the order in which a shuffle delivered them.
-    canonical: bool
-
-    def for_partition(self, index: int) -> Priorities:
-        """The priorities of partition ``index`` (a picklable callable)."""
 
 
 class SystemPriorities:
@@ -97,22 +83,6 @@ class SeededPriorities:
 
     def __repr__(self) -> str:
         return f"SeededPriorities({len(self.entropy)} words)"
-
-
-@dataclass(frozen=True)
-class Bounding:
-    """Caps on one privacy unit's contribution (see the module docstring).
-
-    ``priorities`` draws in this process (the session's own source); ``spawn`` returns a
-    picklable :class:`PartitionPriorities` for engines that bound in other processes.
-    """
-
-    unit: Hashable
-    max_rows: int
-    max_groups: int | None = None
-    max_rows_per_group: int | None = None
-    priorities: Priorities | None = field(default=None, compare=False, repr=False)
-    spawn: Callable[[], PartitionPriorities] | None = field(default=None, compare=False, repr=False)
 
 
 def ranks_within(groups: I64, priority: npt.NDArray[np.uint64]) -> I64:

@@ -18,7 +18,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
-from pandas_dp.engines.bounding import Bounding, keep_mask
+from pandas_dp.engines.bounding import keep_mask
 from pandas_dp.engines.cells import (
     axis_codes,
     binned_codes,
@@ -65,6 +65,7 @@ from pandas_dp.measures.aggregates import (
     Rows,
     WeightedSum,
 )
+from pandas_dp.measures.bounding import Bounding
 
 I64 = npt.NDArray[np.int64]
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, TypeVar
 
 import pandas as pd
 
-from pandas_dp.engines.bounding import Bounding
 from pandas_dp.measures.aggregates import Aggregate, Grouping, Measure
+from pandas_dp.measures.bounding import Bounding
 
 if TYPE_CHECKING:
     import dask.dataframe as dd

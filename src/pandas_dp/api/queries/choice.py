@@ -14,12 +14,13 @@ from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import price
-from pandas_dp.api.release.types import Finish, PlannedOutput
+from pandas_dp.api.release.types import Finish
 from pandas_dp.api.validation import check_column
 from pandas_dp.errors import DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.request import PlannedOutput
 from pandas_dp.planning.statistics import Choice
 from pandas_dp.units import positive_int
 

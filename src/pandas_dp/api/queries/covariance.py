@@ -17,11 +17,10 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.caps import Caps, caps_for
+from pandas_dp.api.caps import caps_for
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
-from pandas_dp.api.release.planner import noise_choice
-from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Presentation, Request
+from pandas_dp.api.release.types import Finish, Finisher
 from pandas_dp.engines.temporal import is_temporal
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping
@@ -34,6 +33,8 @@ from pandas_dp.planning.measurement.products import (
     products_part,
 )
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.planner import noise_choice
+from pandas_dp.planning.request import Caps, PlannedOutput, Presentation, Request
 from pandas_dp.planning.statistics.base import Inputs
 from pandas_dp.planning.statistics.products import PairCorrelation, PairCovariance
 
@@ -87,7 +88,7 @@ def plan_matrix(
     shares = (Fraction(1),)
     part = products_part(
         layout, request.pricing.budget_of(shares[0]), request.caps.contribution,
-        noise_choice(target, request, shares),
+        noise_choice(target.session, request, shares),
     )  # fmt: skip
     kind = PairCorrelation if how == "corr" else PairCovariance
     stats = tuple(

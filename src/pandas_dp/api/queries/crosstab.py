@@ -22,11 +22,12 @@ from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.finish import hide_where_empty, released
-from pandas_dp.api.release.types import Finish, PlannedOutput, Presentation
+from pandas_dp.api.release.types import Finish
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping, OtherCells
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.request import PlannedOutput, Presentation
 from pandas_dp.planning.statistics import Count, Statistic, statistic_class
 from pandas_dp.planning.statistics.postprocess import PostProcess
 

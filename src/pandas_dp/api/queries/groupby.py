@@ -14,7 +14,7 @@ from typing import Any, Literal, Self, TypeVar, Unpack, cast, overload
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.caps import Caps, caps_for
+from pandas_dp.api.caps import caps_for
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.keys import categories_as_keys, check_key_types, parse_by, parse_keys
 from pandas_dp.api.queries.by_series import renamed, series_by
@@ -55,6 +55,7 @@ from pandas_dp.api.release.types import Table
 from pandas_dp.api.validation import check_column, did_you_mean
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Binning, Grouping, OtherCells
+from pandas_dp.planning.request import Caps
 from pandas_dp.planning.statistics import (
     Count,
     Mean,

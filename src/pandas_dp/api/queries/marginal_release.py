@@ -18,10 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.caps import Caps
 from pandas_dp.api.queries.domains import Domains
 from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan
-from pandas_dp.api.release.types import PlannedOutput, Target
+from pandas_dp.api.release.types import Target
 from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.mechanisms.marginals import Clique, Strategy
 from pandas_dp.mechanisms.residuals.planner import ResidualPlan
@@ -33,6 +32,7 @@ from pandas_dp.planning.measurement.marginals import (
     residual_parts,
 )
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.request import Caps, PlannedOutput
 from pandas_dp.planning.statistics.tables import Table
 
 F64 = np.ndarray

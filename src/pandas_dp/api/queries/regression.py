@@ -21,8 +21,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
-from pandas_dp.api.release.planner import noise_choice
-from pandas_dp.api.release.types import Finish, Finisher, PlannedOutput, Presentation, Request
+from pandas_dp.api.release.types import Finish, Finisher
 from pandas_dp.api.validation import check_column, is_summable
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, ProductSums
@@ -34,6 +33,8 @@ from pandas_dp.planning.measurement.products import (
     products_part,
 )
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.planner import noise_choice
+from pandas_dp.planning.request import PlannedOutput, Presentation, Request
 from pandas_dp.planning.statistics.products import PairCovariance
 from pandas_dp.planning.statistics.regression import LinearModel, OLSResults, fit
 from pandas_dp.transformations.design import FormulaDesign, design_of
@@ -92,7 +93,7 @@ def plan_ols(
     shares = (Fraction(1),)
     part = products_part(
         layout, request.pricing.budget_of(shares[0]), request.caps.contribution,
-        noise_choice(target, request, shares),
+        noise_choice(target.session, request, shares),
     )  # fmt: skip
     assert isinstance(part.measure, ProductSums)
     measure = dataclasses.replace(part.measure, design=design, reads=design.reads)

@@ -26,7 +26,7 @@ from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan
 from pandas_dp.api.release.arguments import Mechanism, Real
 from pandas_dp.api.release.options import epsilon_of, parse_confidence, parse_mechanism
-from pandas_dp.api.release.types import Finish, PlannedOutput, Target
+from pandas_dp.api.release.types import Finish, Target
 from pandas_dp.budget import RhoBudget
 from pandas_dp.errors import DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Axis, Binning, JointCounts
@@ -38,6 +38,7 @@ from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.kinds import RunningTotals
 from pandas_dp.planning.measurement.running import PrefixPart
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.request import PlannedOutput
 from pandas_dp.planning.statistics.running import RunningTotal
 
 #: The continual-counting plans a release chooses from (the least largest variance).

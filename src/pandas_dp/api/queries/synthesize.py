@@ -27,7 +27,7 @@ from pandas_dp.api.queries.tables import release_budget
 from pandas_dp.api.release import PlannedRelease, Presentation, Pricing, Request, plan, resolve
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.options import epsilon_of
-from pandas_dp.api.release.types import Finish, PlannedOutput
+from pandas_dp.api.release.types import Finish
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.mechanisms.compression import Compressed
@@ -39,6 +39,7 @@ from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.marginals import MarginalPart
 from pandas_dp.planning.measurement.synthesis import TREE, TreeChoicePart, mst_parts
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.request import PlannedOutput
 from pandas_dp.planning.statistics.tables import Synthetic, Table
 
 METHODS = ("mst", "aim")

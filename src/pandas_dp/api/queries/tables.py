@@ -16,7 +16,7 @@ from fractions import Fraction
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.caps import Caps, caps_for
+from pandas_dp.api.caps import caps_for
 from pandas_dp.api.queries.domains import Domains, check_cells, parse_domains, parse_workload
 from pandas_dp.api.queries.marginal_release import MarginalRelease, plan_marginals
 from pandas_dp.api.release import PlannedRelease, resolve
@@ -29,6 +29,7 @@ from pandas_dp.mechanisms.marginals import Clique, Strategy, maximal
 from pandas_dp.mechanisms.reconstruction import consistent_tables, tables_from_residuals
 from pandas_dp.mechanisms.residuals.planner import ResidualPlan, choose_plan, residuals
 from pandas_dp.planning.measurement.marginals import release_rho
+from pandas_dp.planning.request import Caps
 
 #: The most marginals a release may measure (the strategy's optimisation is quadratic in it).
 MAX_MARGINALS = 4096

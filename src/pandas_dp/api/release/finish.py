@@ -15,15 +15,15 @@ import pandas as pd
 from pandas._typing import ArrayLike
 
 from pandas_dp.api.outputs import Estimate
-from pandas_dp.api.temporal import ValueKind
 from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.request import PlannedOutput, Presentation, TimeKind
 from pandas_dp.planning.statistics import Size, Sum
 from pandas_dp.planning.statistics.postprocess import PostProcess
 
 if TYPE_CHECKING:
-    from pandas_dp.api.release.types import Finish, PlannedOutput, Presentation
+    from pandas_dp.api.release.types import Finish
 
 #: How a release's statistics are shaped: one number, a Series over the keys, or a table.
 Shape = Literal["scalar", "series", "frame"]
@@ -118,7 +118,7 @@ def columns_of(
     alpha: float | None,
     relative: bool = False,
     integral_columns: frozenset[Hashable] = frozenset(),
-    kinds: Mapping[Hashable, ValueKind] | None = None,
+    kinds: Mapping[Hashable, TimeKind] | None = None,
 ) -> dict[Hashable, ArrayLike]:
     """Each statistic's values (and ``_lower``/``_upper`` with ``alpha``), by name.
 

@@ -1,4 +1,4 @@
-"""Validate a release's public options, once, into a :class:`~.types.Request`.
+"""Validate a release's public options, once, into a :class:`~pandas_dp.planning.request.Request`.
 
 ε, δ, the mechanism, the confidence level, bounds, fill values, the quantile grid and
 post-processing are checked here, before anything reads the data or the budget. Every
@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
-from pandas_dp.api.caps import Caps
 from pandas_dp.api.release.option_values import (
     MECHANISMS,
     Noise,
@@ -23,14 +22,7 @@ from pandas_dp.api.release.option_values import (
     parse_relative_error,
     parse_selection,
 )
-from pandas_dp.api.release.types import (
-    ColumnFacts,
-    Presentation,
-    Pricing,
-    ReleaseOptions,
-    Request,
-    Target,
-)
+from pandas_dp.api.release.types import ReleaseOptions, Target
 from pandas_dp.api.temporal import ValueKind, temporal_statistic
 from pandas_dp.api.validation import check_column, parse_bounds, parse_column_bounds, parse_fill
 from pandas_dp.budget import (
@@ -46,6 +38,7 @@ from pandas_dp.measures.aggregates import Grouping
 from pandas_dp.mechanisms.accuracy import check_confidence
 from pandas_dp.mechanisms.quantile import DEFAULT_CELLS, MAX_CELLS
 from pandas_dp.planning.measurement.weighted import Weights
+from pandas_dp.planning.request import Caps, ColumnFacts, Presentation, Pricing, Request
 from pandas_dp.planning.statistics import Statistic
 from pandas_dp.planning.statistics.postprocess import PostProcess
 from pandas_dp.planning.statistics.weighted import weighted

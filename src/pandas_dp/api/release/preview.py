@@ -16,8 +16,9 @@ import pandas as pd
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.release.planning_rows import planning_rows
-from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
+from pandas_dp.api.release.types import PlannedRelease
 from pandas_dp.budget import number_text
+from pandas_dp.planning.request import PlannedOutput
 from pandas_dp.planning.statistics import Mean
 
 #: Confidence of previews unless asked otherwise.

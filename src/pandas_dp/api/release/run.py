@@ -21,10 +21,11 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
-from pandas_dp.api.release.types import PlannedOutput, PlannedRelease
+from pandas_dp.api.release.types import PlannedRelease
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
 from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.planning.measurement.keys import MeasurementKey
+from pandas_dp.planning.request import PlannedOutput
 from pandas_dp.planning.statistics import Count, Inputs, LevelCount, Sum
 from pandas_dp.planning.statistics.postprocess import PostProcess
 

@@ -36,7 +36,7 @@ from dask.delayed import Delayed
 from dask.highlevelgraph import HighLevelGraph
 from dask.typing import Key
 
-from pandas_dp.engines.bounding import Bounding, SystemPriorities
+from pandas_dp.engines.bounding import SystemPriorities
 from pandas_dp.engines.dask.divisions import Division, unit_divisions
 from pandas_dp.engines.dask.exchange import exchange
 from pandas_dp.engines.dask.lineage import (
@@ -69,6 +69,7 @@ from pandas_dp.measures.aggregates import (
     ProductSums,
     WeightedSum,
 )
+from pandas_dp.measures.bounding import Bounding
 
 #: The scheduler a ``compute()`` here would use (dask's function, typed).
 get_scheduler: Callable[[], object] = base.get_scheduler

@@ -20,13 +20,13 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 import pandas as pd
 
-from pandas_dp.engines.bounding import Bounding
 from pandas_dp.engines.canonical import canonical_unit_ids
 from pandas_dp.engines.codes import other_codes, public_codes
 from pandas_dp.engines.dask.divisions import Division
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.engines.protocol import Aggregates
 from pandas_dp.measures.aggregates import Aggregate, Grouping, Measure
+from pandas_dp.measures.bounding import Bounding
 
 #: The column that carries key codes through a shuffle (never a user's column name).
 KEY_CODE = "\x00pandas-dp key code"

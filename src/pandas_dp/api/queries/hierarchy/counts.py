@@ -17,7 +17,7 @@ from typing import Self, cast
 import numpy as np
 import pandas as pd
 
-from pandas_dp.api.caps import Caps, caps_for
+from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import check_key_types, parse_by
 from pandas_dp.api.queries.groupby import schema_domains, schema_keys
 from pandas_dp.api.queries.hierarchy.keys import Hierarchy, parse_hierarchy
@@ -32,7 +32,7 @@ from pandas_dp.api.release import (
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.release.consumers import RUN, Consumer, checked_keywords
 from pandas_dp.api.release.options import parse_confidence, price
-from pandas_dp.api.release.types import Finish, PlannedOutput
+from pandas_dp.api.release.types import Finish
 from pandas_dp.budget import MIN_EPSILON, RhoBudget, number_text
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping
@@ -41,6 +41,7 @@ from pandas_dp.planning.measurement.choices import AnyPart
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.parts import Part
 from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.request import Caps, PlannedOutput
 from pandas_dp.planning.statistics import LevelCount
 
 OUTPUTS = ("table", "leaves", "levels")

@@ -1,4 +1,4 @@
-"""The one planner: from a validated request to a :class:`~.types.PlannedRelease`.
+"""The one planner: from a validated request to its :class:`Plan`.
 
 It asks every statistic for the measurements it needs, keeps one noisy measurement per
 distinct key (a mean reuses the call's count; a sum next to a mean is derived from its
@@ -6,16 +6,16 @@ measurements), splits ε among them for the least relative error (a Gaussian δ 
 sequential composition inside the release; see :mod:`~pandas_dp.planning.measurement.split`),
 calibrates each one, adds private key selection when keys are not public, and writes the
 ledger record from that structure. Grouped and ungrouped releases differ only in the
-grouping. Every decision reads public parameters only.
+grouping. Every decision reads public parameters only; the API adds where the release runs
+and how it is shaped (``api.release.planned``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Hashable
+from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
 from pandas_dp.accounting.events import (
     PARALLEL,
@@ -23,20 +23,8 @@ from pandas_dp.accounting.events import (
     BoundedRangeMeasurement,
     Release,
 )
-from pandas_dp.api.release.finish import Shape, finisher
-from pandas_dp.api.release.selection import KEYS, ROWS, select_keys, selection_delta
-from pandas_dp.api.release.types import (
-    ColumnFacts,
-    Finisher,
-    PlannedOutput,
-    PlannedRelease,
-    Presentation,
-    Request,
-    Target,
-)
 from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.errors import DPValueError
-from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.planning.measurement.choices import (
     FLIP_MAX_COINS,
     AnyPart,
@@ -47,6 +35,8 @@ from pandas_dp.planning.measurement.keys import CalibrationInputs, MeasurementKe
 from pandas_dp.planning.measurement.kinds import NonNullCount, QuantileChoice, TopKChoice
 from pandas_dp.planning.measurement.parts import NoiseChoice
 from pandas_dp.planning.measurement.split import optimal_shares
+from pandas_dp.planning.request import ColumnFacts, Granted, PlannedOutput, Presentation, Request
+from pandas_dp.planning.selection import KEYS, ROWS, Selection, select_keys, selection_delta
 from pandas_dp.planning.statistics import Mean, Quantile, Sum, Var
 from pandas_dp.planning.statistics.postprocess import PostProcess
 
@@ -84,19 +74,39 @@ class _Measuring:
         return self.presentation.count_quantiles
 
 
-def plan(
-    target: Target,
-    request: Request,
-    shape: Shape | Finisher,
-    *,
-    derive: Callable[[list[Aggregate]], list[Aggregate]] | None = None,
-    calibrated: dict[MeasurementKey, AnyPart] | None = None,
-) -> PlannedRelease[Any]:
-    """Turn a validated request into the planned release (nothing is read or charged).
+@dataclass(frozen=True)
+class Plan:
+    """A planned release as plan values: nothing is read, drawn or charged.
 
-    ``shape`` is how the statistics are shaped (``"scalar"``, ``"series"``, ``"frame"``),
-    or a finisher of one's own given ``(outputs, presentation)``. ``calibrated`` holds a query
-    family's own measurements, calibrated jointly (a workload of marginals), by key.
+    Attributes
+    ----------
+    parts : dict
+        The noisy measurements by key, in the order they are calibrated.
+    outputs : tuple of PlannedOutput
+        The statistics and the measurements each reads.
+    release : Release
+        The ledger record the release is charged as.
+    selection : Selection or None
+        How keys are chosen from the data (None: they are public).
+    """
+
+    parts: dict[MeasurementKey, AnyPart]
+    outputs: tuple[PlannedOutput, ...]
+    release: Release
+    selection: Selection | None = None
+
+
+def plan(
+    session: Granted,
+    request: Request,
+    *,
+    calibrated: dict[MeasurementKey, AnyPart] | None = None,
+) -> Plan:
+    """Turn a validated request into its plan (nothing is read or charged).
+
+    ``session`` is read for its total budget and how it prices releases. ``calibrated``
+    holds a query family's own measurements, calibrated jointly (a workload of marginals),
+    by key.
     """
     sources, needs, context = _measurements(request)
     pricing = request.pricing
@@ -107,8 +117,8 @@ def plan(
             for stat in request.stats
         ],
     )
-    parts = _calibrated(target, request, needs, shares, calibrated or {})
-    selection, selection_note = select_keys(target, request, parts)
+    parts = _calibrated(session, request, needs, shares, calibrated or {})
+    selection, selection_note = select_keys(session, request, parts)
     outputs = tuple(
         PlannedOutput(
             stat,
@@ -119,13 +129,7 @@ def plan(
         for stat in request.stats
     )
     release = _release(request, parts, _notes(request, parts, outputs, selection_note, shares))
-    shown = request.presentation
-    finish = shape(outputs, shown) if callable(shape) else finisher(outputs, shape, shown)
-    return PlannedRelease(
-        target=target, parts=parts, outputs=outputs, release=release, finish=finish,
-        grouping=request.grouping, bounding=request.caps.bounding, selection=selection,
-        derive=derive, confidence=shown.confidence, post=shown.post,
-    )  # fmt: skip
+    return Plan(parts, outputs, release, selection)
 
 
 def _measurements(
@@ -149,7 +153,7 @@ def _measurements(
 
 
 def _calibrated(
-    target: Target,
+    session: Granted,
     request: Request,
     needs: list[MeasurementKey],
     shares: tuple[Fraction, ...],
@@ -159,7 +163,7 @@ def _calibrated(
 
     A query family's own joint calibrations (``calibrated``) are taken as given.
     """
-    noise = noise_choice(target, request, shares)
+    noise = noise_choice(session, request, shares)
     groups = _public_groups(request)
     pricing = request.pricing
     parts: dict[MeasurementKey, AnyPart] = {}
@@ -168,8 +172,8 @@ def _calibrated(
         if key in calibrated:
             parts[key] = calibrated[key]
             continue
-        total = target.session.total
-        if target.session.in_zcdp and _bounded_range(key):
+        total = session.total
+        if session.in_zcdp and _bounded_range(key):
             epsilon = pricing.choice_budget_of(share, key.rounds)
             part = _calibrate(key, request, epsilon, noise, parts, total)
             parts[key] = _priced_by_bounded_range(part)
@@ -275,7 +279,7 @@ def _calibrate(
     )  # fmt: skip
 
 
-def noise_choice(target: Target, request: Request, shares: tuple[Fraction, ...]) -> NoiseChoice:
+def noise_choice(session: Granted, request: Request, shares: tuple[Fraction, ...]) -> NoiseChoice:
     """Laplace, or Gaussian with the release's δ split among its measurements."""
     pricing = request.pricing
     if not pricing.gaussian:
@@ -285,7 +289,7 @@ def noise_choice(target: Target, request: Request, shares: tuple[Fraction, ...])
             "choosing keys from the data uses Laplace noise; pass public keys to use "
             "mechanism='gaussian'"
         )
-    total = target.session.total
+    total = session.total
     if pricing.rho is not None:  # priced in zCDP: no δ
         return NoiseChoice(gaussian=True, zcdp=True)
     delta = pricing.delta
