@@ -35,6 +35,7 @@ import bench_regression
 import bench_sampler
 import bench_statistics
 import bench_tables
+import bench_units
 
 
 def main() -> None:
@@ -63,6 +64,7 @@ def main() -> None:
         bench_accuracy.run(max(2, bench_accuracy.REPEATS // scale)),
         bench_quantile_interval.run(max(40, bench_quantile_interval.RUNS // scale)),
         bench_tables.run(bench_tables.ROWS // scale, trials=1 if args.quick else 3),
+        bench_units.run(bench_units.SIZES[:2] if args.quick else bench_units.SIZES),
         bench_modelling.run(
             bench_modelling.ROWS // scale, runs=max(2, bench_modelling.RUNS // scale)
         ),

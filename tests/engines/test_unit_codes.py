@@ -43,3 +43,24 @@ def test_codes_tell_units_apart() -> None:
         assert len(pairs) == len(set(codes.tolist())) == len(set(reference.tolist()))
     assert unit_codes(pd.Series([1.0, np.nan, 1.0])).tolist() == [0, -1, 0]
     assert unit_codes(pd.Series([], dtype="int64")).tolist() == []
+
+
+def test_pinned_numbers_with_missing_rows_keep_the_rows_the_hash_pass_keeps() -> None:
+    gen = np.random.default_rng(7)  # test data only
+    numbers = gen.integers(0, 120, 500)
+    missing = gen.random(500) < 0.1
+    pinned = pd.Series(pd.arrays.IntegerArray(numbers, missing))
+    codes = unit_codes(pinned)
+    assert (codes[missing] == -1).all()
+    reference, _ = pd.factorize(pinned, use_na_sentinel=True)
+    pairs = set(zip(codes.tolist(), reference.tolist(), strict=True))
+    assert len(pairs) == len(set(codes.tolist())) == len(set(reference.tolist()))
+    assert set(codes[~missing].tolist()) == set(range(len(set(numbers[~missing].tolist()))))
+    every = pd.Series(pd.arrays.IntegerArray(numbers, np.ones(500, dtype=bool)))
+    assert (unit_codes(every) == -1).all()
+    groups = gen.integers(-1, 4, 500)
+    kept = []
+    for column in (pinned, pinned.astype(object)):  # table vs hash pass
+        bounding = Bounding("u", 3, 2, 2, priorities=SeededPriorities((7, 1)))
+        kept.append(keep_mask(pd.DataFrame({"u": column}), bounding, groups))
+    np.testing.assert_array_equal(kept[0], kept[1])

@@ -99,6 +99,75 @@ def ranks_within(groups: I64, priority: npt.NDArray[np.uint64]) -> I64:
     return ranks
 
 
+#: The sort key keeps at least this many of a priority's top bits below a group code's; with
+#: fewer (group codes too wide), :func:`below_cap` ranks by :func:`ranks_within` instead.
+_KEY_PRIORITY_BITS = 32
+
+
+def below_cap(groups: I64, priority: npt.NDArray[np.uint64], cap: int) -> Bools:
+    """``ranks_within(groups, priority) < cap``, exactly, by one sort of one word per row.
+
+    Only rows of groups holding more than ``cap`` rows are ranked (the others are all kept;
+    all rows are ranked when those are most of them, which spares the indices). Each row
+    gets the word ``group << s | priority >> (64 - s)`` (``s`` the bits left beside the
+    group's code) and the words are sorted once: within a group they come in priority
+    order, and the ``cap``-th word of each group is its threshold. When no two words are
+    equal, two rows of a group never share their top ``s`` priority bits, so this order is
+    the full priorities' order, and ``word <= threshold`` keeps exactly the rows ranked
+    below the cap. When two words are equal (a chance of about ``m**2 / 2**(s+1)`` for a
+    group of ``m`` rows), the rows are ranked by :func:`ranks_within` (which breaks a tie of
+    whole priorities by position), so the result is that function's in every case: the
+    same rows for the same priorities, whatever the speed.
+    """
+    keep = np.ones(groups.size, dtype=np.bool_)
+    if groups.size <= cap:
+        return keep
+    if int(groups.max()) >= 4 * groups.size + 4096:  # wide codes (cells): renumber them
+        groups = np.asarray(pd.factorize(groups)[0], dtype=np.int64)
+    counts = np.bincount(groups)
+    over_cap = counts > cap
+    if not over_cap.any():
+        return keep
+    top = counts.size - 1
+    width = top.bit_length()
+    if 64 - width < _KEY_PRIORITY_BITS:
+        return ranks_within(groups, priority) < cap
+    # Rank the rows of the groups over the cap only, unless they are most rows (then all,
+    # sparing the indices); a group at or under the cap keeps every row either way.
+    over = None
+    if 2 * int(counts[over_cap].sum()) < groups.size:
+        over = np.flatnonzero(over_cap[groups])
+        groups, priority = groups[over], priority[over]
+    # Built in place (this runs on every row of a release: a temporary is a copy of them all)
+    spare = np.uint64(64 - width)
+    word = priority.copy()  # the priorities themselves are kept for an exact tie-break
+    if width:
+        word >>= np.uint64(width)
+        code = groups.view(np.uint64) << spare  # codes are non-negative
+        word |= code
+        del code
+    ordered = np.sort(word)
+    if bool((ordered[1:] == ordered[:-1]).any()):  # equal words: rank the exact way
+        exact = ranks_within(groups, priority) < cap
+        if over is None:
+            return exact
+        keep[over] = exact
+        return keep
+    # In sorted order each group's rows are contiguous, groups in increasing code; the
+    # cap-th word of a group over the cap is its threshold, every other group keeps all.
+    ranked = np.flatnonzero(over_cap) if over is not None else np.arange(counts.size)
+    sizes = counts[ranked]
+    start = np.cumsum(sizes) - sizes  # where each ranked group's rows begin
+    threshold = np.full(top + 1, np.iinfo(np.uint64).max, dtype=np.uint64)
+    threshold[ranked[over_cap[ranked]]] = ordered[start[over_cap[ranked]] + (cap - 1)]
+    del ordered
+    kept = word <= threshold[groups]
+    if over is None:
+        return kept
+    keep[over] = kept
+    return keep
+
+
 def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) -> Bools:
     """Which rows of ``frame`` survive the caps; ``group_codes`` is -1 for dropped keys."""
     assert bounding.priorities is not None, "bounding needs a source of random priorities"
@@ -108,29 +177,52 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
         keep &= group_codes >= 0
     rows = np.flatnonzero(keep)
     unit = units[rows]
+    del units, keep  # every later step reads rows and unit only
     # Codes per (unit, group); an empty partition (a shuffle may leave one) has no maximum.
     width = int(group_codes.max()) + 1 if group_codes is not None and group_codes.size else 1
     if group_codes is not None and bounding.max_groups is not None:
-        pair, _ = pd.factorize(unit * width + group_codes[rows])
-        pair = np.asarray(pair, dtype=np.int64)
-        pair_priority = bounding.priorities(int(pair.max()) + 1 if pair.size else 0)
-        first_of_pair = np.unique(pair, return_index=True)[1]
-        pair_unit = unit[first_of_pair]  # pairs sorted by id
+        pair = appearance_codes(_cells(unit, width, group_codes, rows))
+        pairs = int(pair.max()) + 1 if pair.size else 0
+        pair_priority = bounding.priorities(pairs)
+        pair_unit = np.empty(pairs, dtype=np.int64)
+        pair_unit[pair] = unit  # every row of a pair has the pair's unit
         if not _within(pair_unit, bounding.max_groups):
-            pair_rank = ranks_within(pair_unit, pair_priority)
-            rows, unit = _filter(rows, unit, pair_rank[pair] < bounding.max_groups)
+            pair_kept = below_cap(pair_unit, pair_priority, bounding.max_groups)
+            rows, unit = _filter(rows, unit, pair_kept[pair])
     if group_codes is not None and bounding.max_rows_per_group is not None:
-        cell = unit * width + group_codes[rows]
-        rank = ranks_within(cell, bounding.priorities(rows.size))
-        rows, unit = _filter(rows, unit, rank < bounding.max_rows_per_group)
+        cell = _cells(unit, width, group_codes, rows)
+        kept = below_cap(cell, bounding.priorities(rows.size), bounding.max_rows_per_group)
+        rows, unit = _filter(rows, unit, kept)
     within = _within(unit, bounding.max_rows)
     if not within or not getattr(bounding.priorities, "stateless", False):
         priority = bounding.priorities(rows.size)  # drawn all the same from a stream
         if not within:
-            rows = rows[ranks_within(unit, priority) < bounding.max_rows]
+            rows = rows[below_cap(unit, priority, bounding.max_rows)]
     out = np.zeros(len(frame), dtype=np.bool_)
     out[rows] = True
     return out
+
+
+def appearance_codes(values: I64) -> I64:
+    """Codes ``0 .. k-1`` of non-negative ``values`` in order of first appearance.
+
+    Exactly ``pd.factorize(values)[0]`` (the pairs' priorities are read in this order, so
+    the codes must not depend on how units are labelled), without hashing when the values
+    span a few slots per row: each value's first position, then a count of the values that
+    first appeared before it.
+    """
+    if values.size == 0 or int(values.max()) >= 8 * values.size + 4096:
+        return np.asarray(pd.factorize(values)[0], dtype=np.int64)
+    small = np.int32 if values.size < 2**31 else np.int64  # half the memory when it fits
+    position = np.arange(values.size, dtype=small)
+    first = np.full(int(values.max()) + 1, values.size, dtype=small)
+    np.minimum.at(first, values, position)
+    at = first[values]
+    del first
+    appeared = np.cumsum(at == position, dtype=np.int64)
+    del position
+    appeared -= 1
+    return np.asarray(appeared[at], dtype=np.int64)
 
 
 def _within(codes: I64, cap: int) -> bool:
@@ -142,6 +234,13 @@ def _within(codes: I64, cap: int) -> bool:
     spared the words nobody reads.
     """
     return codes.size == 0 or int(np.bincount(codes).max()) <= cap
+
+
+def _cells(unit: I64, width: int, group_codes: I64, rows: I64) -> I64:
+    """``unit * width + group_codes[rows]``, the (unit, group) of each row, with one copy."""
+    cell = unit * width
+    cell += group_codes[rows]
+    return cell
 
 
 def _filter(rows: I64, unit: I64, ok: Bools) -> tuple[I64, I64]:

@@ -105,6 +105,13 @@ def level_codes(column: pd.Series, keys: pd.Index) -> I64:
         by_category = _positions(pd.Series(column.dtype.categories), keys)
         codes = np.asarray(column.cat.codes.to_numpy(), dtype=np.int64)
         return np.asarray(np.append(by_category, -1)[codes], dtype=np.int64)  # -1: missing
+    if isinstance(column.dtype, pd.StringDtype):
+        # Text has one form per value: match each distinct value once (as level_counts does)
+        # and let every row read its value's position, instead of hashing every row's text
+        # as a Python object. Each row's code is still a function of its value and the keys.
+        codes, uniques = pd.factorize(column, use_na_sentinel=True)
+        found = _positions(pd.Series(uniques, dtype=column.dtype), keys)
+        return np.asarray(np.append(found, -1)[codes], dtype=np.int64)  # -1: missing
     return _positions(column, keys)
 
 

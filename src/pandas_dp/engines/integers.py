@@ -143,9 +143,19 @@ def unit_codes(ids: pd.Series) -> I64:
     than first appearance), which the caps never read: which rows a unit keeps depends on
     the rows' priorities only. Other ids are factorised. Decided from the dtype and the
     range, never from a value's meaning.
+
+    A nullable integer column (the pinned unit numbers a release carries, missing for rows
+    of no unit) takes the table too: its missing rows get -1, as the hash pass gives them.
     """
     dtype = ids.dtype
     values = ids.to_numpy()
+    missing = None
+    if isinstance(dtype, pd.Int64Dtype | pd.Int32Dtype | pd.Int16Dtype | pd.Int8Dtype):
+        missing = np.asarray(ids.isna().to_numpy(), dtype=np.bool_)
+        valid = ids[~missing]
+        filler = int(valid.iloc[0]) if len(valid) else 0  # an id present: no extra code
+        values = ids.to_numpy(dtype=np.int64, na_value=filler)
+        dtype = values.dtype
     table_ok = isinstance(dtype, np.dtype) and dtype.kind in "iu" and dtype.itemsize < 8
     table_ok = table_ok or (isinstance(dtype, np.dtype) and dtype.kind == "i")
     if table_ok and values.size:
@@ -156,6 +166,9 @@ def unit_codes(ids: pd.Series) -> I64:
             present = np.zeros(high - low + 1, dtype=np.bool_)
             present[offsets] = True
             dense = np.cumsum(present, dtype=np.int64) - 1
-            return np.asarray(dense[offsets], dtype=np.int64)
+            codes = np.asarray(dense[offsets], dtype=np.int64)
+            if missing is not None:
+                codes[missing] = -1
+            return codes
     codes, _ = pd.factorize(ids, use_na_sentinel=True)
     return np.asarray(codes, dtype=np.int64)
