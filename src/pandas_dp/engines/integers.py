@@ -148,14 +148,15 @@ def unit_codes(ids: pd.Series) -> I64:
     of no unit) takes the table too: its missing rows get -1, as the hash pass gives them.
     """
     dtype = ids.dtype
-    values = ids.to_numpy()
     missing = None
     if isinstance(dtype, pd.Int64Dtype | pd.Int32Dtype | pd.Int16Dtype | pd.Int8Dtype):
         missing = np.asarray(ids.isna().to_numpy(), dtype=np.bool_)
-        valid = ids[~missing]
-        filler = int(valid.iloc[0]) if len(valid) else 0  # an id present: no extra code
+        first = int(np.argmin(missing)) if missing.size else 0  # the first present id, if any
+        filler = 0 if missing[first : first + 1].all() else int(ids.iloc[first])
         values = ids.to_numpy(dtype=np.int64, na_value=filler)
         dtype = values.dtype
+    else:
+        values = ids.to_numpy()
     table_ok = isinstance(dtype, np.dtype) and dtype.kind in "iu" and dtype.itemsize < 8
     table_ok = table_ok or (isinstance(dtype, np.dtype) and dtype.kind == "i")
     if table_ok and values.size:

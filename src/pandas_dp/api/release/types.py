@@ -119,17 +119,13 @@ class PlannedRelease(Generic[T]):
     ----------
     target : Target
         Where the data, session and engine are.
-    parts : dict
-        The noisy measurements by key, in the order they are calibrated.
-    outputs : tuple of PlannedOutput
-        The statistics and the measurements each reads.
-    release : Release
-        The ledger record the release is charged as.
+    parts, outputs, release, selection
+        The planner's :class:`~pandas_dp.planning.planner.Plan`, as it gave them.
     finish : callable
         Free post-processing of the noisy aggregates into the result.
-    grouping, bounding, selection, derive
-        Engine grouping, contribution bounding, private key selection, and an exact
-        transformation of the engine's aggregates (a hierarchy rolls leaves up to levels).
+    grouping, bounding, derive
+        Engine grouping, contribution bounding, and an exact transformation of the engine's
+        aggregates (a hierarchy rolls leaves up to levels).
     confidence : float or None
         The confidence of the release's intervals (a preview's, 0.95 by default).
     preview_only : str
