@@ -39,16 +39,22 @@ def caps_for(
 
     With ``k`` rows per unit, ``g`` groups per unit and ``r`` rows per group (``g`` and ``r``
     default to ``k``): ``l1 = min(k, g·r)``, ``l0 = g``, ``linf = r`` (PipelineDP's L0 × L∞
-    for L1, and L0, L∞ for Gaussian noise).
+    for L1, and L0, L∞ for Gaussian noise). Without a unit, the frame's stability ``s``
+    (:mod:`pandas_dp.transformations.stability`; 1 for a protected table) gives
+    ``l1 = linf = s`` and ``l0 = s`` (grouped) or 1: this is the one place a release reads it.
     """
     unit = target.session.unit
+    lineage = target.session.lineage
     if unit.column is None:
         if max_groups is not None or max_rows_per_group is not None:
             raise DPValueError(
                 "max_groups_per_unit / max_rows_per_group need a privacy unit; protect with "
                 "privacy_unit='<id column>', max_rows_per_unit=k"
             )
-        return Caps()
+        # One protected row is ≤ s rows of the derived frame, anywhere among its groups.
+        s = lineage.stability
+        contribution = Contribution(l1=s, l0=s if grouped else 1, linf=s)
+        return Caps(contribution, lineage=lineage.describe())
     k = unit.max_rows
     groups = k if max_groups is None else min(k, positive_int(max_groups, "max_groups_per_unit"))
     per_group = k
@@ -66,4 +72,4 @@ def caps_for(
         spawn=target.session.spawn_priorities,
     )
     contribution = Contribution(l1=min(k, groups * per_group), l0=groups, linf=per_group)
-    return Caps(contribution, bounding, unit.column)
+    return Caps(contribution, bounding, unit.column, lineage=lineage.describe())

@@ -38,9 +38,16 @@ class RowGuard:
     only; with a privacy-unit column the library caps each unit itself.
     """
 
-    def __init__(self, index: pd.Index, *, labels: bool = True) -> None:
+    def __init__(self, index: pd.Index, *, labels: bool = True, allowance: int = 1) -> None:
         self.index = index
         self.labels = labels
+        #: How many rows may carry one recorded label: a derived frame whose rows repeat
+        #: their source row's label (``explode``, a one-to-many join) at most that often.
+        self.allowance = allowance
+
+    def allowing(self, factor: int) -> RowGuard:
+        """The guard of a frame in which each row may become ``factor`` rows with its label."""
+        return RowGuard(self.index, labels=self.labels, allowance=self.allowance * factor)
 
     def check(self, index: pd.Index) -> None:
         """Raise :class:`DuplicatedRowsError` if ``index`` fails the checks that apply."""
@@ -55,7 +62,7 @@ class RowGuard:
             )
         if not self.labels or len(index) == 0:
             return
-        if len(index) > len(recorded):
+        if len(index) > len(recorded) * self.allowance:
             raise DuplicatedRowsError(
                 f"this frame has more rows than the frame that was protected. {_FIX}"
             )
@@ -72,9 +79,13 @@ class RowGuard:
                 "this frame's index has labels the protected frame did not have (was the "
                 f"index changed, e.g. by set_index, T, melt or reset_index after concat?). {_FIX}"
             )
-        seen = np.zeros(len(recorded), dtype=np.bool_)
-        seen[positions] = True
-        if np.count_nonzero(seen) != len(positions):
+        if self.allowance > 1:
+            repeated = np.bincount(positions, minlength=len(recorded)).max() > self.allowance
+        else:
+            seen = np.zeros(len(recorded), dtype=np.bool_)
+            seen[positions] = True
+            repeated = np.count_nonzero(seen) != len(positions)
+        if repeated:
             raise DuplicatedRowsError(f"this frame's rows may have been duplicated. {_FIX}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import copy
 import html
 import math
 import uuid
@@ -27,6 +28,7 @@ from pandas_dp.measures.bounding import PartitionPriorities
 from pandas_dp.mechanisms.random import RandomSource, SeededRandomSource, SystemRandomSource
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.schema import SchemaRules
+from pandas_dp.transformations.stability import Lineage
 from pandas_dp.units import PrivacyUnit
 
 LEDGER_COLUMNS = [
@@ -90,12 +92,58 @@ class Session:
         self.columns = columns
         self._source = source
         self._noise = NoiseSource.from_random(source)
+        #: The session that holds the budget (itself, unless this is a view of another).
+        self.root: Session = self
+        #: What this view's rows are made of (the protected table itself: stability 1).
+        self.lineage = Lineage(tables=frozenset({self.id}))
         self.handle = SessionHandle(self)
+
+    def view(
+        self,
+        *,
+        lineage: Lineage | None = None,
+        guard: RowGuard | None = None,
+        unit: PrivacyUnit | None = None,
+        unit_ids: UnitIds | None = None,
+        columns: tuple[Hashable, ...] | None = None,
+        schema: SchemaRules | None = None,
+        table: bool = False,
+    ) -> Session:
+        """A view of this session's budget for a derived frame or another protected table.
+
+        The view shares the budget, the ledger and the randomness (one accountant: every
+        release from any view is charged to the same budget); it has its own row guard,
+        privacy unit, pinned unit ids, columns and lineage. ``table``: a table of its own
+        (``protect(session=...)``), with a lineage that reads only itself.
+        """
+        derived = copy.copy(self)
+        derived.id = uuid.uuid4().hex
+        if table:
+            derived.lineage = Lineage(tables=frozenset({derived.id}))
+        if lineage is not None:
+            derived.lineage = lineage
+        if guard is not None:
+            derived.guard = guard
+        if unit is not None:
+            derived.unit = unit
+        if unit_ids is not None or table:
+            derived.unit_ids = unit_ids
+        if columns is not None:
+            derived.columns = columns
+        if schema is not None:
+            derived.schema = schema
+        derived.handle = SessionHandle(derived)
+        return derived
+
+    @property
+    def stability(self) -> int:
+        """Rows of this view one protected row can add or remove (1: the table itself)."""
+        return self.lineage.stability
 
     @property
     def noise_source(self) -> NoiseSource:
         """Where this session's noise comes from now (its ``kind`` goes in the ledger)."""
-        return self._noise
+        return self.root._noise
 
     @contextlib.contextmanager
     def using_noise(self, source: NoiseSource) -> Iterator[NoiseSource]:
@@ -104,11 +152,12 @@ class Session:
         Releases charged meanwhile record ``source.kind``; the previous source is restored
         on exit.
         """
-        previous, self._noise = self._noise, source
+        root = self.root  # one noise source for every view of the budget
+        previous, root._noise = root._noise, source
         try:
             yield source
         finally:
-            self._noise = previous
+            root._noise = previous
 
     @property
     def accounting(self) -> str:
@@ -132,7 +181,7 @@ class Session:
         is null, which no released value is (a NaN is a value), so a release file can tell it
         apart.
         """
-        release = release.with_origin(tag or release.tag, self._noise.kind)
+        release = release.with_origin(tag or release.tag, self.root._noise.kind)
         keep = self.accountant.keeps_outputs and result is not None
         output = output_to_json(result) if keep else None
         self.accountant.charge(release, output)

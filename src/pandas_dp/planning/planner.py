@@ -433,6 +433,6 @@ def _generic_notes(
         notes.append(f"charged once: parallel composition over {over} disjoint groups")
     if selection_note:
         notes.append(selection_note)
-    if request.caps.bounding is not None:
+    if request.caps.noteworthy:
         notes.append(request.caps.describe())
     return notes

@@ -71,17 +71,28 @@ class Caps:
     contribution: Contribution = field(default_factory=Contribution)
     bounding: Bounding | None = None
     unit: Hashable | None = None  # the unit column's name, for the ledger
+    #: The derived frame's stability and the steps that set it (ledger text), if any.
+    lineage: str = ""
+
+    @property
+    def noteworthy(self) -> bool:
+        """Whether the ledger's note should say what the caps are: a unit, or a stability."""
+        return self.bounding is not None or bool(self.lineage)
 
     def describe(self) -> str:
         """Ledger text."""
         if self.bounding is None:
-            return "privacy unit: one row"
+            text = "privacy unit: one row"
+            if self.lineage:  # row-level: the stability multiplies every sensitivity
+                text += f"; {self.lineage}: one row moves ≤ {self.contribution.l1} rows"
+            return text
         c = self.contribution
         if self.bounding.max_groups is None and self.bounding.max_rows_per_group is None:
             caps = f"≤ {c.l1} rows"
         else:
             caps = f"≤ {c.l0} groups, ≤ {c.linf} rows per group, ≤ {c.l1} rows in all"
-        return f"privacy unit {self.unit!s}: {caps} (extra rows dropped at random)"
+        text = f"privacy unit {self.unit!s}: {caps} (extra rows dropped at random)"
+        return f"{text}; {self.lineage}" if self.lineage else text
 
 
 @dataclass(frozen=True, kw_only=True)

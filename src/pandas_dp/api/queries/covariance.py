@@ -265,7 +265,7 @@ def _notes(request: Request, part: ProductsPart, how: str, complete: bool) -> tu
     other = _other_use(layout, how)
     if len(other.monomials) != len(layout.monomials):
         notes.append(_use_cost(layout, other))
-    if request.caps.bounding is not None:
+    if request.caps.noteworthy:
         notes.append(request.caps.describe())
     return tuple(notes)
 

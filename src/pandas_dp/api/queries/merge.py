@@ -89,15 +89,13 @@ def merge(
             f"validate={validate!r}: the public table's keys {keys} repeat (checked on the "
             "public table alone)"
         )
-    if repeated and target.session.unit.column is None:
-        raise DPValueError(
-            f"the public table's keys {keys} repeat: a protected row could match several "
-            "public rows, multiplying its weight in every later release (a one-to-many "
-            "join). Make the public keys unique (drop_duplicates) or aggregate the public "
-            "table first; or have the data owner protect with a privacy unit "
-            "(privacy_unit='<id column>', max_rows_per_unit=k), under which every release "
-            "caps each unit's rows whatever a join made of them"
-        )
+    session = target.session
+    if repeated and session.unit.column is None:
+        # One protected row becomes at most k rows, k read off the public table alone.
+        k = int(canonical.value_counts(sort=False).max())
+        step = f"merge on {_names(keys)}: a key matches ≤ {k} public rows"
+        guard = None if session.guard is None else session.guard.allowing(k)
+        session = session.view(lineage=session.lineage.then(k, step), guard=guard)
     unique = canonical.drop_duplicates()
     index = (
         pd.Index(unique[keys[0]], name=keys[0])
@@ -123,7 +121,12 @@ def merge(
     values = public.drop(columns=keys).reset_index(drop=True)
     right = _looked_up(values, positions, how)
     result = _joined(left, right, keys, suffixes)
-    return attach(result, session_of(frame))
+    return attach(result, session)
+
+
+def _names(keys: list[Hashable]) -> str:
+    """The key columns as the ledger names them: ``'code'`` or ``['code', 'day']``."""
+    return repr(keys[0]) if len(keys) == 1 else repr(keys)
 
 
 def _looked_up(

@@ -175,6 +175,6 @@ def _notes(
     ]
     if categorical:
         notes.append(f"levels of {', '.join(map(str, categorical))} public (keys)")
-    if request.caps.bounding is not None:
+    if request.caps.noteworthy:
         notes.append(request.caps.describe())
     return tuple(notes)

@@ -99,7 +99,7 @@ def plan_synthesize(
             epsilon=eps, delta=d if gaussian else None, gaussian=gaussian and d is not None,
             shares=tuple(p.measurement.epsilon / eps for p in parts.values()), asked=asked,
         ),
-        notes=_notes(domains, gaussian, caps.describe() if caps.bounding else "", method),
+        notes=_notes(domains, gaussian, caps.describe() if caps.noteworthy else "", method),
     )  # fmt: skip
     dtypes = dict(target.engine.dtypes(target.data).items())
 

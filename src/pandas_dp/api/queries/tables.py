@@ -164,7 +164,7 @@ def _notes(
         "tables",
         *domains.sources,
     ]
-    if caps.bounding is not None:
+    if caps.noteworthy:
         notes.append(caps.describe())
     return tuple(notes)
 
@@ -195,6 +195,6 @@ def _residual_notes(
         "subsets (unbiased, consistent), then the nearest consistent non-negative tables",
         *domains.sources,
     ]
-    if caps.bounding is not None:
+    if caps.noteworthy:
         notes.append(caps.describe())
     return tuple(notes)

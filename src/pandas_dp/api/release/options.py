@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 from pandas.api import types as ptypes
 
+from pandas_dp.api.caps import caps_for
 from pandas_dp.api.release.option_values import (
     MECHANISMS,
     Noise,
@@ -124,7 +125,8 @@ def validate(
     )  # fmt: skip
     return Request(
         stats=tuple(stats), query=query, pricing=pricing, columns=columns,
-        presentation=presentation, grouping=grouping, caps=caps or Caps(), selection=rule,
+        presentation=presentation, grouping=grouping,
+        caps=caps or caps_for(target, grouping is not None), selection=rule,
         sources=tuple(sources),
     )  # fmt: skip
 

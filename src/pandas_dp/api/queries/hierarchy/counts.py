@@ -315,7 +315,7 @@ def _notes(
         "largest-remainder rounding (TopDown, Abowd et al. 2022): non-negative integers, each "
         "parent equal to the sum of its children",
     ]
-    if caps.bounding is not None:
+    if caps.noteworthy:
         notes.append(caps.describe())
     if keys_from:
         notes.append(keys_from)
