@@ -1032,8 +1032,7 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         ----------
         public : DataFrame
             A public table (not protected): region names, a price list, a calendar. Its
-            keys must be unique (a many-to-one join, checked on it alone), except under a
-            privacy unit, whose caps bound each unit's rows whatever the join made of them.
+            keys may repeat (a one-to-many join): see Notes for what that costs.
         on : label or list of labels
             The key column(s), in both frames.
         how : {"inner", "left"}, default "inner"
@@ -1048,7 +1047,8 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         Returns
         -------
         DataFrame
-            Protected by the same session, shaped as pandas' merge (the protected columns,
+            Protected by the same session (a view of it at stability ``k`` after a
+            one-to-many join without a unit), shaped as pandas' merge (the protected columns,
             then the public ones, the protected rows' order), except that each row keeps
             its index label where pandas numbers the result afresh: the labels are how
             pandas-dp tells that no row was repeated. With ``how="left"`` the public
@@ -1058,11 +1058,14 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
 
         Notes
         -----
-        Stable: each protected row becomes at most one row (exactly one with ``"left"``),
-        so every later release keeps its sensitivity and cost; the join itself reads
-        nothing to release and costs nothing. Under a privacy unit a repeated public key
-        makes a row several rows; every release caps each unit's rows by its id, so the
-        sensitivities stay those of the caps (extra rows are dropped at random). Keys
+        With unique public keys each protected row becomes at most one row (exactly one
+        with ``"left"``), so every later release keeps its sensitivity and cost; the join
+        itself reads nothing to release and costs nothing. A public key repeated ``k``
+        times (at most) makes a row up to ``k`` rows: without a privacy unit the result's
+        stability is ``k`` (``joined.dp.session.stability``), and every later release
+        multiplies its sensitivity by it (the ledger's note says so); under a privacy unit
+        every release caps each unit's rows by its id, so the sensitivities stay those of
+        the caps (extra rows are dropped at random). Keys
         match by the canonical forms of group keys (``1``, ``1.0`` and ``True`` are one
         key); unlike pandas, a missing key matches nothing. Pandas frames only.
 

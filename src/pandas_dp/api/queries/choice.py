@@ -74,6 +74,8 @@ def plan_top_k(
         )
     if source:
         note += f"; candidates: {source}"
+    if caps.noteworthy:
+        note += f"; {caps.describe()}"
     request = Request(
         stats=(Choice("mode" if mode else "top_k", col, rounds=rounds, mode=mode),),
         query=query, pricing=Pricing(epsilon=eps, rho=parsed_rho, asked=asked),

@@ -8,12 +8,15 @@ adds only public values. That holds when the public table's keys are unique, whi
 checked on the public table alone.
 
 A key repeated on the public side (a one-to-many join) turns a row into as many rows as its
-key has public rows. Under row-level privacy that is refused: it would multiply a person's
-weight in every later release. Under a privacy unit it is allowed, as Tumult's truncation
-does: every release caps each unit's rows (``max_rows_per_unit``, ``max_groups_per_unit``,
-``max_rows_per_group``) by the unit's id, whatever a join made of them, so the
-sensitivities stay those of the caps; rows beyond the caps are dropped at random, which
-costs accuracy, not privacy.
+key has public rows, at most ``k``, the public table's largest key multiplicity (read off
+the public table alone). Under row-level privacy the joined frame is a view of the session
+whose *stability* is ``k`` (:mod:`pandas_dp.transformations.stability`): every later
+release calibrates to ``k`` rows per protected row, and the row guard lets each protected
+row's label appear up to ``k`` times. Under a privacy unit the stability stays 1: every
+release caps each unit's rows (``max_rows_per_unit``, ``max_groups_per_unit``,
+``max_rows_per_group``) by the unit's id, whatever the join made of them, as Tumult's
+truncation does; rows beyond the caps are dropped at random, which costs accuracy, not
+privacy.
 
 The rows are matched here, not by ``pandas.merge``: each protected row's key is looked up
 among the public keys by the canonical forms group keys use (``1``, ``1.0`` and ``True``
