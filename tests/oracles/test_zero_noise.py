@@ -611,6 +611,24 @@ def _(dtype: str) -> None:
         assert_equal(regions, expected.rename_axis("region"))
 
 
+@case("merge", "df.merge(public with repeated keys, on='g') [documented: labels kept]", ALL)
+def _(dtype: str) -> None:
+    # A one-to-many join without a unit: stability 2, and still pandas' rows and answers.
+    df, priv = protected(dtype)
+    public = pd.DataFrame({"g": ["a", "a", "b", "c", "c"], "day": ["M", "T", "M", "W", "F"]})
+    for how in ("inner", "left"):
+        ours = priv.dp.merge(public, on="g", how=how)
+        assert ours.dp.session.stability == 2
+        theirs = df.merge(public, on="g", how=how)
+        plain = ours.copy()
+        plain.attrs = {}
+        pd.testing.assert_frame_equal(plain.reset_index(drop=True), theirs)
+        days = exact(ours, lambda p: p.dp.groupby("day", keys=["M", "T", "W", "F"]).size(epsilon=E))
+        expected = theirs.groupby("day").size().reindex(["M", "T", "W", "F"], fill_value=0)
+        assert_equal(days, expected.rename_axis("day"))
+        assert exact(ours, lambda p: p.dp.count(epsilon=E)) == len(theirs)
+
+
 # --- covariance, correlation and linear models (issue 30) ------------------------------------
 #: Values are rounded to 2**-16 of their bounds' half-width r (bounds (0, 100): r = 50), so a
 #: covariance may differ by about 4 r_j r_k 2**-17 and a correlation by 1e-4 at most here.
