@@ -23,8 +23,12 @@ from pandas_dp.errors import DuplicatedRowsError
 
 _FIX = (
     "Query frames derived from the protected one without repeating rows (filters, column "
-    "selection, head, sample without replacement, sort_values, ...). To work with several "
-    "rows per person, protect with privacy_unit='<id column>' and max_rows_per_unit=k."
+    "selection, head, sample without replacement, sort_values, ...). To explode a list "
+    "column or melt columns, use priv.dp.explode(column, max_items=c) or "
+    "priv.dp.melt(id_vars=[...], value_vars=[...]) (and priv.dp.merge for a public table): "
+    "they declare how many rows one row becomes, and later releases are calibrated to it. "
+    "To work with several rows per person, protect with privacy_unit='<id column>' and "
+    "max_rows_per_unit=k."
 )
 
 

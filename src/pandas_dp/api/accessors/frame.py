@@ -27,6 +27,7 @@ from pandas_dp.api.queries.hierarchy.counts import DPHierarchy
 from pandas_dp.api.queries.merge import merge
 from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.queries.resample import DPResampler, resample
+from pandas_dp.api.queries.reshape import explode, melt
 from pandas_dp.api.queries.ungrouped import (
     DESCRIBE_PERCENTILES,
     plan_columns,
@@ -1079,6 +1080,110 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         (['code', 'region'], True)
         """
         return merge(self._obj, public, on, how, validate, suffixes)
+
+    @checked_keywords
+    def explode(
+        self,
+        column: Hashable | list[Hashable],
+        max_items: int | None = None,
+        *,
+        ignore_index: bool = False,
+    ) -> pd.DataFrame:
+        """Transform each element of a list-like to a row, like ``df.explode(column)``.
+
+        Parameters
+        ----------
+        column : label or list of labels
+            The column(s) to explode, as pandas. With several, pandas requires each row's
+            lists to have one length; here a row whose lists differ is padded with missing
+            values instead (a refusal would depend on that row's values).
+        max_items : int
+            Required: a public bound ``c`` on the items kept per row. A row with more keeps
+            its *first* ``c`` items (in its list's own order: a rule that reads that row
+            only). An empty list or a missing value is one row with a missing value, as
+            pandas makes it. Pick ``c`` from what you know of the data's source, not from
+            the data.
+        ignore_index : bool, default False
+            As pandas: number the result's rows afresh instead of repeating their labels.
+
+        Returns
+        -------
+        DataFrame
+            Protected by the same budget, shaped as pandas' explode (each row's labels
+            repeated). An exploded object column is always of dtype ``object``, where pandas
+            infers ``str`` or ``datetime64`` when every item is one, and the index is
+            materialised as integers where pandas keeps a ``RangeIndex`` when no row
+            repeated: a schema read off the rows would tell about them.
+
+        Notes
+        -----
+        Stability ``c``: one protected row becomes at most ``c`` rows, so under row-level
+        privacy every later release multiplies its sensitivities (and caps) by ``c`` and
+        the ledger note names this step; the row guard accepts each protected label up to
+        ``c`` times. Under a privacy unit nothing is multiplied: each exploded row keeps
+        the unit's id, and every release caps each unit's rows by it (the unit column itself
+        cannot be exploded). The explode reads nothing to release and costs nothing.
+        Pandas frames only.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"tags": [["a", "b", "c"], [], ["b"]], "n": [1, 2, 3]})
+        >>> priv = df.dp.protect(epsilon=1.0)
+        >>> tags = priv.dp.explode("tags", max_items=2)
+        >>> tags["tags"].tolist(), tags.index.tolist(), tags.dp.session.stability
+        (['a', 'b', nan, 'b'], [0, 0, 1, 2], 2)
+        """
+        return explode(self._obj, column, max_items, ignore_index)
+
+    @checked_keywords
+    def melt(
+        self,
+        id_vars: Hashable | list[Hashable] | None = None,
+        value_vars: Hashable | list[Hashable] | None = None,
+        var_name: Hashable | None = None,
+        value_name: Hashable = "value",
+        *,
+        ignore_index: bool = True,
+    ) -> pd.DataFrame:
+        """Unpivot columns into rows, like ``df.melt(id_vars, value_vars)``.
+
+        Parameters
+        ----------
+        id_vars : label or list of labels, optional
+            Columns kept on every row, as pandas. Under a privacy unit the unit column must
+            be among them (the melted rows must keep who they belong to).
+        value_vars : label or list of labels
+            Required (pandas' default, every other column, is not taken): the ``v`` columns
+            to melt. Each protected row becomes exactly ``v`` rows.
+        var_name, value_name : label, optional
+            As pandas: the names of the column of melted column names and of values.
+        ignore_index : bool, default True
+            As pandas: a fresh ``RangeIndex``; ``False`` repeats each row's label ``v`` times.
+
+        Returns
+        -------
+        DataFrame
+            Protected by the same budget, shaped as pandas' melt.
+
+        Notes
+        -----
+        Stability ``v``: under row-level privacy every later release multiplies its
+        sensitivities (and caps) by ``v``, and the ledger note names this step. With the
+        fresh index the row guard records the melted frame's own index, so a later
+        duplication of the melted rows is still refused. Under a privacy unit nothing is
+        multiplied: every release caps each unit's rows by its id. The melt reads nothing
+        to release and costs nothing. Pandas frames only.
+
+        Examples
+        --------
+        >>> import pandas as pd, pandas_dp
+        >>> df = pd.DataFrame({"id": [1, 2], "q1": [3, 4], "q2": [5, 6]})
+        >>> long = df.dp.protect(epsilon=1.0).dp.melt(id_vars=["id"], value_vars=["q1", "q2"])
+        >>> long["value"].tolist(), long.dp.session.stability
+        ([3, 4, 5, 6], 2)
+        """
+        return melt(self._obj, id_vars, value_vars, var_name, value_name, ignore_index)
 
     @checked_keywords
     def resample(
