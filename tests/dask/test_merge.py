@@ -325,3 +325,27 @@ def test_user_built_merges_stay_refused_under_a_unit(step: str, charges_nothing)
         return
     with charges_nothing(priv), pytest.raises(NotProtectedError, match="MapPartitions"):
         derived.dp.count(epsilon=1)
+
+
+@pytest.mark.parametrize("route", ROUTES)
+def test_a_series_of_the_merged_collection_releases_like_its_frame(
+    route: str, noise: Callable[..., Any]
+) -> None:
+    # Under a unit a Dask Series releases from the frame it was taken from (the merged
+    # one), its values next to the unit ids; at row level it releases as it is.
+    dask_priv, _ = twins(route, 3)
+    joined = dask_priv.dp.merge(REGIONS, on="code", how="left")
+    with noise(dask_priv, value=0):
+        from_series = joined["pop_y"].dp.sum(bounds=(0, 4), epsilon=1)
+        from_frame = joined.dp.sum("pop_y", bounds=(0, 4), epsilon=1)
+    assert from_series == from_frame
+
+
+def test_the_lookup_travels_to_workers_by_pickle() -> None:
+    import pickle
+
+    lookup = Lookup.from_public(DAYS, ["code"], "left", ("_x", "_y"))
+    copy = pickle.loads(pickle.dumps(lookup))
+    data = survey(10)
+    pd.testing.assert_frame_equal(join_rows(data, copy), join_rows(data, lookup))
+    assert copy.repeats and not Lookup.from_public(REGIONS, ["code"], "left", ("", "_")).repeats

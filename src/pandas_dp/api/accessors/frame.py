@@ -1047,7 +1047,7 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
 
         Returns
         -------
-        DataFrame
+        DataFrame or dask.dataframe.DataFrame
             Protected by the same session, shaped as pandas' merge (the protected columns,
             then the public ones, the protected rows' order), except that each row keeps
             its index label where pandas numbers the result afresh: the labels are how
@@ -1064,7 +1064,13 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         makes a row several rows; every release caps each unit's rows by its id, so the
         sensitivities stay those of the caps (extra rows are dropped at random). Keys
         match by the canonical forms of group keys (``1``, ``1.0`` and ``True`` are one
-        key); unlike pandas, a missing key matches nothing. Pandas frames only.
+        key); unlike pandas, a missing key matches nothing.
+
+        Works on pandas frames and Dask collections alike (the same calls and results; the
+        public table is a pandas DataFrame). On Dask each partition is joined by the same
+        canonical matching, never by Dask's own hash join, and the result is released on
+        every route (row level, under a unit by exchange or partition by partition): its
+        lineage is checked like any derived collection's.
 
         Examples
         --------
