@@ -348,4 +348,5 @@ def test_the_lookup_travels_to_workers_by_pickle() -> None:
     copy = pickle.loads(pickle.dumps(lookup))
     data = survey(10)
     pd.testing.assert_frame_equal(join_rows(data, copy), join_rows(data, lookup))
-    assert copy.repeats and not Lookup.from_public(REGIONS, ["code"], "left", ("", "_")).repeats
+    assert copy.repeats
+    assert not Lookup.from_public(REGIONS, ["code"], "left", ("", "_")).repeats
