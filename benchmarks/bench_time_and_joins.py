@@ -6,8 +6,14 @@ grouped count against ``df.merge(public, on=...).groupby(...).size()``, on ``ROW
 Seconds, best of 3 runs, the two sides timed in turn (a shared machine slows both alike);
 the ratio is pandas-dp over plain pandas.
 
-``python bench_time_and_joins.py [resample] [merge] [ROWS]``: only the named cases, on
-``ROWS`` rows (all cases on 10^7 rows by default).
+``dask-merge`` (needs ``pandas-dp[dask]``) does the same on Dask: ``ddf.dp.merge(public,
+on=...)`` then a grouped count, against plain Dask's
+``ddf.merge(public, on=...).groupby(...).size().compute()``, on ``DASK_ROWS`` rows in
+``PARTITIONS`` partitions (threaded scheduler) of a collection already in memory.
+
+``python bench_time_and_joins.py [resample] [merge] [dask-merge] [ROWS]``: only the named
+cases, on ``ROWS`` rows (resample and merge on 10^7 rows by default, dask-merge on
+``DASK_ROWS``; ``ROWS`` sets both).
 """
 
 from __future__ import annotations
@@ -24,6 +30,9 @@ import pandas_dp  # noqa: F401  (registers the accessors)
 from _util import table
 
 ROWS = 10_000_000
+DASK_ROWS = 10_000_000  # about 15 s for both sides on 2 cores
+PARTITIONS = 8
+CASES = ("resample", "merge", "dask-merge")
 DAYS = 365
 CODES = 1_000
 REGIONS = 20
@@ -58,7 +67,9 @@ def interleaved(ours: Callable[[], Any], base: Callable[[], Any], repeat: int = 
     return best
 
 
-def run(rows: int = ROWS, only: tuple[str, ...] = ("resample", "merge")) -> str:
+def run(
+    rows: int = ROWS, only: tuple[str, ...] = ("resample", "merge"), dask_rows: int = DASK_ROWS
+) -> str:
     """Time each twin next to pandas (the cases named in ``only``); a markdown report."""
     events, public = make_frames(rows)
     priv = events.dp.protect(epsilon=1e6)
@@ -82,6 +93,8 @@ def run(rows: int = ROWS, only: tuple[str, ...] = ("resample", "merge")) -> str:
             lambda: events.merge(public, on="code").groupby("region").size(),
         ),
     ]
+    if "dask-merge" in only:
+        cases.append(_dask_merge(dask_rows, public, regions))
     rows_out: list[list[object]] = []
     for case, name, ours, base in cases:
         if case in only:
@@ -89,14 +102,38 @@ def run(rows: int = ROWS, only: tuple[str, ...] = ("resample", "merge")) -> str:
             rows_out.append([name, t_ours, t_base, t_ours / t_base])
     return "\n".join(
         [
-            "### Resample and merge (s, best of 3)",
+            "### Resample and merge (s, best of 3; Dask: plain Dask)",
             "",
             table(["release", "pandas-dp", "plain pandas", "ratio"], rows_out),
         ]
     )
 
 
+def _dask_merge(
+    rows: int, public: pd.DataFrame, regions: list[str]
+) -> tuple[str, str, Callable[[], Any], Callable[[], Any]]:
+    """The Dask twins: merge + grouped count on a collection in memory, threaded scheduler."""
+    import dask
+    import dask.dataframe as dd
+
+    dask.config.set(scheduler="threads")
+    events, _ = make_frames(rows)
+    ddf = dd.from_pandas(events, npartitions=PARTITIONS).persist()  # both read the same
+    priv = ddf.dp.protect(epsilon=1e6)
+    return (
+        "dask-merge",
+        f"Dask merge (m:1) + grouped count, {rows:,} rows, {PARTITIONS} partitions",
+        lambda: (
+            priv.dp.merge(public, on="code").dp.groupby("region", keys=regions).count(epsilon=1.0)
+        ),
+        lambda: ddf.merge(public, on="code").groupby("region").size().compute(),
+    )
+
+
 if __name__ == "__main__":
-    named = tuple(a for a in sys.argv[1:] if a in ("resample", "merge")) or ("resample", "merge")
+    named = tuple(a for a in sys.argv[1:] if a in CASES) or ("resample", "merge")
     sizes = [int(a) for a in sys.argv[1:] if a.isdigit()]
-    print(run(sizes[0] if sizes else ROWS, named))
+    if sizes:
+        print(run(sizes[0], named, dask_rows=sizes[0]))
+    else:
+        print(run(ROWS, named))

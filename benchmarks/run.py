@@ -1,8 +1,9 @@
 """Run every benchmark and print one markdown report: ``python benchmarks/run.py``.
 
 ``--quick`` shrinks the data tenfold (a smoke run); ``--out FILE`` also writes the report;
-``--dask`` adds the Dask benchmark, which writes 5·10**7 rows of parquet to a temporary
-directory (about a gigabyte) and needs ``pandas-dp[dask]``.
+``--dask`` adds the Dask merge to the joins benchmark, and the Dask benchmark, which writes
+5·10**7 rows of parquet to a temporary directory (about a gigabyte); both need
+``pandas-dp[dask]``.
 Every ratio compares pandas-dp with plain pandas (or numpy, or an installed peer) measured
 in the same run on the same machine.
 """
@@ -35,6 +36,7 @@ import bench_regression
 import bench_sampler
 import bench_statistics
 import bench_tables
+import bench_time_and_joins
 import bench_units
 
 
@@ -72,6 +74,12 @@ def main() -> None:
             max(5, bench_regression.RUNS // scale), max(50, bench_regression.COVERAGE_RUNS // scale)
         ),
     ]
+    joins = ("resample", "merge", "dask-merge") if args.dask else ("resample", "merge")
+    sections.append(
+        bench_time_and_joins.run(
+            bench_time_and_joins.ROWS // scale, joins, bench_time_and_joins.DASK_ROWS // scale
+        )
+    )
     if args.dask:
         sections.append(bench_dask.run(bench_dask.ROWS // scale))
     report = "\n\n".join(sections) + "\n"

@@ -148,6 +148,16 @@ REFUSALS = {
     ),
     "no such key": (lambda p: p.dp.merge(REGIONS, on="zip"), DPKeyError, "'zip'"),
     "not a frame": (lambda p: p.dp.merge(REGIONS["code"], on="code"), DPTypeError, "DataFrame"),
+    "suffixes that collide": (  # pandas refuses them too (its result would repeat a name)
+        lambda p: p.dp.merge(REGIONS, on="code", suffixes=("", "")),
+        DPValueError,
+        "suffixes",
+    ),
+    "a suffix that names an existing column": (
+        lambda p: p.dp.merge(REGIONS.assign(pop_y=1), on="code"),
+        DPValueError,
+        "suffixes",
+    ),
 }
 
 

@@ -385,4 +385,5 @@ def test_a_list_like_that_fails_to_iterate_is_one_missing_row() -> None:
     data = pd.DataFrame({"tags": pd.Series([["a", "b"], Broken([1])], dtype=object)})
     exploded = data.dp.protect(epsilon=1.0).dp.explode("tags", max_items=2)
     assert exploded["tags"].tolist()[:2] == ["a", "b"]
-    assert len(exploded) == 3 and pd.isna(exploded["tags"].iloc[2])
+    assert len(exploded) == 3
+    assert pd.isna(exploded["tags"].iloc[2])

@@ -241,7 +241,7 @@ IDIOMS: dict[str, Idiom] = {
     "df.merge(public, on='g').groupby('region').size()": Idiom(
         lambda d: d.merge(REGIONS, on="g").groupby("region").size(),
         lambda p: p.dp.merge(REGIONS, on="g").dp.groupby("region", keys=["north", "south"])
-        .size(epsilon=E), COUNT,
+        .size(epsilon=E), COUNT, True,
     ),
     # --- tables -----------------------------------------------------------------------------
     "pd.crosstab(margins=True)": Idiom(

@@ -332,29 +332,28 @@ def test_dask_is_imported_lazily_and_in_either_order() -> None:
         assert process.returncode == 0, f"{name}: {stderr}"
 
 
-#: The documented refusal of ``ddf.dp.merge``, whatever session the collection carries.
-_MERGE_REFUSAL = "merge is for pandas frames; on Dask"
-
-
 def _in_memory_session(events: pd.DataFrame) -> Any:
     """A collection made from a pandas frame protected under a unit (its ids pinned in memory)."""
     pinned = events.dp.protect(epsilon=10.0, privacy_unit="user_id", max_rows_per_unit=5)
     return dd.from_pandas(pinned, npartitions=3)
 
 
-@pytest.mark.parametrize("made", ["on-dask", "from-pinned-pandas", "row-level-from-pandas"])
+@pytest.mark.parametrize("made", ["from-pinned-pandas", "row-level-from-pandas"])
 @pytest.mark.parametrize("how", ["inner", "left"])
-def test_merge_on_dask_is_refused_before_any_work(events, priv, made, how) -> None:
+def test_merge_of_a_collection_made_from_a_protected_pandas_frame_fails_closed(
+    events, made, how
+) -> None:
     """Issue 37: a collection whose session pinned ids in memory reached ``_pinned``, which
-    asserted a pandas frame (a bare AssertionError; an AttributeError under ``python -O``)."""
+    asserted a pandas frame (a bare AssertionError; an AttributeError under ``python -O``).
+    Merge works on Dask now; such a collection's lineage (``FromPandas``, never this
+    session's protect on Dask) is refused before any work, as every release refuses it."""
     collection = {
-        "on-dask": lambda: priv,
         "from-pinned-pandas": lambda: _in_memory_session(events),
         "row-level-from-pandas": lambda: dd.from_pandas(events.dp.protect(epsilon=1.0), 3),
     }[made]()
     public = pd.DataFrame({"country": COUNTRIES, "name": list("abcde")})
     session = collection.dp.session
-    with pytest.raises(DPTypeError, match=_MERGE_REFUSAL):
+    with pytest.raises(NotProtectedError, match="FromPandas"):
         collection.dp.merge(public, on="country", how=how)
     assert session.releases == ()
 
@@ -382,7 +381,7 @@ def test_merge_on_dask_is_refused_under_python_O_too() -> None:
         public = pd.DataFrame({"country": ["DE", "FR", "NL"], "name": ["G", "F", "N"]})
         try:
             collection.dp.merge(public, on="country", how="left")
-        except pandas_dp.DPTypeError as error:
+        except pandas_dp.NotProtectedError as error:
             print("refused:", error)
         try:
             collection.dp.count(epsilon=0.1)
@@ -394,5 +393,6 @@ def test_merge_on_dask_is_refused_under_python_O_too() -> None:
         [sys.executable, "-O", "-c", script], capture_output=True, text=True, timeout=120
     )
     assert done.returncode == 0, done.stderr
-    assert "refused: merge is for pandas frames; on Dask" in done.stdout
+    assert "refused: this Dask frame was derived" in done.stdout
+    assert "FromPandas" in done.stdout
     assert "count refused:" in done.stdout

@@ -33,8 +33,8 @@ import pytest
 from pandas.api.extensions import ExtensionArray
 
 import pandas_dp
-from pandas_dp.api.queries import merge as merge_module
 from pandas_dp.engines import codes as codes_module
+from pandas_dp.engines import lookup as lookup_module
 from pandas_dp.testing import capture_noise
 
 from .auditing import audit, epsilon_lower_bound, vectorised_runs
@@ -135,7 +135,7 @@ def test_left_join_dtype_audit_and_the_reindex_mutant(monkeypatch: pytest.Monkey
     print(f"left join then sum, dtypes from the public table: ε_lb = {real:.3f}")
     assert real <= SUM_EPSILON, f"the left join's dtype leaks: ε_lb = {real}"
 
-    monkeypatch.setattr(merge_module, "_looked_up", _old_looked_up)
+    monkeypatch.setattr(lookup_module, "_looked_up", _old_looked_up)
     caught = _dtype_bound()
     print(f"left join then sum, the reindex mutant: ε_lb = {caught:.3f}")
     assert caught > 40 * SUM_EPSILON, f"the reindex mutant was not caught: ε_lb = {caught}"

@@ -44,6 +44,7 @@ from pandas_dp.engines.lattice_units import (
     row_bound,
     square_values,
 )
+from pandas_dp.engines.lookup import Lookup, join_rows
 from pandas_dp.engines.products import product_sums
 from pandas_dp.engines.protocol import Aggregates, Aggregation, Engine, Frame, FrameT
 from pandas_dp.engines.sums import scaled, summed
@@ -337,6 +338,11 @@ class PandasEngine(Engine):
     def is_series(self, data: object) -> bool:
         """Whether ``data`` is a pandas Series."""
         return isinstance(data, pd.Series)
+
+    def lookup_join(self, data: object, lookup: Lookup) -> pd.DataFrame:
+        """The frame joined to ``lookup``; see :func:`~pandas_dp.engines.lookup.join_rows`."""
+        assert isinstance(data, pd.DataFrame)
+        return join_rows(data, lookup)
 
     def exact(self, data: object, aggregation: Aggregation) -> Aggregates:
         """Exact aggregates; see :func:`aggregate_frame`."""

@@ -19,6 +19,8 @@ from pandas_dp.measures.bounding import Bounding
 if TYPE_CHECKING:
     import dask.dataframe as dd
 
+    from pandas_dp.engines.lookup import Lookup
+
 #: What an engine reads: an in-memory frame or Series, or a Dask collection of either.
 Frame: TypeAlias = "pd.DataFrame | pd.Series | dd.DataFrame | dd.Series"
 #: A frame given back as the kind it came in (:meth:`Engine.with_attrs`).
@@ -108,6 +110,14 @@ class Engine(Protocol):
         Only asked out of memory (in memory a Series carries its unit by its pinned ids).
         """
         return None
+
+    def lookup_join(self, data: Any, lookup: Lookup) -> Any:
+        """``data``'s rows joined to a public lookup table, row by row (``priv.dp.merge``).
+
+        Each output row comes from one row of ``data`` and the public table
+        (:func:`~pandas_dp.engines.lookup.join_rows`); the result derives from ``data``, so
+        it keeps its attrs.
+        """
 
     def aggregate(
         self,

@@ -1047,7 +1047,7 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
 
         Returns
         -------
-        DataFrame
+        DataFrame or dask.dataframe.DataFrame
             Protected by the same session (a view of it at stability ``k`` after a
             one-to-many join without a unit), shaped as pandas' merge (the protected columns,
             then the public ones, the protected rows' order), except that each row keeps
@@ -1068,7 +1068,14 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         every release caps each unit's rows by its id, so the sensitivities stay those of
         the caps (extra rows are dropped at random). Keys
         match by the canonical forms of group keys (``1``, ``1.0`` and ``True`` are one
-        key); unlike pandas, a missing key matches nothing. Pandas frames only.
+        key); unlike pandas, a missing key matches nothing.
+
+        Works on pandas frames and Dask collections alike (the same calls and results; the
+        public table is a pandas DataFrame; on Dask a one-to-many join needs a privacy
+        unit). On Dask each partition is joined by the same
+        canonical matching, never by Dask's own hash join, and the result is released on
+        every route (row level, under a unit by exchange or partition by partition): its
+        lineage is checked like any derived collection's.
 
         Examples
         --------

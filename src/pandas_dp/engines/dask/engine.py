@@ -54,6 +54,7 @@ from pandas_dp.engines.dask.partitions import (
     combine,
     with_canonical_ids,
 )
+from pandas_dp.engines.lookup import Lookup, join_rows
 from pandas_dp.engines.protocol import Aggregates, Aggregation, Engine, Frame, FrameT, Origin
 from pandas_dp.measures.aggregates import (
     CellCounts,
@@ -258,6 +259,25 @@ class DaskEngine(Engine):
         """See :func:`pandas_dp.engines.dask.lineage.aligned_frame`."""
         assert isinstance(series, dd.Series)
         return aligned_frame(series.expr, unit)
+
+    def lookup_join(self, data: object, lookup: Lookup) -> dd.DataFrame:
+        """The collection joined to ``lookup``, partition by partition, by its own rows.
+
+        A ``map_partitions`` of :func:`~pandas_dp.engines.lookup.join_rows` with the lookup
+        as its one argument: each partition's rows are matched by the canonical matching
+        step (never by Dask's hash join of raw values) and keep their labels, so the
+        divisions stay those of the input. The meta frame is the function's result on the
+        input's (empty) meta frame: columns and dtypes from the schema and the public
+        table alone, and the input's attrs (the session). Lineage checks recognise this
+        step (:mod:`pandas_dp.engines.dask.lineage`).
+        """
+        assert isinstance(data, dd.DataFrame)
+        frame: Any = data  # dask's map_partitions is untyped
+        meta = join_rows(frame._meta, lookup)
+        joined: dd.DataFrame = frame.map_partitions(
+            join_rows, lookup, meta=meta, enforce_metadata=False
+        )
+        return joined
 
     def exact(self, data: object, aggregation: Aggregation) -> Aggregates:
         """Exact aggregates of the whole collection, in one ``compute()``.

@@ -15,6 +15,10 @@ not listed is refused (fail closed). Two rules:
 - column selections and ``drop``; ``assign``, ``fillna``, ``astype`` and ``rename`` that do
   not write the unit column (nor name another column after it);
 - ``concat`` of collections that each pass (the caps bound the copies as one unit's rows);
+- ``priv.dp.merge`` with a public table (:func:`~pandas_dp.engines.dask.rows.joined_lookup`:
+  the library's own row-local join, recognised by its function and public lookup), when it
+  neither renames the unit column nor writes a public column under its name; repeated
+  public keys included, as the caps bound each unit's rows whatever the join made of them;
 - ``persist()`` of the protected collection itself (its partitions keep the name of the
   ``protect`` layer).
 
@@ -24,13 +28,13 @@ accepted for what they provably do to the rows, never for their name or declared
 comparison or a test derived from the same collection, ``query`` and ``eval`` of plain
 comparisons and elementwise arithmetic of columns, row subsets that cannot repeat a row
 (``dropna``, ``head``, ``sample`` without replacement, ...), column selections, ``assign``
-and elementwise steps of inputs derived from one collection, and ``persist()`` of the
-protected collection itself.
+and elementwise steps of inputs derived from one collection, ``priv.dp.merge`` with unique
+public keys, and ``persist()`` of the protected collection itself.
 
-Refused by both: ``merge``, ``explode``, ``melt``, group-bys and reductions, ``set_index``,
-``shuffle``, ``map_partitions`` with a function of the caller's, ``persist`` after other
-steps, and (for rows) every ``concat``: their effect on the rows cannot be read from the
-graph.
+Refused by both: Dask's own ``merge`` (of any data), ``explode``, ``melt``, group-bys and
+reductions, ``set_index``, ``shuffle``, ``map_partitions`` with a function of the caller's,
+``persist`` after other steps, and (for rows) every ``concat``: their effect on the rows
+cannot be read from the graph.
 """
 
 from __future__ import annotations
@@ -41,7 +45,7 @@ from typing import Any
 import dask.dataframe as dd
 import pandas as pd
 
-from pandas_dp.engines.dask.rows import Inputs, aligned_base, row_inputs
+from pandas_dp.engines.dask.rows import Inputs, aligned_base, joined_lookup, row_inputs
 from pandas_dp.engines.protocol import Origin
 
 #: A frame expression's collection (dask's constructor, typed).
@@ -144,6 +148,11 @@ def _first_refused(expr: Any, is_origin: Origin, origin: str, rule: Callable) ->
 def _unit_inputs(node: Any, kind: str, unit: Hashable) -> Inputs:
     if kind == "Concat":
         return list(node.dependencies())
+    if kind == "MapPartitions":  # only pandas-dp's own join, if it leaves the unit alone
+        lookup = joined_lookup(node)
+        if lookup is None or not lookup.keeps(list(node.frame._meta.columns), unit):
+            return kind
+        return [node.frame]
     if kind not in _PASS_THROUGH and not _keeps_column(node, kind, unit):
         return kind
     return [node.frame]

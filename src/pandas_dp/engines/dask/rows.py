@@ -18,6 +18,9 @@ what they provably do to the rows, never for their name or declared dtype:
   local variables; ``eval`` likewise only of such elementwise expressions;
 - ``dropna``, ``head``, ``sample`` without replacement, ``partitions[...]`` naming each
   partition once, ``repartition``, ``sort_values``, ``reset_index``;
+- ``priv.dp.merge`` with a public table whose keys are unique (:func:`joined_lookup`: a
+  ``map_partitions`` of the library's own row-local join, recognised by its function and
+  its public lookup, never by a name);
 - column selections, ``assign`` (the frame's rows, whatever the values), and elementwise
   steps (arithmetic, comparisons, ``clip``, ``fillna``, ``astype``, ``map``, ``where``,
   ``rename``, ``to_frame``, ...) whose inputs were all derived from one collection by such
@@ -28,7 +31,9 @@ Refused for rows: ``loc`` with labels (a list, a slice or a scalar), a mask deri
 another collection (another frame, the frame filtered differently, ``map_partitions``), a
 mask that is not a comparison (a boolean column as is: compare it, ``priv[priv["flag"] ==
 True]``), any other ``query`` (write the filter as a boolean mask, e.g. ``priv[priv["x"] > 0]``),
-``sample(replace=True)``, ``partitions[...]`` naming a partition twice.
+``sample(replace=True)``, ``partitions[...]`` naming a partition twice, any other
+``map_partitions`` (a function of the caller's), and ``priv.dp.merge`` with repeated public
+keys (refused by ``merge`` itself at row level, before it builds anything).
 
 Also here: :func:`aligned_base`, the collection a Series or frame was derived from by
 elementwise steps (what lines up with it row by row), and the parsing of ``query`` and
@@ -41,6 +46,7 @@ import ast
 from typing import Any
 
 from pandas_dp.engines.expressions import is_elementwise, is_mask
+from pandas_dp.engines.lookup import Lookup, join_rows
 
 #: Steps that keep a subset of their input's rows, each once, whatever their arguments
 #: (``Sample`` and ``Partitions`` are checked further below). Filters, ``query``, ``eval``
@@ -110,6 +116,13 @@ def row_inputs(node: Any, kind: str) -> Inputs:
         return repeats if repeats else [node.frame]
     if kind == "Assign":  # pandas aligns the values to the frame: its rows, each once
         return [node.frame]
+    if kind == "MapPartitions":  # only pandas-dp's own join with a public table
+        lookup = joined_lookup(node)
+        if lookup is None:
+            return kind
+        if lookup.repeats:
+            return "merge with repeated public keys (one-to-many)"
+        return [node.frame]
     if kind == "Eval" and not _elementwise_eval(node):
         return "eval of anything but elementwise arithmetic and comparisons of columns"
     if _is_elementwise(node, kind):
@@ -119,6 +132,30 @@ def row_inputs(node: Any, kind: str) -> Inputs:
             return operands[:1]
         return f"{kind} of collections derived differently"
     return kind
+
+
+def joined_lookup(node: Any) -> Lookup | None:
+    """The public lookup of a step that is pandas-dp's own ``priv.dp.merge``, else None.
+
+    Recognised by what the step runs, not by a name: a ``map_partitions`` of
+    :func:`~pandas_dp.engines.lookup.join_rows` on one frame, whose only other argument is a
+    :class:`~pandas_dp.engines.lookup.Lookup` (public values) and which reads no other
+    collection. That function is row-local: each output row is one input row, with its
+    label, and public values; with unique public keys (``not lookup.repeats``, read off the
+    lookup's own arrays, which decide the function's path) each input row at most once.
+    """
+    if type(node).__name__ != "MapPartitions" or node.operand("func") is not join_rows:
+        return None
+    args = list(node.args)
+    frame = node.frame
+    if len(args) != 2 or args[0] is not frame or not isinstance(args[1], Lookup):
+        return None
+    if getattr(frame, "ndim", 0) != 2 or len(node._kwargs) > 0:
+        return None
+    if {dependency._name for dependency in node.dependencies()} != {frame._name}:
+        return None
+    lookup: Lookup = args[1]
+    return lookup
 
 
 def _mask_inputs(frame: Any, mask: Any, what: str) -> Inputs:
