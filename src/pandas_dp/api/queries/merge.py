@@ -30,8 +30,8 @@ public columns always have the dtypes pandas gives them when some row has no mat
 dtype when every row matches: whether every row matches is private, and the dtype decides
 the lattice and type of later releases, so it is read off the public table alone.
 
-Right and outer joins, checks on the protected side and a protected frame on the right
-are refused, with the reason.
+Right and outer joins and checks on the protected side are refused, with the reason. A
+protected frame on the right is joined by :mod:`pandas_dp.api.queries.joins`.
 """
 
 from __future__ import annotations
@@ -213,10 +213,9 @@ def _keys(on: object, frame: pd.DataFrame, public: pd.DataFrame) -> list[Hashabl
     except NotProtectedError:
         pass
     else:
-        raise DPValueError(
-            "the right side of merge is protected: a private-private join needs truncation "
-            "and is not available; merge joins a public lookup table (its values are "
-            "released as they are)"
+        raise DPValueError(  # the accessor sends protected right sides to joins.py
+            "the right side of merge is protected: join it with priv.dp.merge(right, ...), "
+            "which joins two protected tables of one budget"
         )
     keys = list(on) if isinstance(on, list | tuple) else [on]
     if not keys:
