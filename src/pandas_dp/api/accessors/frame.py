@@ -1109,10 +1109,11 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
           applies to a unit's joined rows (a unit within its caps on both sides loses none);
         - under row-level privacy, the join is *private* (Tumult's ``join_private``): each
           side is first truncated to ``max_rows_per_key`` = ``m`` rows per key, keeping the
-          rows of highest random priority, and the result's stability is ``2·m`` (two
+          first ``m`` in a random order, and the result's stability is ``2·m`` (two
           tables: adding or removing a row of one side changes at most two of its kept rows,
           each meeting at most ``m`` rows of the other side), or ``2·m·(s_left + s_right)``
-          when both sides read the same table. Every later release is calibrated to it.
+          when both sides read the same table (``4·m`` for a table joined with itself).
+          Every later release is calibrated to it.
 
         Keys match by the canonical forms of group keys (``1``, ``1.0`` and ``True`` are one
         key; the privacy unit's ids as every release reads them); unlike pandas, a missing

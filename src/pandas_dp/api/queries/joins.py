@@ -15,8 +15,8 @@ frames derived from them) join in two ways, and nothing else is accepted:
   do), so every joined row's id is among the left table's pinned ids.
 - **A private join on another key** (row-level sessions only), as Tumult's
   ``join_private``: each side is truncated to at most ``max_rows_per_key`` rows per
-  (canonical) key, keeping the rows of highest random priority (priorities drawn from the
-  session's randomness, one per row, independently of the data), then joined. Adding or
+  (canonical) key, keeping the first ``m`` in a random order (a priority word per row from
+  the session's randomness, drawn independently of the data), then joined. Adding or
   removing one protected row moves the result by at most
   :func:`~pandas_dp.transformations.stability.private_join`'s stability rows (the argument
   is in that module and in the privacy model); the result is a view with that lineage.
@@ -94,6 +94,13 @@ def merge_protected(
     session, other = targets[0].session, targets[1].session
     unit = session.unit.column
     if unit is not None:
+        if unit not in keys:
+            raise DPValueError(
+                f"under the privacy unit {unit!r} a join of two protected tables must be on it "
+                f"(on=[{unit!r}, ...]): a join on other keys would make rows that belong to two "
+                "people at once. Join on the unit, or aggregate one side per unit first "
+                "(private joins on other keys, max_rows_per_key, are for row-level sessions)"
+            )
         if max_rows_per_key is not None:
             raise DPValueError(
                 "max_rows_per_key truncates a row-level private join; under a privacy unit "
@@ -139,12 +146,6 @@ def _on_unit(
         raise DPValueError(
             f"the two tables hold the privacy unit in columns named differently ({unit!r} and "
             f"{theirs!r}); protect one of them with its id column renamed, then merge on it"
-        )
-    if unit not in keys:
-        raise DPValueError(
-            f"under the privacy unit {unit!r} a join must be on it (on=[{unit!r}, ...]): a "
-            "join on other keys would make rows that belong to two people at once. Join on "
-            "the unit, or aggregate one side per unit first"
         )
     assert unit is not None
     left_codes, right_codes = _codes(left, right, keys, unit)
@@ -192,7 +193,7 @@ def _private(
 
 
 def _truncate(codes: I64, priority: np.ndarray, m: int) -> None:
-    """Keep at most ``m`` rows per key code (the highest priorities; others become -1).
+    """Keep at most ``m`` rows per key code (the smallest priority words; others become -1).
 
     Which rows a key keeps depends on its own rows' priorities alone (each row's priority is
     drawn independently of the data): :func:`~pandas_dp.engines.bounding.below_cap`, the
