@@ -233,8 +233,8 @@ REFUSALS = {
     ),
     "protected right": (
         lambda p: p.dp.merge(REGIONS.dp.protect(epsilon=1.0), on="code"),
-        DPValueError,
-        "protected",
+        DPTypeError,
+        "two protected frames joins pandas DataFrames",
     ),
     "no such key": (lambda p: p.dp.merge(REGIONS, on="zip"), DPKeyError, "'zip'"),
     "not a frame": (lambda p: p.dp.merge(REGIONS["code"], on="code"), DPTypeError, "DataFrame"),

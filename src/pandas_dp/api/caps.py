@@ -54,7 +54,7 @@ def caps_for(
         # One protected row is ≤ s rows of the derived frame, anywhere among its groups.
         s = lineage.stability
         contribution = Contribution(l1=s, l0=s if grouped else 1, linf=s)
-        return Caps(contribution, lineage=lineage.describe())
+        return Caps(contribution, lineage=lineage.describe(), tables=target.session.tables)
     k = unit.max_rows
     groups = k if max_groups is None else min(k, positive_int(max_groups, "max_groups_per_unit"))
     per_group = k
@@ -72,4 +72,7 @@ def caps_for(
         spawn=target.session.spawn_priorities,
     )
     contribution = Contribution(l1=min(k, groups * per_group), l0=groups, linf=per_group)
-    return Caps(contribution, bounding, unit.column, lineage=lineage.describe())
+    return Caps(
+        contribution, bounding, unit.column, lineage=lineage.describe(),
+        tables=target.session.tables,
+    )  # fmt: skip

@@ -41,11 +41,32 @@ def protect(
     schema: object = None,
     validate: bool = True,
     ledger: str | os.PathLike[str] | None = None,
+    session: Session | None = None,
+    name: str | None = None,
 ) -> PandasObj:
     """Return a protected copy of ``obj`` that carries a new session with the given budget.
 
-    See :meth:`pandas_dp.api.accessors.DataFrameDPAccessor.protect`.
+    With ``session``, ``obj`` becomes another table of that session's budget instead (see
+    :func:`_join_session`). See :meth:`pandas_dp.api.accessors.DataFrameDPAccessor.protect`.
     """
+    if name is not None and (not isinstance(name, str) or not name):
+        raise DPTypeError(f"name must be a non-empty str, got {name!r}")
+    if session is not None:
+        budget = {
+            "epsilon": epsilon, "delta": delta or None, "rho": rho, "rng": rng, "ledger": ledger,
+            "accounting": None if accounting == "basic" else accounting,
+        }  # fmt: skip
+        given = [label for label, value in budget.items() if value is not None]
+        if given:
+            raise DPValueError(
+                f"protect(session=...) adds a table to that session's budget, so it takes no "
+                f"budget of its own; drop {', '.join(given)} (the session's total, accounting, "
+                "ledger and randomness apply to every table)"
+            )
+        return _join_session(
+            obj, session, name, replace=replace, privacy_unit=privacy_unit,
+            max_rows_per_unit=max_rows_per_unit, schema=schema, validate=validate,
+        )  # fmt: skip
     if not isinstance(replace, bool):
         raise DPTypeError(f"replace must be True or False, got {type(replace).__name__}")
     resuming = ledger is not None and epsilon is None and rho is None
@@ -100,8 +121,90 @@ def protect(
         total, source=source, guard=guard, unit=unit, accounting=accounting, schema=rules,
         ledger=store, entries=entries, unit_ids=pinned, columns=_labels(engine, obj),
     )  # fmt: skip
+    if name is not None:
+        session.table_names[session.id] = name
     protected: PandasObj = attach(obj, session)
     session.origin = engine.origin_of(protected)  # what lineage checks trace back to
+    return protected
+
+
+def _join_session(
+    obj: PandasObj,
+    session: object,
+    name: str | None,
+    *,
+    replace: bool,
+    privacy_unit: Hashable | None,
+    max_rows_per_unit: int | None,
+    schema: object,
+    validate: bool,
+) -> PandasObj:
+    """``obj`` protected as another table of ``session``'s budget (pandas frames).
+
+    Several tables about the same people share one budget: every release from any of them
+    (or from a join of them) is charged to it. The privacy unit is the session's: under a
+    unit, neighbours differ in every row of one unit *in every table* (the same canonical
+    id is the same person in each table, whatever the column's name); under row-level
+    privacy, in one row of one table. So a table takes a unit exactly when the session has
+    one; its own ``max_rows_per_unit`` caps a unit's rows in releases from it.
+    """
+    if not isinstance(session, Session):
+        raise DPTypeError(
+            f"session must be a protected frame's session (priv.dp.session), got "
+            f"{type(session).__name__}"
+        )
+    if not isinstance(replace, bool):
+        raise DPTypeError(f"replace must be True or False, got {type(replace).__name__}")
+    if not isinstance(validate, bool):
+        raise DPTypeError(f"validate must be True or False, got {type(validate).__name__}")
+    root = session.root
+    engine = engine_for(obj)
+    if not engine.in_memory or engine.is_series(obj):
+        raise DPTypeError(
+            "protect(session=...) adds a pandas DataFrame to a session; protect a "
+            f"{engine.name} {'Series' if engine.is_series(obj) else 'frame'} on its own, or "
+            "the pandas frame"
+        )
+    assert isinstance(obj, pd.DataFrame)
+    unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
+    if unit.is_rows != root.unit.is_rows:
+        if unit.is_rows:
+            raise DPValueError(
+                f"this session protects units ({root.unit.column!r}): every table of its "
+                "budget must say which column holds the same people's ids; pass "
+                "privacy_unit='<id column>', max_rows_per_unit=k"
+            )
+        raise DPValueError(
+            "this session protects rows (one row per person), so another table of its "
+            "budget does too (neighbours differ in one row of one table); drop privacy_unit "
+            "and max_rows_per_unit, or protect both tables with a privacy unit"
+        )
+    if unit.column is not None and unit.column not in obj.columns:
+        hint = did_you_mean(unit.column, list(obj.columns))
+        raise DPKeyError(f"privacy_unit column {unit.column!r} not found in this frame{hint}")
+    if name is not None and name in root.table_names.values():
+        raise DPValueError(f"this session already has a table named {name!r}; pick another name")
+    if has_session_mark(obj) and not replace:
+        raise DPValueError(
+            "this object is already protected (or derived from a protected one); add the raw "
+            "frame to the session, or pass replace=True if you are the data owner"
+        )
+    if unit.is_rows and not obj.index.is_unique:
+        raise DPValueError(
+            "the index has repeated labels, so pandas-dp could not tell later whether rows were "
+            "duplicated. Protect df.reset_index(drop=True) instead."
+        )
+    rules = None if schema is None else read_schema(schema)
+    if schema is not None and validate:
+        obj = validate_sanitised(schema, obj)
+    pinned = None if unit.column is None else UnitIds.pin(obj, unit.column)
+    table = root.view(
+        table=True, name=name, guard=RowGuard(obj.index, labels=unit.is_rows), unit=unit,
+        unit_ids=pinned, columns=tuple(obj.columns), schema=rules,
+    )  # fmt: skip
+    if rules is None:
+        table.schema = None  # the root's schema describes the root's columns only
+    protected: PandasObj = attach(obj, table)
     return protected
 
 

@@ -96,6 +96,9 @@ class Session:
         self.root: Session = self
         #: What this view's rows are made of (the protected table itself: stability 1).
         self.lineage = Lineage(tables=frozenset({self.id}))
+        #: The protected tables of the budget by id, with the names the ledger gives them
+        #: (one dict shared by every view: ``protect(session=...)`` adds a table to it).
+        self.table_names: dict[str, str] = {self.id: "table 1"}
         self.handle = SessionHandle(self)
 
     def view(
@@ -108,18 +111,22 @@ class Session:
         columns: tuple[Hashable, ...] | None = None,
         schema: SchemaRules | None = None,
         table: bool = False,
+        name: str | None = None,
     ) -> Session:
         """A view of this session's budget for a derived frame or another protected table.
 
         The view shares the budget, the ledger and the randomness (one accountant: every
         release from any view is charged to the same budget); it has its own row guard,
         privacy unit, pinned unit ids, columns and lineage. ``table``: a table of its own
-        (``protect(session=...)``), with a lineage that reads only itself.
+        (``protect(session=...)``), with a lineage that reads only itself, registered with
+        the root under ``name`` (by default ``table N``) for the ledger's notes.
         """
         derived = copy.copy(self)
         derived.id = uuid.uuid4().hex
         if table:
             derived.lineage = Lineage(tables=frozenset({derived.id}))
+            names = self.root.table_names
+            names[derived.id] = name or f"table {len(names) + 1}"
         if lineage is not None:
             derived.lineage = lineage
         if guard is not None:
@@ -134,6 +141,19 @@ class Session:
             derived.schema = schema
         derived.handle = SessionHandle(derived)
         return derived
+
+    @property
+    def tables(self) -> str:
+        """Ledger text naming the protected tables this view reads, once there are several.
+
+        ``""`` while the budget protects one table (its notes stay as they were), else
+        ``table 'visits'`` or ``tables 'people', 'visits'``.
+        """
+        names = self.root.table_names
+        if len(names) < 2:
+            return ""
+        read = [repr(name) for table, name in names.items() if table in self.lineage.tables]
+        return f"{'table' if len(read) == 1 else 'tables'} {', '.join(read)}"
 
     @property
     def stability(self) -> int:

@@ -121,7 +121,7 @@ def join_rows(frame: pd.DataFrame, lookup: Lookup) -> pd.DataFrame:
     codes = public_codes(frame, lookup.keys, lookup.index)  # each row's key, or -1
     how = lookup.how
     if lookup.repeats:
-        rows, positions = _expand(codes, lookup.order, lookup.bounds, how)
+        rows, positions = expand_rows(codes, lookup.order, lookup.bounds, how)
         left = frame.iloc[rows]
     elif how == "inner":  # one public row per key (its position: the key's code)
         matched = codes >= 0
@@ -195,7 +195,7 @@ def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[I64, I64]:
     return order, np.searchsorted(key_codes[order], np.arange(len(index) + 1))
 
 
-def _expand(codes: I64, order: I64, bounds: I64, how: str) -> tuple[I64, I64]:
+def expand_rows(codes: I64, order: I64, bounds: I64, how: str) -> tuple[I64, I64]:
     """Which protected row each result row comes from, and its public row (-1: none).
 
     As ``pd.merge``: the protected rows in order, each followed by its matches in the public

@@ -73,16 +73,19 @@ class Caps:
     unit: Hashable | None = None  # the unit column's name, for the ledger
     #: The derived frame's stability and the steps that set it (ledger text), if any.
     lineage: str = ""
+    #: The protected tables the release reads, once a budget protects several (ledger text).
+    tables: str = ""
 
     @property
     def noteworthy(self) -> bool:
-        """Whether the ledger's note should say what the caps are: a unit, or a stability."""
-        return self.bounding is not None or bool(self.lineage)
+        """Whether the ledger's note should say what the caps are (or which tables it read)."""
+        return self.bounding is not None or bool(self.lineage) or bool(self.tables)
 
     def describe(self) -> str:
         """Ledger text."""
+        source = f"{self.tables}; " if self.tables else ""
         if self.bounding is None:
-            text = "privacy unit: one row"
+            text = f"{source}privacy unit: one row"
             if self.lineage:  # row-level: the stability multiplies every sensitivity
                 text += f"; {self.lineage}: one row moves ≤ {self.contribution.l1} rows"
             return text
@@ -91,7 +94,7 @@ class Caps:
             caps = f"≤ {c.l1} rows"
         else:
             caps = f"≤ {c.l0} groups, ≤ {c.linf} rows per group, ≤ {c.l1} rows in all"
-        text = f"privacy unit {self.unit!s}: {caps} (extra rows dropped at random)"
+        text = f"{source}privacy unit {self.unit!s}: {caps} (extra rows dropped at random)"
         return f"{text}; {self.lineage}" if self.lineage else text
 
 

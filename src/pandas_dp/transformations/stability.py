@@ -62,8 +62,8 @@ class Lineage:
 
     def describe(self) -> str:
         """Ledger text: ``stability 3 (merge on 'code': a key matches ≤ 3 public rows)``."""
-        if self.stability == 1 and not self.steps:
-            return ""
+        if self.stability == 1:  # under a unit (a join on it), or nothing done: the steps
+            return "; ".join(self.steps)
         return f"stability {self.stability} ({'; '.join(self.steps)})"
 
 

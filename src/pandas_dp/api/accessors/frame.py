@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal, Self, Unpack, overload
 import pandas as pd
 
 from pandas_dp.api.accessors.base import RELEASE_ONLY, BaseDPAccessor, release_only
+from pandas_dp.api.attach import has_session_mark
 from pandas_dp.api.docstrings import shared_doc
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.choice import plan_top_k
@@ -24,6 +25,7 @@ from pandas_dp.api.queries.crosstab import plan_crosstab, plan_pivot_table
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouper import grouper_groupby, has_grouper
 from pandas_dp.api.queries.hierarchy.counts import DPHierarchy
+from pandas_dp.api.queries.joins import merge_protected
 from pandas_dp.api.queries.merge import merge
 from pandas_dp.api.queries.regression import plan_ols
 from pandas_dp.api.queries.resample import DPResampler, resample
@@ -123,6 +125,19 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             spent (omit ``epsilon`` to adopt its budget; a different budget is refused). Every
             charge is on disk before its release is returned; processes sharing the file
             are serialised by a lock. Inspect it with ``pandas-dp ledger FILE``.
+        session : Session, optional
+            Another table about the same people, in an existing budget
+            (``visits.dp.protect(session=people.dp.session, privacy_unit="pid",
+            max_rows_per_unit=k)``): no budget of its own (``epsilon``, ``delta``, ``rho``,
+            ``accounting``, ``rng`` and ``ledger`` are refused), every release from it is
+            charged to that session. The privacy unit is the session's: give
+            ``privacy_unit`` (the column of this table that holds the same ids) exactly when
+            the session has one; neighbours then differ in every row of one unit in every
+            table, or (row-level) in one row of one table. Join the tables with
+            :meth:`merge`.
+        name : str, optional
+            The table's name in the ledger's notes, which name the tables each release read
+            once a budget has several; by default ``"table 1"``, ``"table 2"``, ...
 
         Returns
         -------
@@ -1020,62 +1035,93 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
     @checked_keywords
     def merge(
         self,
-        public: pd.DataFrame,
+        right: pd.DataFrame,
         on: Hashable | list[Hashable],
         *,
         how: Literal["inner", "left"] = "inner",
         validate: str | None = None,
         suffixes: tuple[str, str] = ("_x", "_y"),
+        max_rows_per_key: int | None = None,
     ) -> pd.DataFrame:
-        """Join a public lookup table, like ``df.merge(public, on=..., how=...)``.
+        """Join a public lookup table or another protected table, like ``df.merge(right, on=...)``.
 
         Parameters
         ----------
-        public : DataFrame
+        right : DataFrame
             A public table (not protected): region names, a price list, a calendar. Its
-            keys may repeat (a one-to-many join): see Notes for what that costs.
+            keys may repeat (a one-to-many join): see Notes for what that costs. Or a
+            protected frame of the same budget (protected with
+            ``protect(session=df.dp.session, ...)``, or derived from one): see the Notes.
         on : label or list of labels
             The key column(s), in both frames.
         how : {"inner", "left"}, default "inner"
             As pandas. ``"right"`` and ``"outer"`` are refused: they would add a row for
-            each public key without a match, and whether a key has one is private.
+            each public key without a match, and whether a key has one is private. With a
+            protected right side only ``"inner"``: whether a row has a match is private to
+            the other table.
         validate : {"many_to_one", "m:1", "many_to_many", "m:m"}, optional
-            As pandas, on the public side only; checks on the protected side would read
+            As pandas, on the public side only; checks on a protected side would read
             the data and are refused.
         suffixes : (str, str), default ("_x", "_y")
             For columns both frames hold, as pandas.
+        max_rows_per_key : int, optional
+            Required to join two protected tables under row-level privacy (a private
+            join): each side keeps at most this many rows per key, chosen at random.
 
         Returns
         -------
         DataFrame or dask.dataframe.DataFrame
-            Protected by the same session (a view of it at stability ``k`` after a
-            one-to-many join without a unit), shaped as pandas' merge (the protected columns,
-            then the public ones, the protected rows' order), except that each row keeps
+            Protected by the same budget (a view of it with the join's stability where one
+            protected row may become several), shaped as pandas' merge (the left columns,
+            then the right ones, the left rows' order). With a public table each row keeps
             its index label where pandas numbers the result afresh: the labels are how
             pandas-dp tells that no row was repeated. With ``how="left"`` the public
             columns always have the dtypes pandas gives them when some row has no match
             (``int64`` becomes ``float64``, ``bool`` ``object``): whether one has is
-            private, so the dtypes come from the public table alone.
+            private, so the dtypes come from the public table alone. A join of two
+            protected frames has a fresh ``RangeIndex``, as pandas gives it.
+
+        Raises
+        ------
+        DPValueError
+            Before anything is read or charged: two protected frames of different
+            sessions, a join of protected frames that is not ``how="inner"``, a row-level
+            private join without ``max_rows_per_key``, a join under a privacy unit that is
+            not on the unit's column.
 
         Notes
         -----
-        With unique public keys each protected row becomes at most one row (exactly one
-        with ``"left"``), so every later release keeps its sensitivity and cost; the join
-        itself reads nothing to release and costs nothing. A public key repeated ``k``
-        times (at most) makes a row up to ``k`` rows: without a privacy unit the result's
-        stability is ``k`` (``joined.dp.session.stability``), and every later release
-        multiplies its sensitivity by it (the ledger's note says so); under a privacy unit
-        every release caps each unit's rows by its id, so the sensitivities stay those of
-        the caps (extra rows are dropped at random). Keys
-        match by the canonical forms of group keys (``1``, ``1.0`` and ``True`` are one
-        key); unlike pandas, a missing key matches nothing.
+        With a public table: stable when its keys are unique (each protected row becomes
+        at most one row, exactly one with ``"left"``), so every later release keeps its
+        sensitivity and cost; the join itself reads nothing to release and costs nothing.
+        A public key repeated ``k`` times (at most) makes a row up to ``k`` rows: under a
+        privacy unit every release caps each unit's rows by its id, so the sensitivities
+        stay those of the caps (extra rows are dropped at random); under row-level privacy
+        the result's *stability* is ``k`` (``joined.dp.session.stability``) and every later
+        release is calibrated to ``k`` rows (the ledger's note says so). A public table
+        joins pandas frames and Dask collections alike (the same calls and results); on
+        Dask each partition is joined by the same canonical matching, never by Dask's own
+        hash join, its lineage is checked like any derived collection's, and a one-to-many
+        join needs a privacy unit.
 
-        Works on pandas frames and Dask collections alike (the same calls and results; the
-        public table is a pandas DataFrame; on Dask a one-to-many join needs a privacy
-        unit). On Dask each partition is joined by the same
-        canonical matching, never by Dask's own hash join, and the result is released on
-        every route (row level, under a unit by exchange or partition by partition): its
-        lineage is checked like any derived collection's.
+        With a protected right side (both frames of one budget, pandas only):
+
+        - under a privacy unit, ``on`` must hold the unit's column (and may hold other
+          keys). Each joined row holds one unit's id, so the result stays under the unit,
+          with ``max_rows_per_unit = k_left · k_right``: the cap every later release
+          applies to a unit's joined rows (a unit within its caps on both sides loses none);
+        - under row-level privacy, the join is *private* (Tumult's ``join_private``): each
+          side is first truncated to ``max_rows_per_key`` = ``m`` rows per key, keeping the
+          first ``m`` in a random order, and the result's stability is ``2·m`` (two
+          tables: adding or removing a row of one side changes at most two of its kept rows,
+          each meeting at most ``m`` rows of the other side), or ``2·m·(s_left + s_right)``
+          when both sides read the same table (``4·m`` for a table joined with itself).
+          Every later release is calibrated to it.
+
+        Keys match by the canonical forms of group keys (``1``, ``1.0`` and ``True`` are one
+        key; the privacy unit's ids as every release reads them); unlike pandas, a missing
+        key matches nothing. The ledger names the tables a release read (once a budget has
+        several) and the joins that set its stability.
 
         Examples
         --------
@@ -1085,8 +1131,26 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         >>> joined = priv.dp.merge(regions, on="code")
         >>> list(joined.columns), joined.dp.session is priv.dp.session
         (['code', 'region'], True)
+
+        Two tables about the same people, joined on the privacy unit:
+
+        >>> people = pd.DataFrame({"pid": [1, 2], "age": [30, 40]}).dp.protect(
+        ...     epsilon=1.0, privacy_unit="pid", max_rows_per_unit=1, name="people")
+        >>> visits = pd.DataFrame({"pid": [1, 1, 2], "cost": [5.0, 7.0, 9.0]}).dp.protect(
+        ...     session=people.dp.session, privacy_unit="pid", max_rows_per_unit=3,
+        ...     name="visits")
+        >>> both = people.dp.merge(visits, on="pid")
+        >>> list(both.columns), both.dp.session.unit.max_rows
+        (['pid', 'age', 'cost'], 3)
         """
-        return merge(self._obj, public, on, how, validate, suffixes)
+        if has_session_mark(right):
+            return merge_protected(self._obj, right, on, how, validate, suffixes, max_rows_per_key)
+        if max_rows_per_key is not None:
+            raise DPValueError(
+                "max_rows_per_key truncates a join of two protected tables; this right side "
+                "is a public table (its key multiplicities are read off it)"
+            )
+        return merge(self._obj, right, on, how, validate, suffixes)
 
     @checked_keywords
     def explode(

@@ -41,8 +41,8 @@ every later release recognise by the function and its public
 row at most once (row level), and a join that neither renames the privacy-unit column nor
 writes a public column under its name keeps each row's unit id (under a unit).
 
-Right and outer joins, checks on the protected side and a protected frame on the right
-are refused, with the reason.
+Right and outer joins and checks on the protected side are refused, with the reason. A
+protected frame on the right is joined by :mod:`pandas_dp.api.queries.joins`.
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def merge(
             )
         # One protected row becomes at most k rows, k read off the public table alone.
         k = lookup.multiplicity
-        step = f"merge on {_names(keys)}: a key matches ≤ {k} public rows"
+        step = f"merge on {key_names(keys)}: a key matches ≤ {k} public rows"
         guard = None if session.guard is None else session.guard.allowing(k)
         view = session.view(lineage=session.lineage.then(k, step), guard=guard)
     _check_names(lookup, list(engine.columns(frame)))
@@ -109,7 +109,7 @@ def merge(
     return result if view is None else attach(result, view)
 
 
-def _names(keys: list[Hashable]) -> str:
+def key_names(keys: list[Hashable]) -> str:
     """The key columns as the ledger names them: ``'code'`` or ``['code', 'day']``."""
     return repr(keys[0]) if len(keys) == 1 else repr(keys)
 
@@ -134,10 +134,9 @@ def _keys(on: object, columns: pd.Index, public: pd.DataFrame) -> list[Hashable]
     except NotProtectedError:
         pass
     else:
-        raise DPValueError(
-            "the right side of merge is protected: a private-private join needs truncation "
-            "and is not available; merge joins a public lookup table (its values are "
-            "released as they are)"
+        raise DPValueError(  # the accessor sends protected right sides to joins.py
+            "the right side of merge is protected: join it with priv.dp.merge(right, ...), "
+            "which joins two protected tables of one budget"
         )
     keys = list(on) if isinstance(on, list | tuple) else [on]
     if not keys:

@@ -137,6 +137,8 @@ class ProtectArgs(TypedDict, total=False):
     rng: int | None
     replace: bool
     ledger: str | os.PathLike[str] | None
+    #: The table's name in the ledger's notes (a budget over several tables).
+    name: str | None
 
 
 class FrameProtectArgs(ProtectArgs, total=False):
@@ -146,6 +148,8 @@ class FrameProtectArgs(ProtectArgs, total=False):
     max_rows_per_unit: int | None
     schema: object
     validate: bool
+    #: Another table of this session's budget (``people.dp.session``): no budget of its own.
+    session: Any
 
 
 class PlanningArgs(TypedDict, total=False):
