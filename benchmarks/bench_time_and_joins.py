@@ -6,12 +6,17 @@ grouped count against ``df.merge(public, on=...).groupby(...).size()``, on ``ROW
 Seconds, best of 3 runs, the two sides timed in turn (a shared machine slows both alike);
 the ratio is pandas-dp over plain pandas.
 
+``merge-1m`` joins a public table with two rows per code (a one-to-many join without a
+unit: stability 2), and ``unit-join`` two protected tables about the same people on the
+privacy unit (``ROWS / 10`` people, ``ROWS`` visits), each then a grouped count, against
+pandas' merge and ``groupby().size()``.
+
 ``dask-merge`` (needs ``pandas-dp[dask]``) does the same on Dask: ``ddf.dp.merge(public,
 on=...)`` then a grouped count, against plain Dask's
 ``ddf.merge(public, on=...).groupby(...).size().compute()``, on ``DASK_ROWS`` rows in
 ``PARTITIONS`` partitions (threaded scheduler) of a collection already in memory.
 
-``python bench_time_and_joins.py [resample] [merge] [dask-merge] [ROWS]``: only the named
+``python bench_time_and_joins.py [resample] [merge] [merge-1m] [unit-join] [dask-merge] [ROWS]``: only the named
 cases, on ``ROWS`` rows (resample and merge on 10^7 rows by default, dask-merge on
 ``DASK_ROWS``; ``ROWS`` sets both).
 """
@@ -32,7 +37,7 @@ from _util import table
 ROWS = 10_000_000
 DASK_ROWS = 10_000_000  # about 15 s for both sides on 2 cores
 PARTITIONS = 8
-CASES = ("resample", "merge", "dask-merge")
+CASES = ("resample", "merge", "merge-1m", "unit-join", "dask-merge")
 DAYS = 365
 CODES = 1_000
 REGIONS = 20
@@ -93,6 +98,10 @@ def run(
             lambda: events.merge(public, on="code").groupby("region").size(),
         ),
     ]
+    if "merge-1m" in only:
+        cases.append(_one_to_many(events, priv, regions))
+    if "unit-join" in only:
+        cases.append(_unit_join(rows, regions))
     if "dask-merge" in only:
         cases.append(_dask_merge(dask_rows, public, regions))
     rows_out: list[list[object]] = []
@@ -106,6 +115,61 @@ def run(
             "",
             table(["release", "pandas-dp", "plain pandas", "ratio"], rows_out),
         ]
+    )
+
+
+def _one_to_many(
+    events: pd.DataFrame, priv: pd.DataFrame, regions: list[str]
+) -> tuple[str, str, Callable[[], Any], Callable[[], Any]]:
+    """A public table with two rows per code (stability 2, row-level) + a grouped count."""
+    codes = np.arange(CODES)
+    public = pd.DataFrame(
+        {
+            "code": np.repeat(codes, 2),
+            "region": [f"r{(i // 2 + i % 2) % REGIONS:02d}" for i in range(2 * CODES)],
+        }
+    )
+    return (
+        "merge-1m",
+        f"merge (1:m, 2 rows per key, stability 2) + grouped count, {len(events):,} rows",
+        lambda: (
+            priv.dp.merge(public, on="code").dp.groupby("region", keys=regions).count(epsilon=1.0)
+        ),
+        lambda: events.merge(public, on="code").groupby("region").size(),
+    )
+
+
+def _unit_join(
+    rows: int, regions: list[str]
+) -> tuple[str, str, Callable[[], Any], Callable[[], Any]]:
+    """Two protected tables joined on the unit: ``rows/10`` people, ``rows`` visits.
+
+    ``people.dp.merge(visits, on="pid")`` then a grouped count over the people's region,
+    against ``people.merge(visits, on="pid").groupby("region").size()``. The caps (1 row per
+    person, 20 visits per person) never bind here, so both count the same rows.
+    """
+    gen = np.random.default_rng(10)  # test-only: generates benchmark data, never noise
+    n_people = max(rows // 10, 1)
+    people = pd.DataFrame(
+        {"pid": np.arange(n_people), "region": gen.choice(np.asarray(regions), n_people)}
+    )
+    visits = pd.DataFrame(
+        {"pid": gen.integers(0, n_people, rows), "cost": gen.uniform(0, 100, rows)}
+    )
+    priv_people = people.dp.protect(epsilon=1e6, privacy_unit="pid", max_rows_per_unit=1)
+    priv_visits = visits.dp.protect(
+        session=priv_people.dp.session, privacy_unit="pid", max_rows_per_unit=40
+    )
+    return (
+        "unit-join",
+        f"join of two protected tables on the unit + grouped count, {n_people:,} people, "
+        f"{rows:,} visits",
+        lambda: (
+            priv_people.dp.merge(priv_visits, on="pid")
+            .dp.groupby("region", keys=regions)
+            .count(epsilon=1.0)
+        ),
+        lambda: people.merge(visits, on="pid").groupby("region").size(),
     )
 
 

@@ -23,6 +23,7 @@ this very function, which Dask lineage checks recognise by it and by its :class:
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
@@ -33,6 +34,12 @@ from pandas.api.extensions import ExtensionArray
 
 from pandas_dp.engines.canonical import canonical_column
 from pandas_dp.engines.codes import public_codes
+
+#: pandas' counting sort, the one its own merge groups rows with (linear time); None in a
+#: pandas without it, where numpy's stable sort does the same work.
+groupsort_indexer = getattr(
+    importlib.import_module("pandas._libs.algos"), "groupsort_indexer", None
+)
 
 #: Row positions and codes (int64 arrays of public positions).
 I64 = npt.NDArray[np.int64]
@@ -193,6 +200,24 @@ def _matches(canonical: pd.DataFrame, index: pd.Index) -> tuple[I64, I64]:
     )
     order = np.argsort(key_codes, kind="stable")
     return order, np.searchsorted(key_codes[order], np.arange(len(index) + 1))
+
+
+def grouped_order(codes: I64, groups: int) -> tuple[I64, I64]:
+    """The rows with a code in ``[0, groups)`` sorted by code (stably), and each code's bounds.
+
+    ``order[bounds[c]:bounds[c + 1]]`` are the rows of code ``c`` in their own order; rows
+    with code -1 are left out. A counting sort in linear time (pandas' ``groupsort_indexer``,
+    what its merge uses), or numpy's stable sort where pandas does not offer it.
+    """
+    if groupsort_indexer is not None:
+        indexer, counts = groupsort_indexer(codes.astype(np.intp, copy=False), groups)
+        order = np.asarray(indexer[counts[0] :], dtype=np.int64)  # counts[0]: the -1 rows
+        bounds = np.zeros(groups + 1, dtype=np.int64)
+        np.cumsum(counts[1:], out=bounds[1:])
+        return order, bounds
+    valid = np.flatnonzero(codes >= 0)
+    order = valid[np.argsort(codes[valid], kind="stable")]
+    return order, np.searchsorted(codes[order], np.arange(groups + 1))
 
 
 def expand_rows(codes: I64, order: I64, bounds: I64, how: str) -> tuple[I64, I64]:

@@ -48,7 +48,7 @@ from pandas_dp.engines import engine_for
 from pandas_dp.engines.bounding import below_cap
 from pandas_dp.engines.canonical import canonical_unit_ids
 from pandas_dp.engines.codes import observed_codes, public_codes
-from pandas_dp.engines.lookup import I64, expand_rows
+from pandas_dp.engines.lookup import I64, expand_rows, grouped_order
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.transformations.stability import Lineage, private_join
 from pandas_dp.units import PrivacyUnit, positive_int
@@ -240,10 +240,8 @@ def _joined(
     suffixes: tuple[str, str],
 ) -> pd.DataFrame:
     """The inner join of the rows with codes >= 0, shaped as ``left.merge(right, on=keys)``."""
-    valid = np.flatnonzero(right_codes >= 0)
-    order = valid[np.argsort(right_codes[valid], kind="stable")]
     top = int(max(left_codes.max(initial=-1), right_codes.max(initial=-1))) + 1
-    bounds = np.searchsorted(right_codes[order], np.arange(top + 1))
+    order, bounds = grouped_order(right_codes, top)  # the right rows of each key, in order
     rows, positions = expand_rows(left_codes, order, bounds, "inner")
     values = right.drop(columns=keys)
     overlap = set(left.columns) & set(values.columns)
