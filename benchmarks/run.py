@@ -74,7 +74,8 @@ def main() -> None:
             max(5, bench_regression.RUNS // scale), max(50, bench_regression.COVERAGE_RUNS // scale)
         ),
     ]
-    joins = ("resample", "merge", "dask-merge") if args.dask else ("resample", "merge")
+    joins = ("resample", "merge", "merge-1m", "unit-join")
+    joins += ("dask-merge",) if args.dask else ()
     sections.append(
         bench_time_and_joins.run(
             bench_time_and_joins.ROWS // scale, joins, bench_time_and_joins.DASK_ROWS // scale
