@@ -16,9 +16,8 @@ on=...)`` then a grouped count, against plain Dask's
 ``ddf.merge(public, on=...).groupby(...).size().compute()``, on ``DASK_ROWS`` rows in
 ``PARTITIONS`` partitions (threaded scheduler) of a collection already in memory.
 
-``python bench_time_and_joins.py [resample] [merge] [merge-1m] [unit-join] [dask-merge] [ROWS]``: only the named
-cases, on ``ROWS`` rows (resample and merge on 10^7 rows by default, dask-merge on
-``DASK_ROWS``; ``ROWS`` sets both).
+``python bench_time_and_joins.py [CASE ...] [ROWS]``: only the named cases (of ``CASES``), on
+``ROWS`` rows (10^7 by default, dask-merge on ``DASK_ROWS``; ``ROWS`` sets both).
 """
 
 from __future__ import annotations
