@@ -248,3 +248,43 @@ def test_noisy_bounds_cover_most_of_a_large_column(protect_seeded) -> None:
     assert lower == 0.0
     true = np.quantile(data["x"], [0.99, 0.999])
     assert true[0] <= upper <= 1.25 * 1.25 * true[1]
+
+
+def test_a_given_end_is_kept_and_its_share_goes_to_the_other(protect_seeded, noise) -> None:
+    data = heavy()
+    priv = protect_seeded(data, epsilon=10.0)
+    with noise(priv) as calls:
+        table = priv.dp.bounds(["income", "balance"], epsilon=0.9, lower={"income": 0})
+    assert len(calls) == 2 * 3  # three scans: income's upper, balance's two ends
+    each = Fraction(3, 10)
+    assert [call.mechanism.scale for call in calls[:2]] == [2 * 999 / each, 4 * 999 / each]
+    assert tuple(table.loc["income"]) == (0.0, oracle(data["income"].to_numpy(), P, Q)[1])
+    assert tuple(table.loc["balance"]) == oracle(data["balance"].to_numpy(), P, Q)
+    labels = [m.label for m in priv.dp.session.releases[-1].measurements]
+    assert labels == [
+        "bound(income, 0.999, upper)",
+        "bound(balance, 0.001, lower)",
+        "bound(balance, 0.999, upper)",
+    ]
+    # The released end lies beyond the given one (the next lattice point past it).
+    with noise(priv):
+        # 1.75·2**29 < 1e9 <= 2**30
+        assert priv["income"].dp.bounds(epsilon=0.1, lower=1e9) == (1e9, 2.0**30)
+        assert priv["income"].dp.bounds(epsilon=0.1, upper=-5) == (-6.0, -5.0)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error"),
+    [
+        ({"lower": 0, "upper": 1}, DPValueError),
+        ({"lower": "0"}, DPTypeError),
+        ({"lower": True}, DPTypeError),
+        ({"lower": {"nope": 0}}, DPValueError),
+        ({"upper": np.inf}, DPValueError),
+        ({"upper": 2.0**64}, DPValueError),
+    ],
+)
+def test_bad_given_ends_are_refused_before_any_charge(kwargs, error, charges_nothing) -> None:
+    priv = _refusal_frame().dp.protect(epsilon=5.0)
+    with charges_nothing(priv), pytest.raises(error):
+        priv.dp.bounds(["x"], epsilon=1.0, **kwargs)

@@ -173,6 +173,8 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         self, columns: Hashable | list[Hashable] | None = None, *,
         epsilon: Real | None = None, rho: Real | None = None,
         q: tuple[float, float] = (0.001, 0.999),
+        lower: Real | Mapping[Hashable, Real] | None = None,
+        upper: Real | Mapping[Hashable, Real] | None = None,
     ) -> pd.DataFrame:  # fmt: skip
         """Release bounds ``(lower, upper)`` per column that cover most of its values.
 
@@ -193,6 +195,11 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             The quantiles aimed at: the lower bound is a lattice point at or below the
             ``q[0]`` quantile, the upper bound one at or above the ``q[1]`` quantile (with
             enough data for the budget; ``0 < q[0] < 0.5 < q[1] < 1``).
+        lower, upper : float or dict, optional
+            A public end known from the domain (``lower=0`` for incomes or durations), for
+            every column or as ``{column: value}``: taken as it is, and that end is not
+            released, so the column's share of ε goes to its other end alone. The released
+            end is then at least one lattice point beyond the given one.
 
         Returns
         -------
@@ -223,7 +230,7 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         answer says yes; the lower bound mirrors it with ``q[0]``. Sensitivity of every
         answer: ``Δ = max(q, 1 - q)`` per row (times ``max_rows_per_unit`` under a privacy
         unit). The scan is ε-DP whatever the number of points. Cost: ``epsilon``, split
-        equally among the ``2 × columns`` scans.
+        equally among the scans (two per column, one when ``lower`` or ``upper`` is given).
 
         Without noise the result is the lattice point nearest each aimed quantile on its
         outer side (0 when a column has no value on that side of 0). With noise the rank
@@ -248,7 +255,8 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         >>> mean = priv.dp.mean("income", bounds=b, epsilon=1.0)
         """
         options = ReleaseOptions(epsilon=epsilon, rho=rho)
-        return self._consume(plan_bounds(self._obj, columns, q, options))
+        planned = plan_bounds(self._obj, columns, q, options, lower=lower, upper=upper)
+        return self._consume(planned)
 
     @checked_keywords
     def groupby(

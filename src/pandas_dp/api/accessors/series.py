@@ -294,7 +294,8 @@ class SeriesDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
     @checked_keywords
     def bounds(
         self, *, epsilon: Real | None = None, rho: Real | None = None,
-        q: tuple[float, float] = (0.001, 0.999),
+        q: tuple[float, float] = (0.001, 0.999), lower: Real | None = None,
+        upper: Real | None = None,
     ) -> tuple[float, float]:  # fmt: skip
         """Release bounds ``(lower, upper)`` that cover most of the values.
 
@@ -309,6 +310,9 @@ class SeriesDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             Instead of ``epsilon`` in a zCDP session.
         q : (float, float), default (0.001, 0.999)
             The quantiles aimed at.
+        lower, upper : float, optional
+            A public end known from the domain (``lower=0`` for incomes): taken as it is,
+            and all of ε goes to the other end.
 
         Returns
         -------
@@ -324,7 +328,8 @@ class SeriesDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         (0.0, True)
         """
         options = ReleaseOptions(epsilon=epsilon, rho=rho)
-        table: Any = self._consume(plan_bounds(self._obj, None, q, options))
+        planned = plan_bounds(self._obj, None, q, options, lower=lower, upper=upper)
+        table: Any = self._consume(planned)
         if not isinstance(table, pd.DataFrame):  # a preview describes the release instead
             return table
         return float(table["lower"].iloc[0]), float(table["upper"].iloc[0])

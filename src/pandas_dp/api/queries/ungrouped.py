@@ -7,7 +7,7 @@ releases. Each function returns a planned release, which the accessors run or pr
 from __future__ import annotations
 
 import numbers
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Literal, overload
@@ -28,7 +28,7 @@ from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.budget import exact
 from pandas_dp.engines.temporal import nanoseconds
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
-from pandas_dp.measures.grids import LATTICE_END
+from pandas_dp.measures.grids import LATTICE_END, lattice
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
 from pandas_dp.planning.statistics import (
     STATISTICS,
@@ -362,12 +362,17 @@ def plan_bounds(
     columns: Hashable | list[Hashable] | None,
     q: object,
     options: ReleaseOptions,
+    *,
+    lower: object = None,
+    upper: object = None,
 ) -> PlannedRelease[pd.DataFrame]:
     """A (lower, upper) pair per column covering the ``q`` quantiles (see ``DataFrame.dp.bounds``).
 
-    Each column's two ends are sparse-vector scans over the public magnitude lattice
+    Each column's ends are sparse-vector scans over the public magnitude lattice
     (:mod:`pandas_dp.mechanisms.bounds`); ε is split equally among all of them. ``columns``
-    None: every numeric column (public dtypes), the privacy unit's aside.
+    None: every numeric column (public dtypes), the privacy unit's aside. A public ``lower``
+    (or ``upper``), a number or ``{column: number}``, is taken as it is for that end, which
+    is then not scanned.
     """
     target = resolve(obj)
     if options.bounds is not None:
@@ -398,23 +403,65 @@ def plan_bounds(
             "give public domain bounds, e.g. bounds=(pd.Timestamp('2020-01-01'), "
             "pd.Timestamp('2025-01-01'))"
         )
-    stats: list[Statistic] = []
+    given = {-1: _known_end(lower, names, "lower"), 1: _known_end(upper, names, "upper")}
     for column in names:
-        stats += [
-            Bound((column, "lower"), column, levels[0], -1),
-            Bound((column, "upper"), column, levels[1], 1),
-        ]
+        if column in given[-1] and column in given[1]:
+            raise DPValueError(
+                f"bounds: both ends of {column!r} are given (lower= and upper=): nothing to "
+                "release; pass them as bounds= to the release that needs them"
+            )
+    sides: tuple[tuple[str, Fraction, Literal[-1, 1]], ...] = (
+        ("lower", levels[0], -1),
+        ("upper", levels[1], 1),
+    )
+    stats: list[Statistic] = [
+        Bound((column, name), column, level, side)
+        for column in names
+        for name, level, side in sides
+        if column not in given[side]
+    ]
     ends = (-LATTICE_END, LATTICE_END)  # the lattice's: values beyond are clipped to them
     spanned = replace(options, bounds=dict.fromkeys(names, ends))
     planned = plan_many(obj, stats, spanned, query="bounds")
+    points = lattice()
+
+    def end(row: Any, column: Hashable, side: Literal[-1, 1]) -> float:
+        other = given[-side].get(column)
+        if column in given[side]:
+            return given[side][column]
+        value = float(row[(column, "lower" if side == -1 else "upper")])
+        if other is None:
+            return value
+        # Beyond the given end (free post-processing): the next lattice point past it.
+        if side == 1:
+            return max(value, float(points[np.searchsorted(points, other, side="right")]))
+        return min(value, float(points[np.searchsorted(points, other, side="left") - 1]))
 
     def table(result: pd.DataFrame) -> pd.DataFrame:
         row: Any = result.iloc[0]  # pandas-stubs index a Series by str or int labels only
-        lowers = [float(row[(c, "lower")]) for c in names]
-        uppers = [float(row[(c, "upper")]) for c in names]
+        lowers = [end(row, c, -1) for c in names]
+        uppers = [end(row, c, 1) for c in names]
         return pd.DataFrame({"lower": lowers, "upper": uppers}, index=pd.Index(names))
 
     return planned.then(table)
+
+
+def _known_end(value: object, names: list[Hashable], what: str) -> dict[Hashable, float]:
+    """A public end given for every column (a number) or some (``{column: number}``)."""
+    if value is None:
+        return {}
+    given = dict(value) if isinstance(value, Mapping) else dict.fromkeys(names, value)
+    unknown = [c for c in given if c not in names]
+    if unknown:
+        raise DPValueError(f"bounds: {what}= names columns not released: {unknown}")
+    parsed = {}
+    for column, number in given.items():
+        if isinstance(number, bool) or not isinstance(number, numbers.Real):
+            raise DPTypeError(f"bounds: {what} must be a real number, got {number!r}")
+        if not abs(float(number)) < LATTICE_END:
+            raise DPValueError(f"bounds: {what} must be finite and within ±2**64, got {number}")
+        parsed[column] = float(number)
+    return parsed
 
 
 def _bound_levels(q: object) -> tuple[Fraction, Fraction]:
