@@ -51,19 +51,20 @@ def draw(counts: np.ndarray, n: int, seed: int, divide: int = 1) -> np.ndarray:
     source = SeededRandomSource(seed)
     rho = threshold.sample(n, source)
     nu = query.sample(n * K, source).reshape(n, K)
-    return scan_index(scores, rho, nu)
+    return scan_index(scores, part.threshold, rho, nu)
 
 
 def test_the_calibration_is_that_of_above_threshold() -> None:
     part = bound_part("x", HALF, EPSILON, 1, "b")
     assert part.threshold_noise.scale == 2  # 2Δ/ε with Δ = qd·max(q, 1 - q) = 1
     assert part.query_noise.scale == 4
+    assert part.threshold == 4  # the query noise's scale
     assert part.measurement.epsilon == EPSILON
 
 
 def test_privacy_loss_audit_and_a_low_noise_mutant() -> None:
     # D: 100 values, 10 at each of the first 10 points; D' one more at 0, which moves every
-    # score a_j = 2·#{x <= c_j} - n by one, near 0 (the threshold) at the fifth point.
+    # score a_j = 2·#{x <= c_j} - n by one, near the threshold (4) at the fifth point.
     d = np.full(K, 10, dtype=np.int64)
     d2 = d + np.eye(K, dtype=np.int64)[0]
 
@@ -73,9 +74,10 @@ def test_privacy_loss_audit_and_a_low_noise_mutant() -> None:
     real = audit(*paired_runs(run, seed=800, n_calibration=100_000, n_evaluation=400_000))
     print(f"bounds scan, real: {real}")
     assert real.epsilon_lb <= float(EPSILON), f"the scan leaks more than ε: {real}"
-    # The mutant's data: the second point's score is -1 on D and 0 on D' (the threshold).
+    # The mutant's data: the second point's score is 3 on D and 4 on D' (its threshold,
+    # the real query noise's scale: the mutant keeps the threshold and divides the noise).
     m = np.zeros(K, dtype=np.int64)
-    m[1], m[2] = 50, 51
+    m[1], m[2] = 52, 49
     m2 = m + np.eye(K, dtype=np.int64)[0]
 
     def mutant(dataset: int, n: int, seed: int) -> np.ndarray:

@@ -30,13 +30,24 @@ LOWER_SCAN = [0.0, *(-p for p in POSITIVE)]  # from 0 downwards
 POINTS = len(UPPER_SCAN)  # 386
 
 
-def oracle(values: np.ndarray, p: Fraction, q: Fraction) -> tuple[float, float]:
-    """The zero-noise release: the first point from 0 outwards past each aimed quantile."""
+def margin(level: Fraction, epsilon: Fraction) -> Fraction:
+    """The documented threshold in ranks: ``round(4Δ/ε) / qd``, ``Δ = qd·max(q, 1 - q)``."""
+    delta = level.denominator * max(level, 1 - level)
+    return Fraction(round(4 * delta / epsilon), level.denominator)
+
+
+def oracle(
+    values: np.ndarray, p: Fraction, q: Fraction, epsilon: Fraction | None = None
+) -> tuple[float, float]:
+    """The zero-noise release: the first point from 0 outwards past each aimed quantile (by
+    the threshold's margin of a scan of ``epsilon``; none when None, as at huge ε)."""
     x = np.asarray(values, dtype=np.float64)
     x = np.clip(x[~np.isnan(x)], -(2.0**64), 2.0**64)
     n = x.size
-    upper = next(c for c in UPPER_SCAN if Fraction(int(np.sum(x <= c))) >= q * n)
-    lower = next(c for c in LOWER_SCAN if Fraction(int(np.sum(x >= c))) >= (1 - p) * n)
+    high = q * n + (0 if epsilon is None else margin(q, epsilon))
+    low = (1 - p) * n + (0 if epsilon is None else margin(p, epsilon))
+    upper = next((c for c in UPPER_SCAN if Fraction(int(np.sum(x <= c))) >= high), 2.0**64)
+    lower = next((c for c in LOWER_SCAN if Fraction(int(np.sum(x >= c))) >= low), -(2.0**64))
     return lower, upper
 
 
@@ -73,9 +84,9 @@ def test_hand_computed_cases(protect_seeded, noise) -> None:
         "down": -np.arange(1, 1001, dtype=np.float64),  # lower 0.001: -999 -> -1024
         "mid": np.linspace(100, 200, 1000),  # upper: 200 -> 224 (1.75 · 2**7)
     })  # fmt: skip
-    priv = protect_seeded(data, epsilon=10.0)
-    with noise(priv):
-        table = priv.dp.bounds(epsilon=1.0)
+    priv = protect_seeded(data, epsilon=1e6)
+    with noise(priv):  # at huge ε the threshold's margin rounds to 0 (4·999·6/1e5 < 1/2)
+        table = priv.dp.bounds(epsilon=1e5)
     expected = pd.DataFrame(
         {"lower": [0.0, -1024.0, 0.0], "upper": [1024.0, 0.0, 224.0]},
         index=pd.Index(["up", "down", "mid"]),
@@ -88,7 +99,7 @@ def test_zero_noise_release_is_the_oracle(protect_seeded, noise, levels) -> None
     data = heavy()
     data.loc[[3, 7], "income"] = [np.nan, np.inf]
     data.loc[[5], "balance"] = -np.inf
-    priv = protect_seeded(data, epsilon=10.0)
+    priv = protect_seeded(data, epsilon=1e6)
     kwargs = {} if levels is None else {"q": levels}
     with noise(priv):
         table = priv.dp.bounds(epsilon=1.0, **kwargs)
@@ -96,6 +107,11 @@ def test_zero_noise_release_is_the_oracle(protect_seeded, noise, levels) -> None
     assert list(table.index) == ["income", "balance", "tiny", "count"]  # numeric columns
     assert list(table.columns) == ["lower", "upper"]
     assert (table.dtypes == np.float64).all()
+    for column in table.index:
+        values = data[column].to_numpy(np.float64)
+        assert tuple(table.loc[column]) == oracle(values, p, q, Fraction(1, 8))
+    with noise(priv):  # huge ε: the aimed quantiles themselves
+        table = priv.dp.bounds(epsilon=1e5, **kwargs)
     for column in table.index:
         assert tuple(table.loc[column]) == oracle(data[column].to_numpy(np.float64), p, q)
 
@@ -142,7 +158,7 @@ def test_series_form_and_preview(protect_seeded, noise, charges_nothing) -> None
     assert "sparse_vector" in str(preview)
     with noise(priv):
         pair = priv["income"].dp.bounds(epsilon=1.0)
-    assert pair == oracle(data["income"].to_numpy(), P, Q)
+    assert pair == oracle(data["income"].to_numpy(), P, Q, Fraction(1, 2))
     assert priv.dp.session.spent.epsilon == 1
 
 
@@ -258,19 +274,21 @@ def test_a_given_end_is_kept_and_its_share_goes_to_the_other(protect_seeded, noi
     assert len(calls) == 2 * 3  # three scans: income's upper, balance's two ends
     each = Fraction(3, 10)
     assert [call.mechanism.scale for call in calls[:2]] == [2 * 999 / each, 4 * 999 / each]
-    assert tuple(table.loc["income"]) == (0.0, oracle(data["income"].to_numpy(), P, Q)[1])
-    assert tuple(table.loc["balance"]) == oracle(data["balance"].to_numpy(), P, Q)
+    assert tuple(table.loc["income"]) == (0.0, oracle(data["income"].to_numpy(), P, Q, each)[1])
+    assert tuple(table.loc["balance"]) == oracle(data["balance"].to_numpy(), P, Q, each)
     labels = [m.label for m in priv.dp.session.releases[-1].measurements]
     assert labels == [
         "bound(income, 0.999, upper)",
         "bound(balance, 0.001, lower)",
         "bound(balance, 0.999, upper)",
     ]
-    # The released end lies beyond the given one (the next lattice point past it).
+    # The released end lies beyond the given one (the next lattice point past it); at huge ε
+    # the threshold's margin is 0.
+    priv = protect_seeded(data, epsilon=1e6)
     with noise(priv):
         # 1.75·2**29 < 1e9 <= 2**30
-        assert priv["income"].dp.bounds(epsilon=0.1, lower=1e9) == (1e9, 2.0**30)
-        assert priv["income"].dp.bounds(epsilon=0.1, upper=-5) == (-6.0, -5.0)
+        assert priv["income"].dp.bounds(epsilon=1e5, lower=1e9) == (1e9, 2.0**30)
+        assert priv["income"].dp.bounds(epsilon=1e5, upper=-5) == (-6.0, -5.0)
 
 
 @pytest.mark.parametrize(
@@ -288,3 +306,16 @@ def test_bad_given_ends_are_refused_before_any_charge(kwargs, error, charges_not
     priv = _refusal_frame().dp.protect(epsilon=5.0)
     with charges_nothing(priv), pytest.raises(error):
         priv.dp.bounds(["x"], epsilon=1.0, **kwargs)
+
+
+def test_both_scans_at_zero_give_usable_bounds(protect_seeded) -> None:
+    # Every answer "yes" at once (query noise far above the threshold's): both scans stop at
+    # 0, and the pair is widened to (0, 2**-32) so that it can be passed as bounds=.
+    from pandas_dp.testing import capture_noise
+
+    priv = protect_seeded(pd.DataFrame({"x": [5.0, 7.0, 9.0]}), epsilon=10.0)
+    script = [[0], [10**9] * POINTS] * 2
+    with pytest.warns(pandas_dp.PrivacyLeakWarning), capture_noise(priv, script=script):
+        pair = priv["x"].dp.bounds(epsilon=1.0)
+    assert pair == (0.0, 2.0**-32)
+    assert 0.0 <= priv["x"].dp.mean(bounds=pair, epsilon=1.0) <= 2.0**-32

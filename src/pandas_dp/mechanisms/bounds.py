@@ -8,20 +8,27 @@ above ``2**-32``). Values are clipped to ``±2**64`` (``±inf`` included) and co
 points exactly; missing values are not counted.
 
 The upper bound at level ``q = qn/qd`` (say 0.999) scans the points ``c_0 = 0 < c_1 < ...``
-upwards and asks at each whether ``a_j = qd·#{x <= c_j} - qn·n`` is at least 0 (whether
-``c_j`` lies at or above the sample's ``q`` quantile); the first point whose noisy answer
-clears the noisy threshold, ``a_j + ν_j >= ρ``, is released. The lower bound at level ``p``
-(say 0.001) scans ``0 > -c_1 > ...`` downwards with ``b_j = qd·#{x >= -c_j} - (qd - qn)·n``
-for ``p = qn/qd``. So without noise the release is the lattice point at or above the ``q``
-quantile nearest to it (the upper end of the lattice cell ``(c_{j-1}, c_j]`` that holds it)
-and, for the lower bound, the point at or below the ``p`` quantile nearest to it.
+upwards and asks at each whether ``a_j = qd·#{x <= c_j} - qn·n`` is at least the threshold
+``T`` (whether ``c_j`` lies at or above the sample's ``q`` quantile, by a margin); the first
+point whose noisy answer clears the noisy threshold, ``a_j + ν_j >= T + ρ``, is released.
+The lower bound at level ``p`` (say 0.001) scans ``0 > -c_1 > ...`` downwards with
+``b_j = qd·#{x >= -c_j} - (qd - qn)·n`` for ``p = qn/qd``. ``T`` is the query noise's scale
+``4Δ/ε`` rounded (:func:`margin`): a scan stops at the first of many noisy answers that
+clears the threshold, so without a margin it stops early, inside the aimed quantile, by
+about the noise's size; for means and sums of heavy-tailed columns clipping too much costs
+more than bounds a little too wide (measured in ``benchmarks/bench_bounds.py``). In ranks the
+margin is ``4·max(q, 1 - q)/ε`` values: it vanishes as ε grows, and without noise at large ε
+the release is the lattice point at or above the ``q`` quantile nearest to it (the upper
+end of the lattice cell ``(c_{j-1}, c_j]`` that holds it) and, for the lower bound, the point
+at or below the ``p`` quantile nearest to it.
 
-Privacy. One row moves ``n`` by one and each count by at most one, so every ``a_j`` (and
-``b_j``) by at most ``Δ = qd·max(q, 1 - q)``, an integer (``l1`` times that when a privacy
-unit holds up to ``l1`` rows). AboveThreshold (Dwork, Naor, Reingold, Rothblum & Vadhan
-2009; Lyu, Su & Li, VLDB 2017, Algorithm 1 with ``c = 1``) with threshold noise of scale
-``2Δ/ε`` and query noise of scale ``4Δ/ε`` is ε-DP whatever the number of points scanned;
-the noise is discrete Laplace (as for a quantile's interval ends,
+Privacy. ``T`` depends on ε, ``q`` and the privacy unit's bound only. One row moves ``n``
+by one and each count by at most one, so every ``a_j`` (and ``b_j``) by at most
+``Δ = qd·max(q, 1 - q)``, an integer (``l1`` times that when a privacy unit holds up to
+``l1`` rows). AboveThreshold (Dwork, Naor, Reingold, Rothblum & Vadhan 2009; Lyu, Su & Li,
+VLDB 2017, Algorithm 1 with ``c = 1``) with threshold noise of scale ``2Δ/ε`` and query
+noise of scale ``4Δ/ε`` is ε-DP whatever the number of points scanned and whatever the
+public threshold; the noise is discrete Laplace (as for a quantile's interval ends,
 :mod:`pandas_dp.mechanisms.quantile_interval`, whose noise this reuses). The lattice, the
 threshold and the scan order are public, so only the noisy answers decide the point.
 
@@ -70,7 +77,12 @@ def bound_scores(edge_ranks: I64, q: Fraction, side: Side) -> I64:
     return np.asarray(q.denominator * at_least - (q.denominator - q.numerator) * totals)
 
 
-def scan_index(scores: I64, rho: I64, nu: I64) -> I64:
-    """Per group, the first point (scan order) with ``score + ν >= ρ``; the last if none."""
-    stop = first_crossing(scores, 0, rho, nu)
+def margin(query_scale: Fraction) -> int:
+    """The threshold ``T``: the query noise's scale, rounded to an integer (public)."""
+    return round(query_scale)
+
+
+def scan_index(scores: I64, threshold: int, rho: I64, nu: I64) -> I64:
+    """Per group, the first point (scan order) with ``score + ν >= T + ρ``; the last if none."""
+    stop = first_crossing(scores, threshold, rho, nu)
     return np.minimum(stop, scores.shape[1] - 1).astype(np.int64)

@@ -441,6 +441,12 @@ def plan_bounds(
         row: Any = result.iloc[0]  # pandas-stubs index a Series by str or int labels only
         lowers = [end(row, c, -1) for c in names]
         uppers = [end(row, c, 1) for c in names]
+        # Both scans stopped at 0 (too little data for the budget): the smallest positive
+        # point as the upper end, so that the pair is usable bounds (free post-processing).
+        uppers = [
+            u if u > lo else float(points[points.size // 2 + 1])
+            for lo, u in zip(lowers, uppers, strict=True)
+        ]
         return pd.DataFrame({"lower": lowers, "upper": uppers}, index=pd.Index(names))
 
     return planned.then(table)

@@ -19,7 +19,7 @@ import numpy as np
 from pandas_dp.accounting.events import Measurement, SelectionMeasurement
 from pandas_dp.measures.aggregates import Aggregate, CellCounts, EdgeRanks, Measure, Rows
 from pandas_dp.measures.grids import LATTICE_END, Rounding, quantile_candidates, scan_points
-from pandas_dp.mechanisms.bounds import bound_scores, scan_index
+from pandas_dp.mechanisms.bounds import bound_scores, margin, scan_index
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice
@@ -221,7 +221,7 @@ class BoundPart:
     """One end of a bounds release, by a sparse-vector scan over the magnitude lattice.
 
     See :mod:`pandas_dp.mechanisms.bounds`: the scan from 0 outwards on ``side`` costs
-    ``measurement.epsilon``; its threshold (0) and lattice are public.
+    ``measurement.epsilon``; its threshold (the query noise's scale) and lattice are public.
     """
 
     label: str
@@ -231,6 +231,7 @@ class BoundPart:
     side: Side
     threshold_noise: DiscreteLaplace
     query_noise: DiscreteLaplace
+    threshold: int
     lattice: Lattice | None = None
 
     @property
@@ -244,7 +245,7 @@ class BoundPart:
         groups, points = scores.shape
         rho = source.draw(self.threshold_noise, groups)
         nu = source.draw(self.query_noise, groups * points).reshape(groups, points)
-        return scan_index(scores, rho, nu)
+        return scan_index(scores, self.threshold, rho, nu)
 
     def to_real(self, index: Any) -> Any:
         """The lattice point of each index (scan order: from 0 outwards)."""
@@ -269,7 +270,8 @@ def bound_part(
         label, "sparse_vector", epsilon, contribution.l1 * delta, query_noise.scale
     )
     measure = EdgeRanks(column, -LATTICE_END, LATTICE_END, 1, "magnitude")
-    return BoundPart(label, measure, record, q, side, threshold_noise, query_noise)
+    threshold = margin(query_noise.scale)
+    return BoundPart(label, measure, record, q, side, threshold_noise, query_noise, threshold)
 
 
 @dataclass(frozen=True)
