@@ -171,10 +171,14 @@ def test_the_result_is_usable_as_bounds(protect_seeded, noise) -> None:
         from_pair = priv.dp.mean("income", bounds=tuple(b.loc["income"]), epsilon=1.0)
         sums = priv.dp.sum(["income", "balance"], bounds=b, epsilon=1.0)
         described = priv.dp.describe(bounds=b, epsilon=1.0)
+        matrix = priv.dp.cov(bounds=b, epsilon=1.0)
+        grouped = priv.dp.groupby("count", keys=[0, 1]).mean("income", bounds=b, epsilon=1.0)
         series = priv["income"].dp.mean(bounds=priv["income"].dp.bounds(epsilon=1.0), epsilon=1)
     assert from_table == from_pair
     assert list(sums.index) == ["income", "balance"]
     assert list(described.columns) == ["income", "balance"]
+    assert list(matrix.columns) == ["income", "balance"]
+    assert list(grouped.index) == [0, 1]
     lower, upper = b.loc["income"]
     assert lower <= series <= upper
     with pytest.raises(DPTypeError, match="'lower' and 'upper'"):

@@ -37,9 +37,13 @@ mechanism over the whole lattice both pay for the hundreds of empty points beyon
 the first needs a threshold growing with their logarithm, the second gives them most of its
 probability when ``(1 - q) n ε`` is small (a bound near ``2**64``). Scanning from 0 reaches
 the data before any empty point beyond it, and the scan stops at the first point past the
-aimed quantile; points beyond the data are only reached when the noise says so, one factor of
-at most 1.25 at a time. When there is too little data for the budget, the scan stops early
-(noise in the points between 0 and the data): the bounds are then too narrow, never wild.
+aimed quantile; points beyond the data are only reached when the noise (or the margin, when
+fewer than about ``4/ε`` values lie past the aimed quantile) says so, and there each point
+stops the scan with probability about 0.22 (``P(ν - ρ >= T)``), a factor of at most 1.25
+at a time. When there is too little data for the budget, the bounds are too narrow (the
+scan stopped by noise between 0 and the data) or a few lattice steps wide of it, not wild.
+``bound_scores`` is ``>= 0`` exactly when ``c`` lies beyond the ``q`` quantile on its side;
+the scan asks for ``>= T``.
 """
 
 from __future__ import annotations
@@ -60,10 +64,11 @@ def bound_scores(edge_ranks: I64, q: Fraction, side: Side) -> I64:
     """The scan's queries (one row per group, one column per point, in scan order).
 
     ``edge_ranks`` holds ``#{x < c}`` then ``#{x <= c}`` for every point ``c`` of
-    :func:`lattice`. Upper bound (``side`` 1): ``qd·#{x <= c} - qn·n`` for ``c = 0, c_1, ...``
-    upwards; lower bound (-1): ``qd·#{x >= c} - (qd - qn)·n`` for ``c = 0, -c_1, ...``
-    downwards. Each is ``>= 0`` exactly when ``c`` lies beyond the ``q`` quantile on its side.
-    Python integers where int64 could wrap.
+    :func:`~pandas_dp.measures.grids.lattice`. Upper bound (``side`` 1):
+    ``qd·#{x <= c} - qn·n`` for ``c = 0, c_1, ...`` upwards; lower bound (-1):
+    ``qd·#{x >= c} - (qd - qn)·n`` for ``c = 0, -c_1, ...`` downwards. Each is ``>= 0``
+    exactly when ``c`` lies beyond the ``q`` quantile on its side. Python integers where
+    int64 could wrap.
     """
     ranks = np.asarray(edge_ranks)
     below, at_most = np.split(ranks, 2, axis=1)

@@ -225,24 +225,28 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         ``e`` from -32 to 63, ends ``±2**64`` (values beyond, ``±inf`` included, count as
         the ends; missing values are not counted). Each bound is an AboveThreshold scan
         (sparse vector technique) from 0 outwards: the upper bound asks at each point ``c``
-        whether ``#{x <= c} >= q[1]·n``, with discrete Laplace noise of scale ``2Δ/ε`` on
-        the threshold and ``4Δ/ε`` on each answer, and releases the first point whose noisy
-        answer says yes; the lower bound mirrors it with ``q[0]``. Sensitivity of every
-        answer: ``Δ = max(q, 1 - q)`` per row (times ``max_rows_per_unit`` under a privacy
-        unit). The scan is ε-DP whatever the number of points. Cost: ``epsilon``, split
-        equally among the scans (two per column, one when ``lower`` or ``upper`` is given).
+        whether ``#{x <= c} >= q[1]·n`` by a margin, with discrete Laplace noise of scale
+        ``2Δ/ε`` on the threshold and ``4Δ/ε`` on each answer, and releases the first point
+        whose noisy answer says yes; the lower bound mirrors it with ``q[0]``. Sensitivity
+        of every answer: ``Δ = max(q, 1 - q)`` per row (times ``max_rows_per_unit`` under
+        a privacy unit). The threshold's margin is one noise scale (``4Δ/ε``, rounded), which
+        offsets the scan's tendency to stop early. The scan is ε-DP whatever the number of
+        points and the (public) threshold. Cost: ``epsilon``, split equally among the scans
+        (two per column, one when ``lower`` or ``upper`` is given).
 
-        Without noise the result is the lattice point nearest each aimed quantile on its
-        outer side (0 when a column has no value on that side of 0). With noise the rank
-        error is about ``4 ln(points) / ε`` per scan (about ``25 / ε`` values at the
-        default lattice): with too little data for the budget the bounds come out too
-        narrow rather than wild (the scans start at 0). Why this design rather than
-        Google's ApproxBounds (a thresholded histogram of magnitudes, Wilson et al.
-        2020) or an exponential-mechanism quantile over the lattice: both pay for the
-        hundreds of empty points beyond the data, which a scan from 0 never visits unless
-        the noise says so. Data far from 0 with a narrow spread (years, dates as numbers)
-        get wide bounds reaching 0: use domain bounds there (see the "Choosing bounds"
-        guide).
+        Without noise and at large ε (where the margin vanishes) the result is the lattice
+        point nearest each aimed quantile on its outer side (0 when almost all of a column
+        lies on the other side of 0). With noise a scan's rank error is a few times
+        ``4/ε`` values (ε of one scan), rarely more than ``4 ln(points)/ε`` (about ``25/ε``). With
+        too little data for the budget the bounds come out too narrow (a scan stopped by
+        noise between 0 and the data) or a few lattice steps (factors of 1.25) beyond the
+        data (each point past the data stops the scan with probability about 0.2), not
+        wild. Why this design rather than Google's ApproxBounds (a thresholded histogram of
+        magnitudes, Wilson et al. 2020) or an exponential-mechanism quantile over the
+        lattice: both pay for the hundreds of empty points beyond the data, which a scan
+        from 0 never visits unless the noise says so. Data far from 0 with a narrow spread
+        (years, dates as numbers) get wide bounds reaching 0: use domain bounds there, or
+        give the known end (see the "Choosing bounds" guide).
 
         Examples
         --------
