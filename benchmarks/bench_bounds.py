@@ -77,15 +77,18 @@ def approx_bounds(
     noisy_pos = positive + gen.laplace(0, 1 / epsilon, bins)
     noisy_neg = negative + gen.laplace(0, 1 / epsilon, bins)
     noisy_zero = zero + gen.laplace(0, 1 / epsilon)
-    edges = 2.0**exponents
+    edges = 2.0**exponents  # bin k holds magnitudes in (edges[k] / 2, edges[k]]
     pos = np.flatnonzero(noisy_pos > threshold)
     neg = np.flatnonzero(noisy_neg > threshold)
-    if pos.size == 0 and neg.size == 0 and noisy_zero <= threshold:
+    kept_zero = noisy_zero > threshold
+    if pos.size == 0 and neg.size == 0 and not kept_zero:
         return LOOSE, False
-    upper = edges[pos.max()] if pos.size else (0.0 if noisy_zero > threshold else -edges[neg.min()])
-    lower = -edges[neg.max()] if neg.size else (0.0 if noisy_zero > threshold else edges[pos.min()])
-    if pos.size and not neg.size and noisy_zero <= threshold:
-        lower = edges[pos.min()] / 2  # the lower edge of the innermost positive bin
+    # The outer edges of the outermost bins above the threshold; when one side has none, the
+    # inner edge of the innermost bin of the other side (or 0 when the zero bin is above).
+    inner_neg = 0.0 if kept_zero or not neg.size else -edges[neg.min()] / 2
+    inner_pos = 0.0 if kept_zero or not pos.size else edges[pos.min()] / 2
+    upper = edges[pos.max()] if pos.size else inner_neg
+    lower = -edges[neg.max()] if neg.size else inner_pos
     return (float(lower), float(max(upper, lower + 1e-9))), True
 
 
