@@ -121,6 +121,9 @@ VALUE_RELEASES: dict[str, tuple[str, Release]] = {
         ),
     ),
     "histogram": ("count", lambda p: p.dp.histogram("x", [0, 10, 50, 100], epsilon=1.0)),
+    # Issue 41: bounds from the data (lattice points: compared by type, index and dtypes).
+    "bounds": ("choice", lambda p: p.dp.bounds(["x"], epsilon=1.0)),
+    "series bounds": ("choice", lambda p: p["x"].dp.bounds(epsilon=1.0, lower=0)),
     "series sum": ("sum", lambda p: p["x"].dp.sum(bounds=BOUNDS, epsilon=1.0)),
     "series count": ("count", lambda p: p["x"].dp.count(epsilon=1.0)),
     "count by value": (  # integer columns against integer keys: codes by table lookup

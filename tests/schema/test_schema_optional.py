@@ -61,7 +61,7 @@ def test_schema_without_pandera_names_the_extra(
 @pytest.mark.usefixtures("without_pandera")
 def test_everything_else_works_without_pandera(frame: pd.DataFrame) -> None:
     priv = frame.dp.protect(epsilon=1.0)
-    assert priv.dp.bounds.empty
+    assert priv.dp.rules.empty
     priv["age"].dp.mean(bounds=(0, 120), epsilon=0.5)
     priv.dp.groupby("region", keys=["north", "south"]).count(epsilon=0.5)
     assert priv.dp.session.spent.epsilon == 1

@@ -57,7 +57,7 @@ def test_typed_transformation_keeps_the_session(people: pd.DataFrame, noise: Cal
     priv = people.dp.protect(epsilon=1.0, schema=People)
     older = adults(priv)
     assert older.dp.session is priv.dp.session
-    pd.testing.assert_frame_equal(older.dp.bounds, priv.dp.bounds)
+    pd.testing.assert_frame_equal(older.dp.rules, priv.dp.rules)
     with noise(priv):
         n = older.dp.count(epsilon=0.5)
         release(older)

@@ -153,7 +153,7 @@ def test_range_checks_on_non_numeric_columns_do_not_break_the_schema(
     )
     frame = pd.DataFrame({"age": [30, 40]})
     priv = frame.dp.protect(epsilon=1.0, schema=schema, validate=False)
-    assert priv.dp.bounds.loc["age", "upper"] == 120
+    assert priv.dp.rules.loc["age", "upper"] == 120
 
 
 # -- keys -------------------------------------------------------------------------------------
@@ -237,7 +237,7 @@ def test_yaml_text_from_to_yaml_is_accepted() -> None:
     # ``schema.to_yaml()`` returns YAML text; pandera's own from_yaml accepts it as well.
     frame = pd.DataFrame({"age": [30, 40], "income": [1.0, 2.0], "region": ["north", "east"]})
     priv = frame.dp.protect(epsilon=1.0, schema=People.to_yaml())
-    assert priv.dp.bounds.loc["age", "upper"] == 120
+    assert priv.dp.rules.loc["age", "upper"] == 120
 
 
 def test_missing_yaml_file_is_a_clear_error(tmp_path: Path) -> None:
@@ -285,5 +285,5 @@ def test_rules_are_read_once_at_protect_time(tmp_path: Path) -> None:
     frame = pd.DataFrame({"age": [30, 40], "income": [1.0, 2.0], "region": ["north", "east"]})
     priv = frame.dp.protect(epsilon=1.0, schema=path)
     path.write_text(path.read_text(encoding="utf-8").replace("120", "99"), encoding="utf-8")
-    assert priv.dp.bounds.loc["age", "upper"] == 120
-    assert frame.dp.protect(epsilon=1.0, schema=path).dp.bounds.loc["age", "upper"] == 99
+    assert priv.dp.rules.loc["age", "upper"] == 120
+    assert frame.dp.protect(epsilon=1.0, schema=path).dp.rules.loc["age", "upper"] == 99

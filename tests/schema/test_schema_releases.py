@@ -151,7 +151,7 @@ def test_groupby_mean_takes_keys_and_bounds_from_schema(
 def test_bounds_table_says_what_the_schema_supplies(
     people: pd.DataFrame, people_schema: Any
 ) -> None:
-    table = people.dp.protect(epsilon=1.0, schema=people_schema).dp.bounds
+    table = people.dp.protect(epsilon=1.0, schema=people_schema).dp.rules
 
     assert list(table.index) == ["age", "income", "region"]
     assert table.index.name == "column"
@@ -177,11 +177,11 @@ def test_bounds_table_says_what_the_schema_supplies(
 def test_bounds_table_is_shared_by_derived_frames(people: pd.DataFrame) -> None:
     priv = people.dp.protect(epsilon=1.0, schema=People)
     derived = priv[priv["age"] > 40][["age", "region"]]
-    pd.testing.assert_frame_equal(derived.dp.bounds, priv.dp.bounds)
+    pd.testing.assert_frame_equal(derived.dp.rules, priv.dp.rules)
 
 
 def test_bounds_table_without_schema_is_empty(people: pd.DataFrame) -> None:
-    table = people.dp.protect(epsilon=1.0).dp.bounds
+    table = people.dp.protect(epsilon=1.0).dp.rules
     assert table.empty
     assert list(table.columns) == [
         "lower", "upper", "bounds_from", "keys", "keys_from", "nullable"

@@ -185,7 +185,7 @@ def test_validate_must_be_a_bool(people: pd.DataFrame, validate: Any) -> None:
 def test_seeded_protect_with_schema_still_warns(people: pd.DataFrame) -> None:
     with pytest.warns(pandas_dp.PrivacyLeakWarning, match="seeded rng"):
         priv = people.dp.protect(epsilon=1.0, rng=3, schema=pa.DataFrameSchema())
-    assert priv.dp.bounds.empty
+    assert priv.dp.rules.empty
 
 
 def test_pandera_own_error_would_leak(people: pd.DataFrame) -> None:

@@ -75,6 +75,23 @@ def parse_bounds(bounds: object, name: str = "bounds") -> tuple[float, float]:
     return lower, upper
 
 
+def bounds_mapping(bounds: object) -> object:
+    """A table of bounds (``priv.dp.bounds``'s result) as ``{column: (lower, upper)}``.
+
+    Any DataFrame with ``lower`` and ``upper`` columns, indexed by column name, is read that
+    way (released bounds are public); anything else is returned as it is.
+    """
+    if not isinstance(bounds, pd.DataFrame):
+        return bounds
+    if not {"lower", "upper"} <= set(bounds.columns):
+        raise DPTypeError(
+            "bounds given as a DataFrame need 'lower' and 'upper' columns, indexed by column "
+            f"name (as priv.dp.bounds returns), got columns {list(bounds.columns)}"
+        )
+    lowers, uppers = bounds["lower"].tolist(), bounds["upper"].tolist()
+    return {c: (lo, hi) for c, lo, hi in zip(bounds.index, lowers, uppers, strict=True)}
+
+
 def parse_column_bounds(
     bounds: object, name: str, kind: ValueKind, column: Hashable
 ) -> tuple[float, float]:

@@ -117,7 +117,7 @@ class EdgeRanks:
     lower: float
     upper: float
     cells: int
-    rounding: Literal["grid", "number", "time"] = "grid"
+    rounding: Literal["grid", "number", "time", "magnitude"] = "grid"
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,41 @@ def grid_edges(lower: float, upper: float, cells: int) -> F64:
 
 
 #: How a quantile's candidates extend its grid: ``"grid"`` (the grid's edges alone: an integer
-#: column's grid of the integers), ``"number"`` or ``"time"`` (plus the round values).
-Rounding = Literal["grid", "number", "time"]
+#: column's grid of the integers), ``"number"`` or ``"time"`` (plus the round values), or
+#: ``"magnitude"``: the public magnitude lattice of a bounds release on ``[-2**64, 2**64]``
+#: (:mod:`pandas_dp.mechanisms.bounds`), whatever the cells.
+Rounding = Literal["grid", "number", "time", "magnitude"]
+
+#: Mantissas of the magnitude lattice's points within each power of two.
+MANTISSAS = (1.0, 1.25, 1.5, 1.75)
+#: Smallest and largest exponent ``e`` of the points ``m·2**e`` below the ends ``±2**64``.
+SMALLEST_EXPONENT, LARGEST_EXPONENT = -32, 63
+#: The magnitude lattice's ends: values beyond them are clipped to them.
+LATTICE_END = 2.0**64
+
+
+def _magnitudes() -> F64:
+    exponents = np.arange(SMALLEST_EXPONENT, LARGEST_EXPONENT + 1)
+    points = [np.ldexp(m, exponents) for m in MANTISSAS]
+    return np.asarray(np.sort(np.concatenate([*points, [LATTICE_END]])), dtype=np.float64)
+
+
+#: The magnitude lattice's positive points, increasing: ``2**-32`` up to ``2**64``. Each is
+#: an exact float64 with at most three significant bits; neighbours differ by a factor of at
+#: most 1.25 (public: fixed before any data is read).
+MAGNITUDES = _magnitudes()
+MAGNITUDES.setflags(write=False)
+
+
+def lattice() -> F64:
+    """The magnitude lattice, sorted: ``-2**64 .. -2**-32, 0, 2**-32 .. 2**64`` (a copy)."""
+    return np.concatenate([-MAGNITUDES[::-1], [0.0], MAGNITUDES])
+
+
+def scan_points(side: Literal[-1, 1]) -> F64:
+    """The points a bound's scan visits, in scan order: from 0 outwards on ``side``."""
+    return np.concatenate([[0.0], MAGNITUDES if side == 1 else -MAGNITUDES])
+
 
 #: Round steps of time columns, in nanoseconds: powers of ten up to a second, then a minute,
 #: an hour, a day, and powers of ten of days. Each divides the next, so a finer step's
@@ -99,6 +132,12 @@ def round_values(lower: float, upper: float, cells: int, rounding: Rounding) -> 
 
 @functools.lru_cache(maxsize=64)
 def _candidates(lower: float, upper: float, cells: int, rounding: Rounding) -> F64:
+    if rounding == "magnitude":
+        values = lattice()
+        if (lower, upper) != (values[0], values[-1]):
+            raise ValueError("the magnitude lattice spans exactly [-2**64, 2**64]")
+        values.setflags(write=False)
+        return values
     edges = grid_edges(lower, upper, cells)
     if rounding == "grid":
         values = edges

@@ -317,7 +317,7 @@ def _failed_checks(error: Exception) -> list[tuple[str, str]]:
 
 
 def rules_table(rules: SchemaRules | None) -> pd.DataFrame:
-    """A table of what the schema supplies per column (for ``priv.dp.bounds``)."""
+    """A table of what the schema supplies per column (for ``priv.dp.rules``)."""
     import pandas as pd
 
     rows = []

@@ -18,7 +18,7 @@ from pandas_dp.api.local import randomized_response
 from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.choice import plan_top_k
 from pandas_dp.api.queries.counts import plan_histogram, plan_value_counts
-from pandas_dp.api.queries.ungrouped import plan_quantile
+from pandas_dp.api.queries.ungrouped import plan_bounds, plan_quantile
 from pandas_dp.api.release import Preview, ReleaseOptions
 from pandas_dp.api.release.arguments import (
     CountArgs,
@@ -290,6 +290,49 @@ class SeriesDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
     ) -> object:
         """Release the noisy standard deviation: the square root of :meth:`var` (same cost)."""
         return self._spread(None, "std", ddof, ReleaseOptions(ci=ci, **options))
+
+    @checked_keywords
+    def bounds(
+        self, *, epsilon: Real | None = None, rho: Real | None = None,
+        q: tuple[float, float] = (0.001, 0.999), lower: Real | None = None,
+        upper: Real | None = None,
+    ) -> tuple[float, float]:  # fmt: skip
+        """Release bounds ``(lower, upper)`` that cover most of the values.
+
+        See ``DataFrame.dp.bounds``: the same release for this Series' values (mechanism,
+        sensitivity and cost in its Notes).
+
+        Parameters
+        ----------
+        epsilon : float
+            Cost of the release, split equally between the two ends.
+        rho : float, optional
+            Instead of ``epsilon`` in a zCDP session.
+        q : (float, float), default (0.001, 0.999)
+            The quantiles aimed at.
+        lower, upper : float, optional
+            A public end known from the domain (``lower=0`` for incomes): taken as it is,
+            and all of ε goes to the other end.
+
+        Returns
+        -------
+        (float, float)
+            Public once released: pass it as ``bounds=`` to later releases.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, pandas_dp
+        >>> s = pd.Series(np.linspace(0.0, 100.0, 10_001)).dp.protect(epsilon=2.0)
+        >>> lower, upper = s.dp.bounds(epsilon=1.0)
+        >>> lower, 90 <= upper <= 128
+        (0.0, True)
+        """
+        options = ReleaseOptions(epsilon=epsilon, rho=rho)
+        planned = plan_bounds(self._obj, None, q, options, lower=lower, upper=upper)
+        table: Any = self._consume(planned)
+        if not isinstance(table, pd.DataFrame):  # a preview describes the release instead
+            return table
+        return float(table["lower"].iloc[0]), float(table["upper"].iloc[0])
 
     @checked_keywords
     @shared_doc

@@ -21,6 +21,7 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.types import Finish, Finisher
+from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.engines.temporal import is_temporal
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, Grouping
@@ -68,6 +69,7 @@ def plan_matrix(
             f"grouped {how}() needs public keys: pass keys=... to groupby (keys chosen from "
             "the data are for counts and sums)"
         )
+    bounds = bounds_mapping(bounds)  # type: ignore[assignment]  # a table from priv.dp.bounds
     names = _columns(target, how, columns, bounds)
     complete = _use(use) == "complete"
     order = int(_whole(ddof, "ddof")) if how == "cov" else 1

@@ -7,7 +7,7 @@ releases. Each function returns a planned release, which the accessors run or pr
 from __future__ import annotations
 
 import numbers
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
 from typing import Any, Literal, overload
@@ -15,7 +15,7 @@ from typing import Any, Literal, overload
 import numpy as np
 import pandas as pd
 from pandas.api.extensions import ExtensionArray
-from pandas.api.types import is_integer_dtype
+from pandas.api.types import is_bool_dtype, is_integer_dtype, is_numeric_dtype
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.outputs import Estimate
@@ -24,11 +24,22 @@ from pandas_dp.api.release.arguments import Bounds, Real
 from pandas_dp.api.release.finish import Shape, scalar, suffixed
 from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
+from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.budget import exact
 from pandas_dp.engines.temporal import nanoseconds
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.measures.grids import LATTICE_END, lattice
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
-from pandas_dp.planning.statistics import STATISTICS, Count, Mean, Quantile, Statistic, Std, Var
+from pandas_dp.planning.statistics import (
+    STATISTICS,
+    Bound,
+    Count,
+    Mean,
+    Quantile,
+    Statistic,
+    Std,
+    Var,
+)
 from pandas_dp.planning.statistics.postprocess import PostProcess
 
 
@@ -305,6 +316,7 @@ def plan_describe(
     ``min`` and ``max`` are left out: a DP minimum or maximum is a quantile at 0 or 1 and
     says little about the true extremes, so the table does not pretend otherwise.
     """
+    bounds = bounds_mapping(bounds)  # type: ignore[assignment]  # a table from priv.dp.bounds
     if bounds is None:  # every column with schema bounds; the planner reads (and notes) them
         schema = resolve(frame).session.schema
         bounds = {c: None for c, r in (schema.columns if schema else ()) if r.bounds}
@@ -339,3 +351,136 @@ def plan_describe(
         return out
 
     return planned.then(table)
+
+
+#: The quantiles a bounds release aims at, by default: 0.1% and 99.9%.
+BOUNDS_QUANTILES = (Fraction(1, 1000), Fraction(999, 1000))
+
+
+def plan_bounds(
+    obj: pd.DataFrame | pd.Series,
+    columns: Hashable | list[Hashable] | None,
+    q: object,
+    options: ReleaseOptions,
+    *,
+    lower: object = None,
+    upper: object = None,
+) -> PlannedRelease[pd.DataFrame]:
+    """A (lower, upper) pair per column covering the ``q`` quantiles (see ``DataFrame.dp.bounds``).
+
+    Each column's ends are sparse-vector scans over the public magnitude lattice
+    (:mod:`pandas_dp.mechanisms.bounds`); ε is split equally among all of them. ``columns``
+    None: every numeric column (public dtypes), the privacy unit's aside. A public ``lower``
+    (or ``upper``), a number or ``{column: number}``, is taken as it is for that end, which
+    is then not scanned.
+    """
+    target = resolve(obj)
+    if options.bounds is not None:
+        raise DPTypeError("bounds() takes no bounds=: it releases them")
+    levels = _bound_levels(q)
+    if target.column is not None:
+        names: list[Hashable] = [target.column]
+    elif columns is None:
+        dtypes = target.engine.dtypes(target.data)
+        names = [
+            c for c, dtype in dtypes.items()
+            if c not in (target.unit, target.session.unit.column) and is_numeric_dtype(dtype)
+            and not is_bool_dtype(dtype)
+        ]  # fmt: skip
+        if not names:
+            raise DPValueError("bounds: the frame has no numeric column; name the columns")
+    else:
+        names = list(columns) if isinstance(columns, list) else [columns]
+        if not names:
+            raise DPValueError("bounds: the list of columns is empty")
+        if len(set(names)) != len(names):
+            raise DPValueError(f"bounds: columns must be distinct, got {names}")
+    types = dict(target.engine.dtypes(target.data).items())
+    temporal = [c for c in names if c in types and ValueKind.of(types[c]).temporal]
+    if temporal:
+        raise DPTypeError(
+            f"bounds of datetime and timedelta columns are not released yet ({temporal}): "
+            "give public domain bounds, e.g. bounds=(pd.Timestamp('2020-01-01'), "
+            "pd.Timestamp('2025-01-01'))"
+        )
+    given = {-1: _known_end(lower, names, "lower"), 1: _known_end(upper, names, "upper")}
+    for column in names:
+        if column in given[-1] and column in given[1]:
+            raise DPValueError(
+                f"bounds: both ends of {column!r} are given (lower= and upper=): nothing to "
+                "release; pass them as bounds= to the release that needs them"
+            )
+    sides: tuple[tuple[str, Fraction, Literal[-1, 1]], ...] = (
+        ("lower", levels[0], -1),
+        ("upper", levels[1], 1),
+    )
+    stats: list[Statistic] = [
+        Bound((column, name), column, level, side)
+        for column in names
+        for name, level, side in sides
+        if column not in given[side]
+    ]
+    ends = (-LATTICE_END, LATTICE_END)  # the lattice's: values beyond are clipped to them
+    spanned = replace(options, bounds=dict.fromkeys(names, ends))
+    planned = plan_many(obj, stats, spanned, query="bounds")
+    points = lattice()
+
+    def end(row: Any, column: Hashable, side: Literal[-1, 1]) -> float:
+        other = given[-side].get(column)
+        if column in given[side]:
+            return given[side][column]
+        value = float(row[(column, "lower" if side == -1 else "upper")])
+        if other is None:
+            return value
+        # Beyond the given end (free post-processing): the next lattice point past it.
+        if side == 1:
+            return max(value, float(points[np.searchsorted(points, other, side="right")]))
+        return min(value, float(points[np.searchsorted(points, other, side="left") - 1]))
+
+    def table(result: pd.DataFrame) -> pd.DataFrame:
+        row: Any = result.iloc[0]  # pandas-stubs index a Series by str or int labels only
+        lowers = [end(row, c, -1) for c in names]
+        uppers = [end(row, c, 1) for c in names]
+        # Both scans stopped at 0 (too little data for the budget): the smallest positive
+        # point as the upper end, so that the pair is usable bounds (free post-processing).
+        uppers = [
+            u if u > lo else float(points[points.size // 2 + 1])
+            for lo, u in zip(lowers, uppers, strict=True)
+        ]
+        return pd.DataFrame({"lower": lowers, "upper": uppers}, index=pd.Index(names))
+
+    return planned.then(table)
+
+
+def _known_end(value: object, names: list[Hashable], what: str) -> dict[Hashable, float]:
+    """A public end given for every column (a number) or some (``{column: number}``)."""
+    if value is None:
+        return {}
+    given = dict(value) if isinstance(value, Mapping) else dict.fromkeys(names, value)
+    unknown = [c for c in given if c not in names]
+    if unknown:
+        raise DPValueError(f"bounds: {what}= names columns not released: {unknown}")
+    parsed = {}
+    for column, number in given.items():
+        if isinstance(number, bool) or not isinstance(number, numbers.Real):
+            raise DPTypeError(f"bounds: {what} must be a real number, got {number!r}")
+        if not abs(float(number)) < LATTICE_END:
+            raise DPValueError(f"bounds: {what} must be finite and within ±2**64, got {number}")
+        parsed[column] = float(number)
+    return parsed
+
+
+def _bound_levels(q: object) -> tuple[Fraction, Fraction]:
+    """The two quantile levels ``(p, q)`` with ``0 < p < 1/2 < q < 1``."""
+    if q is None:
+        return BOUNDS_QUANTILES
+    if not isinstance(q, tuple | list) or len(q) != 2:
+        raise DPTypeError(f"q must be a pair (lower level, upper level), got {q!r}")
+    levels, _ = parse_quantiles(list(q))
+    low, high = levels
+    if not (0 < low < Fraction(1, 2) < high < 1):
+        raise DPValueError(
+            f"q must satisfy 0 < q[0] < 0.5 < q[1] < 1, got ({float(low)}, {float(high)}); "
+            "the default (0.001, 0.999) aims at the 0.1% and 99.9% quantiles"
+        )
+    return low, high

@@ -25,7 +25,13 @@ from pandas_dp.api.release.option_values import (
 )
 from pandas_dp.api.release.types import ReleaseOptions, Target
 from pandas_dp.api.temporal import ValueKind, temporal_statistic
-from pandas_dp.api.validation import check_column, parse_bounds, parse_column_bounds, parse_fill
+from pandas_dp.api.validation import (
+    bounds_mapping,
+    check_column,
+    parse_bounds,
+    parse_column_bounds,
+    parse_fill,
+)
 from pandas_dp.budget import (
     RhoBudget,
     epsilon_for_rho,
@@ -202,8 +208,9 @@ def _bounds_and_fills(
 
     Where bounds come from the schema, ``sources`` gets a line for the ledger.
     """
-    bounds = options.bounds
-    bounds_by_col = _per_column(bounds, stats, "bounds", per_column)
+    bounds = bounds_mapping(options.bounds)
+    table = bounds is not options.bounds  # a table of bounds: one row per column, always
+    bounds_by_col = _per_column(bounds, stats, "bounds", per_column or table)
     fill_by_col = _per_column(options.fillna, stats, "fillna", per_column)
     parsed: dict[Hashable, tuple[float, float]] = {}
     fills: dict[Hashable, float | None] = {}

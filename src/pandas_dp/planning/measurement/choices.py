@@ -18,7 +18,8 @@ import numpy as np
 
 from pandas_dp.accounting.events import Measurement, SelectionMeasurement
 from pandas_dp.measures.aggregates import Aggregate, CellCounts, EdgeRanks, Measure, Rows
-from pandas_dp.measures.grids import Rounding, quantile_candidates
+from pandas_dp.measures.grids import LATTICE_END, Rounding, quantile_candidates, scan_points
+from pandas_dp.mechanisms.bounds import bound_scores, margin, scan_index
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice
@@ -216,6 +217,64 @@ def endpoint_part(
 
 
 @dataclass(frozen=True)
+class BoundPart:
+    """One end of a bounds release, by a sparse-vector scan over the magnitude lattice.
+
+    See :mod:`pandas_dp.mechanisms.bounds`: the scan from 0 outwards on ``side`` costs
+    ``measurement.epsilon``; its threshold (the query noise's scale) and lattice are public.
+    """
+
+    label: str
+    measure: EdgeRanks
+    measurement: Measurement
+    q: Fraction
+    side: Side
+    threshold_noise: DiscreteLaplace
+    query_noise: DiscreteLaplace
+    threshold: int
+    lattice: Lattice | None = None
+
+    @property
+    def exponent(self) -> int:
+        """Not on a noise lattice."""
+        return 0
+
+    def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
+        """The index of the released point per group (noise drawn for every point scanned)."""
+        scores = bound_scores(np.asarray(exact, dtype=np.int64), self.q, self.side)
+        groups, points = scores.shape
+        rho = source.draw(self.threshold_noise, groups)
+        nu = source.draw(self.query_noise, groups * points).reshape(groups, points)
+        return scan_index(scores, self.threshold, rho, nu)
+
+    def to_real(self, index: Any) -> Any:
+        """The lattice point of each index (scan order: from 0 outwards)."""
+        return scan_points(self.side)[np.asarray(index, dtype=np.int64)]
+
+    def halfwidth(self, alpha: float) -> float:
+        """A bound has no error of its own in the column's units."""
+        raise ValueError(f"{self.label} is a scan's stopping point, not a noisy value")
+
+
+def bound_part(
+    column: Hashable, q: Fraction, epsilon: Fraction, side: Side, label: str,
+    contribution: Contribution = ROW,
+) -> BoundPart:  # fmt: skip
+    """The lower (``side=-1``, level ``q`` near 0) or upper end of a bounds release.
+
+    ε-DP: one privacy unit moves every query by ``l1`` times a row's ``Δ = qd·max(q, 1 - q)``,
+    and the noise scales with it (as :func:`endpoint_part`).
+    """
+    threshold_noise, query_noise, delta = scan_noise(epsilon / contribution.l1, q)
+    record = SelectionMeasurement(
+        label, "sparse_vector", epsilon, contribution.l1 * delta, query_noise.scale
+    )
+    measure = EdgeRanks(column, -LATTICE_END, LATTICE_END, 1, "magnitude")
+    threshold = margin(query_noise.scale)
+    return BoundPart(label, measure, record, q, side, threshold_noise, query_noise, threshold)
+
+
+@dataclass(frozen=True)
 class KeyChoicePart:
     """Which keys to release, by the optimal partition-selection rule.
 
@@ -264,7 +323,7 @@ def key_choice_part(
 
 
 #: Any calibrated measurement: noisy values, a choice, an interval's end, or a key choice.
-AnyPart = Part | SelectPart | EndpointPart | KeyChoicePart
+AnyPart = Part | SelectPart | EndpointPart | KeyChoicePart | BoundPart
 
 
 def choice_part(

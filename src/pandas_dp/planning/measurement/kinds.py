@@ -13,6 +13,7 @@ from typing import ClassVar
 from pandas_dp.measures.aggregates import CellCounts
 from pandas_dp.planning.measurement.choices import (
     AnyPart,
+    bound_part,
     choice_part,
     endpoint_part,
     key_choice_part,
@@ -208,6 +209,31 @@ class QuantileChoice(MeasurementKey):
         grid = CellCounts(column, bounds[0], bounds[1], cells)
         return endpoint_part(
             grid, self.q, inputs.epsilon, self.side, beta, self.label, inputs.contribution
+        )
+
+
+class BoundEnd(MeasurementKey):
+    """One end of a bounds release: the lower (``side`` -1) or upper (1) bound of ``column``."""
+
+    kind: ClassVar[str] = "bound"
+    word: ClassVar[str] = "bound"
+
+    @property
+    def label(self) -> str:
+        """``bound(income, 0.999, upper)``."""
+        return f"{self.word}({self.column}, {float(self.q or 0)!r}, {_END[self.side]})"
+
+    def describe(self) -> str:
+        """``the upper bound of income (at its 0.999 quantile)``."""
+        level = float(self.q or 0)
+        return f"the {_END[self.side]} bound of {self.column} (at its {level!r} quantile)"
+
+    def calibrate(self, inputs: CalibrationInputs) -> AnyPart:
+        """A sparse-vector scan over the magnitude lattice (no bounds needed)."""
+        assert self.q is not None
+        assert self.side != 0
+        return bound_part(
+            self.column, self.q, inputs.epsilon, self.side, self.label, inputs.contribution
         )
 
 

@@ -13,11 +13,20 @@ from pandas_dp.planning.statistics.counting import NUnique, Size
 from pandas_dp.planning.statistics.moments import Count, Mean, Sum
 from pandas_dp.planning.statistics.parsing import parse_func, parse_named, statistic_class
 from pandas_dp.planning.statistics.registry import STATISTICS
-from pandas_dp.planning.statistics.selections import Choice, LevelCount, Max, Median, Min, Quantile
+from pandas_dp.planning.statistics.selections import (
+    Bound,
+    Choice,
+    LevelCount,
+    Max,
+    Median,
+    Min,
+    Quantile,
+)
 from pandas_dp.planning.statistics.spreads import Sem, Std, Var
 
 __all__ = [
     "STATISTICS",
+    "Bound",
     "Choice",
     "Context",
     "Count",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from pandas_dp.mechanisms.quantile import rank_error
 from pandas_dp.planning.measurement.choices import SelectPart
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.kinds import (
+    BoundEnd,
     LevelCounts,
     ModeChoice,
     NonNullCount,
@@ -168,6 +169,36 @@ class Max(Min):
     q: Fraction = Fraction(1)
 
     how: ClassVar[str] = "max"
+
+
+@dataclass(frozen=True)
+class Bound(Statistic):
+    """One end of a bounds release: a lattice point beyond the ``q`` quantile on ``side``.
+
+    Needs no bounds (the release's bounds are the lattice's ends, ``±2**64``); see
+    :mod:`pandas_dp.mechanisms.bounds`.
+    """
+
+    q: Fraction = Fraction(999, 1000)
+    side: Literal[-1, 1] = 1
+
+    how: ClassVar[str] = "bounds"
+    per_group: ClassVar[bool] = True
+
+    def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
+        """One scan."""
+        return (BoundEnd(self.column, self.q, side=self.side),)
+
+    def value(self, inputs: Inputs, post: PostProcess) -> F64:
+        """The released lattice point."""
+        return inputs.real(0)
+
+    def notes(self) -> tuple[str, ...]:
+        """The mechanism."""
+        return (
+            "bounds: sparse-vector scans from 0 outwards over the lattice 0, ±m·2**e "
+            "(m in 1, 1.25, 1.5, 1.75; e in -32..63), ±2**64",
+        )
 
 
 @dataclass(frozen=True)
