@@ -121,6 +121,13 @@ VALUE_RELEASES: dict[str, tuple[str, Release]] = {
         ),
     ),
     "histogram": ("count", lambda p: p.dp.histogram("x", [0, 10, 50, 100], epsilon=1.0)),
+    # bounds released from the data first: the statistic's bounds depend on the data, so the
+    # answers are compared by type, shape and dtypes
+    "mean, bounds='auto'": ("choice", lambda p: p.dp.mean("x", bounds="auto", epsilon=1.0)),
+    "group mean, bounds='auto'": (
+        "choice",
+        lambda p: p.dp.groupby("g", keys=["a", "b"]).mean("x", bounds="auto", epsilon=1.0),
+    ),
     # Issue 41: bounds from the data (lattice points: compared by type, index and dtypes).
     "bounds": ("choice", lambda p: p.dp.bounds(["x"], epsilon=1.0)),
     "series bounds": ("choice", lambda p: p["x"].dp.bounds(epsilon=1.0, lower=0)),

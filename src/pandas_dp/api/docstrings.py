@@ -42,9 +42,11 @@ ci : float, optional
     Confidence level, e.g. 0.95: add ``<name>_lower`` / ``<name>_upper`` columns after each
     released column (a Series becomes a DataFrame).""",
     "bounds": """\
-bounds : (float, float)
+bounds : (float, float) or "auto"
     Public ``(lower, upper)`` limits, ``lower < upper``; values are clipped to them.
-    Required (or from the session's schema), never read off the data.""",
+    Required (or from the session's schema), never read off the data by hand: ``"auto"``
+    releases them first, with a fifth of ``epsilon`` (:meth:`DataFrameDPAccessor.bounds`),
+    in the same charge.""",
     "fillna": """\
 fillna : float, optional
     Public value used for missing entries. By default missing entries are skipped.""",
@@ -86,9 +88,10 @@ _BLOCKS["matrix_inputs"] = "\n".join(
 columns : list of labels, optional
     Numeric or bool columns; by default the keys of ``bounds`` (or the columns the
     session's schema bounds).
-bounds : dict, optional
+bounds : dict or "auto", optional
     ``{column: (lower, upper)}`` for every column whose values are read (or from the
-    session's schema).""",
+    session's schema); ``"auto"`` releases them first, with a fifth of ``epsilon``, in the
+    same charge.""",
         _BLOCKS["epsilon"],
         _BLOCKS["delta"],
         _BLOCKS["mechanism"],

@@ -31,6 +31,7 @@ from pandas_dp.api.queries.ungrouped import (
     DESCRIBE_PERCENTILES,
     parse_quantiles,
     rows_in_level_order,
+    with_auto_bounds,
 )
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import (
@@ -494,16 +495,23 @@ class DPGroupBy:
     def _plan(
         self, stats: list[Statistic], shape: Shape, query: str, options: ReleaseOptions
     ) -> PlannedRelease[Table] | PlannedRelease[pd.DataFrame]:
-        """The planned release of ``stats`` per group, shaped as ``shape``."""
-        request = validate(
-            self._target, stats, options, grouping=self._grouping, caps=self._caps, query=query,
-            keys_from=self.keys_from, selection=self.selection,
-        )  # fmt: skip
-        planned = plan(self._target, request, shape)
-        if not self._renames:
-            return planned
-        renames = self._renames
-        return planned.then(lambda result: renamed(result, renames))
+        """The planned release of ``stats`` per group, shaped as ``shape``.
+
+        ``bounds="auto"``: the bounds of the whole columns first (:func:`with_auto_bounds`).
+        """
+
+        def planned(given: ReleaseOptions) -> PlannedRelease[Any]:
+            request = validate(
+                self._target, stats, given, grouping=self._grouping, caps=self._caps,
+                query=query, keys_from=self.keys_from, selection=self.selection,
+            )  # fmt: skip
+            release = plan(self._target, request, shape)
+            if not self._renames:
+                return release
+            renames = self._renames
+            return release.then(lambda result: renamed(result, renames))
+
+        return with_auto_bounds(self._target.data, stats, options, planned)
 
     def _consuming(self, consumer: Consumer) -> Self:
         """The same group-by, handing its planned releases to ``consumer``."""

@@ -7,10 +7,10 @@ releases. Each function returns a planned release, which the accessors run or pr
 from __future__ import annotations
 
 import numbers
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
 from fractions import Fraction
-from typing import Any, Literal, overload
+from typing import Any, Literal, TypeVar, overload
 
 import numpy as np
 import pandas as pd
@@ -69,9 +69,55 @@ def plan_many(
     target = resolve(obj)
     if target.column is not None:
         stats = [s if s.column is not None else replace(s, column=target.column) for s in stats]
-    caps = caps_for(target, grouped=False)
-    request = validate(target, stats, options, caps=caps, query=query, per_column=per_column)
-    return plan(target, request, shape)
+
+    def planned(given: ReleaseOptions) -> PlannedRelease[Any]:
+        caps = caps_for(target, grouped=False)
+        request = validate(target, stats, given, caps=caps, query=query, per_column=per_column)
+        return plan(target, request, shape)
+
+    return with_auto_bounds(obj, stats, options, planned)
+
+
+T = TypeVar("T")
+
+#: The share of a release's ε that ``bounds="auto"`` spends on releasing the bounds.
+AUTO_SHARE = Fraction(1, 5)
+
+
+def with_auto_bounds(
+    obj: pd.DataFrame | pd.Series,
+    stats: Sequence[Statistic],
+    options: ReleaseOptions,
+    planned: Callable[[ReleaseOptions], PlannedRelease[T]],
+) -> PlannedRelease[T]:
+    """``planned(options)``; with ``bounds="auto"``, after a release of the bounds (one charge).
+
+    :data:`AUTO_SHARE` of ``epsilon`` goes to :func:`plan_bounds` on every column the
+    statistics clip (the 0.1% and 99.9% quantiles, as ``priv.dp.bounds``), the rest to the
+    statistic, clipped to the released bounds. Everything public is checked first: the
+    bounds release and the statistic planned with placeholder bounds (its cost does not
+    depend on them), so a refused call charges nothing; the runner then releases both and
+    charges them as one ledger row whose note gives the bounds and their share.
+    """
+    if not (isinstance(options.bounds, str) and options.bounds == "auto"):
+        return planned(options)
+    if options.rho is not None or options.epsilon is None:
+        raise DPValueError(
+            "bounds='auto' splits epsilon= between releasing the bounds and the statistic; "
+            "give epsilon= (a release priced in rho= takes public bounds, or bounds from "
+            "priv.dp.bounds(...))"
+        )
+    columns = list(
+        dict.fromkeys(s.column for s in stats if s.column is not None and s.reads_values)
+    )
+    if not columns:
+        raise DPValueError("bounds='auto': this release clips no column, so it takes no bounds")
+    epsilon = exact(options.epsilon, "epsilon")
+    prior = plan_bounds(obj, columns, None, ReleaseOptions(epsilon=epsilon * AUTO_SHARE))
+    rest = replace(options, epsilon=epsilon * (1 - AUTO_SHARE))
+    placeholder = pd.DataFrame({"lower": 0.0, "upper": 1.0}, index=pd.Index(columns))
+    first = planned(replace(rest, bounds=placeholder))
+    return first.after(prior, lambda released: planned(replace(rest, bounds=released)))
 
 
 def plan_one(

@@ -34,6 +34,7 @@ from typing import (
 )
 
 import numpy as np
+import pandas as pd
 
 from pandas_dp.errors import DPTypeError
 
@@ -42,8 +43,9 @@ Real: TypeAlias = int | float | Fraction | Decimal | np.integer | np.floating
 #: ``(lower, upper)``, public clipping bounds of one column.
 Bound: TypeAlias = tuple[Real, Real]
 #: One column's bounds, or ``{column: (lower, upper)}`` for several columns (a column's
-#: None: its schema's bounds).
-Bounds: TypeAlias = Bound | Mapping[Hashable, Bound | None] | None
+#: None: its schema's bounds), a table of them (``priv.dp.bounds``' result), or ``"auto"``:
+#: released from the data with a share of the release's ε.
+Bounds: TypeAlias = Bound | Mapping[Hashable, Bound | None] | pd.DataFrame | Literal["auto"] | None
 #: A public fill value for missing entries, or ``{column: value}``.
 Fill: TypeAlias = Real | Mapping[Hashable, Real] | None
 #: The noise: discrete Laplace (pure ε-DP) or discrete Gaussian (needs δ > 0).

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import html
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.release.planning_rows import planning_rows
-from pandas_dp.api.release.types import PlannedRelease
+from pandas_dp.api.release.types import PlannedRelease, chained
 from pandas_dp.budget import number_text
 from pandas_dp.planning.request import PlannedOutput
 from pandas_dp.planning.statistics import Mean
@@ -172,6 +172,10 @@ def preview(
     With a planning row count ``expected_rows`` (given to a preview), the error column
     states every statistic's error, means' and spreads' included, at that count.
     """
+    if planned.prior is not None:  # bounds="auto": the bounds' scans come first, one charge
+        prior = planned.prior
+        planned = replace(planned, outputs=(*prior.outputs, *planned.outputs))
+        planned = replace(planned, release=chained(prior.release, planned.release))
     level = confidence or planned.confidence or DEFAULT_CONFIDENCE
     alpha = 1.0 - level
     expected = expected_rows

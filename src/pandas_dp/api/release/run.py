@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
-from pandas_dp.api.release.types import PlannedRelease
+from pandas_dp.api.release.types import PlannedRelease, chained
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
 from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.planning.measurement.keys import MeasurementKey
@@ -48,6 +48,8 @@ def run(planned: PlannedRelease[T], tag: str = "") -> T:
     """
     if planned.preview_only:
         raise DPValueError(planned.preview_only)
+    if planned.prior is not None:
+        return _run_after(planned, tag)
     session = planned.target.session
     session.accountant.check(planned.release)
     failed = False
@@ -68,6 +70,42 @@ def run(planned: PlannedRelease[T], tag: str = "") -> T:
         )
     session.charge(release, result, tag=tag)  # on disk first when the session has a ledger file
     if dominated:  # from the released values only, and after the charge
+        warn(NoiseDominatedWarning(dominated))
+    return result
+
+
+def _run_after(planned: PlannedRelease[T], tag: str) -> T:
+    """Release ``planned`` after its prior (``bounds="auto"``), both charged as one release.
+
+    The budget is checked for both before anything is read; the prior's result (public once
+    released) replans the statistic, whose cost does not depend on it. Any failure after the
+    check, the replanning's included (its checks read the released bounds), is charged and
+    data-free, as in :func:`run`.
+    """
+    assert planned.prior is not None
+    assert planned.replan is not None
+    session = planned.target.session
+    session.accountant.check(planned.charged)
+    failed = False
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            first, found, _ = _compute(planned.prior)
+            second = planned.replan(found)
+            if second.release.cost != planned.release.cost:  # a bug: never a silent charge
+                raise AssertionError("the replanned release costs what was checked")
+            release, result, dominated = _compute(second)
+    except Exception:
+        failed = True
+    if failed:
+        session.charge(planned.charged, tag=tag)
+        raise ReleaseFailedError(
+            f"{planned.release.query} failed after reading the data and was charged "
+            f"{planned.charged.cost} (a failure that depends on the data must not be free). "
+            "This is a bug in pandas-dp: please report the call, never the data."
+        )
+    session.charge(chained(first, release), result, tag=tag)
+    if dominated:
         warn(NoiseDominatedWarning(dominated))
     return result
 

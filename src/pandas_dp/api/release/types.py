@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any, Generic, TypeAlias, TypeVar
 
 import pandas as pd
@@ -18,6 +19,7 @@ from pandas._typing import DtypeObj
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.release.arguments import Bound, Bounds, Fill, Mechanism, NoiseArgs, Real
+from pandas_dp.budget import number_text
 from pandas_dp.engines import Engine
 from pandas_dp.measures.aggregates import Aggregate, Grouping
 from pandas_dp.measures.bounding import Bounding
@@ -146,6 +148,11 @@ class PlannedRelease(Generic[T]):
     confidence: float | None = None
     preview_only: str = ""
     post: PostProcess | None = None
+    #: A release that runs first, in the same charge (``bounds="auto"``: the bounds released
+    #: from the data); its result plans this release anew (:attr:`replan`), and this plan,
+    #: made with placeholder bounds, gives the cost and the preview.
+    prior: PlannedRelease[Any] | None = None
+    replan: Callable[[Any], PlannedRelease[T]] | None = None
 
     def then(self, step: Callable[[T], U]) -> PlannedRelease[U]:
         """The same release, its result passed through ``step`` (free post-processing)."""
@@ -156,11 +163,51 @@ class PlannedRelease(Generic[T]):
         ) -> U:
             return step(first(keys, noisy, source))
 
-        return replace(self, finish=finish)  # type: ignore[return-value]
+        replan = self.replan
+        again = None if replan is None else (lambda prior: replan(prior).then(step))
+        return replace(self, finish=finish, replan=again)  # type: ignore[return-value,arg-type]
+
+    @property
+    def charged(self) -> Release:
+        """What the plan charges: its release, after its :attr:`prior`'s (one ledger row)."""
+        if self.prior is None:
+            return self.release
+        return chained(self.prior.release, self.release)
+
+    def after(
+        self, prior: PlannedRelease[Any], replan: Callable[[Any], PlannedRelease[T]]
+    ) -> PlannedRelease[T]:
+        """The same plan (placeholder inputs) as the second half of a release after ``prior``.
+
+        ``replan(prior's result)`` is the release actually run; both are charged as one.
+        """
+        return replace(self, prior=prior, replan=replan)
 
     def only_preview(self, reason: str) -> PlannedRelease[T]:
         """The same plan, which :func:`run` refuses (before anything is read) with ``reason``."""
         return replace(self, preview_only=reason)
+
+
+def chained(first: Release, second: Release) -> Release:
+    """``second`` after ``first`` as one release: its measurements follow ``first``'s.
+
+    ``first`` released the bounds ``second`` clipped to (``bounds="auto"``); the note says
+    so, with the bounds and their share of ε (the ledger's ``bounds`` column has them too).
+    """
+    spent = sum((m.epsilon for m in first.measurements), Fraction(0))
+    total = spent + sum((m.epsilon for m in second.measurements), Fraction(0))
+    share = f"{float(spent / total):.3g}" if total else "0"
+    ends = "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in second.bounds)
+    note = f"bounds='auto': {share} of ε on {first.query} released from the data ({ends})"
+    asked = [f"epsilon={number_text(total)}"]  # what the call asked for, as typed
+    asked += [part for part in second.asked.split(", ") if not part.startswith("epsilon=")]
+    return replace(
+        second,
+        asked=", ".join([*asked, "bounds='auto'"]),
+        measurements=(*first.measurements, *second.measurements),
+        columns=tuple(dict.fromkeys((*first.columns, *second.columns))),
+        note=f"{note}; {second.note}" if second.note else note,
+    )
 
 
 #: A query family's own shaping: given the planned outputs and how they are shown, the finish.

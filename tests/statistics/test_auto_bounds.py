@@ -1,0 +1,167 @@
+"""``bounds="auto"``: a release clips to bounds it releases first, in the same charge (issue 41).
+
+A fifth of ``epsilon`` goes to ``priv.dp.bounds`` on the columns the release clips, the rest
+to the statistic, clipped to the released bounds; one ledger row records both (its note gives
+the bounds and their share, its ``bounds`` column the bounds). Checked here:
+
+- zero noise: the release equals the same statistic at the bounds ``priv.dp.bounds`` releases
+  at a fifth of ε, and ledger, cost and measurements are those of the two releases together;
+- everything is checked before anything is read: refusals (and the budget's, for both steps
+  together) charge nothing;
+- a failure after the check is charged and says nothing of the data;
+- previews show the bounds' share; group-bys and several statistics work the same way.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pandas_dp
+from pandas_dp.api.queries import ungrouped
+from pandas_dp.api.release import ReleaseOptions, run
+from pandas_dp.errors import BudgetExceededError, DPTypeError, DPValueError, ReleaseFailedError
+from pandas_dp.testing import capture_noise
+
+
+def data(n: int = 4000) -> pd.DataFrame:
+    gen = np.random.default_rng(41)  # test data only, never noise
+    return pd.DataFrame(
+        {
+            "x": gen.lognormal(8, 1, n).round(2),
+            "g": gen.choice(["a", "b"], n),
+            "t": pd.Timestamp("2024-01-01") + pd.to_timedelta(gen.integers(0, 9, n), unit="D"),
+        }
+    )
+
+
+def by_hand(frame: pd.DataFrame, release, protect_seeded, noise) -> tuple[object, object]:
+    """The release with bounds="auto", and by hand: bounds at ε/5, then the rest at 4ε/5."""
+    auto = protect_seeded(frame, epsilon=10.0)
+    with noise(auto):
+        ours = release(auto, "auto", 1.0)
+    manual = protect_seeded(frame, epsilon=10.0)
+    with noise(manual):
+        table = manual.dp.bounds(["x"], epsilon=0.2)
+        theirs = release(manual, table, 0.8)
+    return ours, theirs, auto, manual
+
+
+RELEASES = {
+    "mean": lambda p, b, e: p.dp.mean("x", bounds=b, epsilon=e),
+    "sum": lambda p, b, e: p.dp.sum("x", bounds=b, epsilon=e),
+    "median": lambda p, b, e: p.dp.median("x", bounds=b, epsilon=e),
+    "series std": lambda p, b, e: p["x"].dp.std(bounds=b, epsilon=e),
+    "agg": lambda p, b, e: p.dp.agg(m=("x", "mean"), s=("x", "sum"), bounds=b, epsilon=e),
+    "group mean": lambda p, b, e: p.dp.groupby("g", keys=["a", "b"]).mean("x", bounds=b, epsilon=e),
+    "group agg": lambda p, b, e: p.dp.groupby("g", keys=["a", "b"]).agg(
+        {"x": ["sum", "median"]}, bounds=b, epsilon=e
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(RELEASES))
+def test_zero_noise_equals_bounds_then_the_statistic(name: str, protect_seeded, noise) -> None:
+    ours, theirs, auto, manual = by_hand(data(), RELEASES[name], protect_seeded, noise)
+    if isinstance(ours, pd.Series | pd.DataFrame):
+        assert ours.equals(theirs)
+    else:
+        assert ours == theirs
+    (row,) = auto.dp.session.releases
+    first, second = manual.dp.session.releases
+    assert row.cost == first.cost + second.cost  # one charge for both: ε = 1
+    assert row.measurements == first.measurements + second.measurements
+    assert row.bounds == second.bounds
+    assert row.note.startswith("bounds='auto': 0.2 of ε on bounds released from the data (x: [")
+    assert row.asked == "epsilon=1, bounds='auto'"
+
+
+def test_the_share_and_the_ledger(protect_seeded) -> None:
+    priv = protect_seeded(data(), epsilon=5.0)
+    priv.dp.mean("x", bounds="auto", epsilon=0.5)
+    ledger = priv.dp.session.ledger
+    assert len(ledger) == 1
+    assert ledger["epsilon"].iloc[0] == pytest.approx(0.5)
+    assert ledger["bounds"].iloc[0].startswith("x: [")
+    (release,) = priv.dp.session.releases
+    shares = dict(release.shares)
+    assert sum(v for k, v in shares.items() if "lower" in k or "upper" in k) == Fraction(1, 5)
+    assert Fraction(1, 5) == ungrouped.AUTO_SHARE
+
+
+def test_a_preview_shows_the_bounds_share_and_reads_nothing(charges_nothing) -> None:
+    priv = data().dp.protect(epsilon=1.0)
+    with charges_nothing(priv):
+        shown = priv.dp.preview.mean("x", bounds="auto", epsilon=1.0)
+    assert shown.epsilon == pytest.approx(1.0)
+    assert set(shown.table["how"]) >= {"bounds", "mean"}
+    assert shown.table.loc[shown.table["how"] == "bounds", "epsilon"].sum() == pytest.approx(0.2)
+
+
+REFUSALS = {
+    "rho": (lambda p: p.dp.mean("x", bounds="auto", rho=0.1), DPValueError, "epsilon="),
+    "no epsilon": (lambda p: p.dp.mean("x", bounds="auto"), DPValueError, "epsilon="),
+    "a date column": (
+        lambda p: p.dp.mean("t", bounds="auto", epsilon=1.0),
+        DPTypeError,
+        "datetime",
+    ),
+    "a count": (lambda p: p.dp.agg(n="count", bounds="auto", epsilon=1.0), DPValueError, "clips"),
+    "negative epsilon": (
+        lambda p: p.dp.mean("x", bounds="auto", epsilon=-1.0),
+        DPValueError,
+        "epsilon",
+    ),
+    "the budget for both": (
+        lambda p: p.dp.mean("x", bounds="auto", epsilon=1.5),
+        BudgetExceededError,
+        "budget",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(REFUSALS))
+def test_refusals_charge_nothing(name: str, charges_nothing) -> None:
+    call, error, match = REFUSALS[name]
+    priv = data().dp.protect(epsilon=1.0, delta=1e-6)
+    with charges_nothing(priv), pytest.raises(error, match=match):
+        call(priv)
+
+
+def test_a_failure_after_the_check_is_charged_and_data_free() -> None:
+    # A replanning that fails (here on purpose) after the bounds were read is charged in full
+    # and raises a data-free error, as any failure after the budget check.
+    priv = data().dp.protect(epsilon=1.0)
+    planned = ungrouped.plan_one(priv, "mean", "x", ReleaseOptions(epsilon=1.0, bounds="auto"))
+    assert planned.prior is not None
+
+    def replan(found: object) -> object:
+        raise RuntimeError(f"private detail {found}")
+
+    with pytest.raises(ReleaseFailedError) as caught:
+        run(planned.after(planned.prior, replan))
+    assert "private detail" not in str(caught.value)
+    assert caught.value.__context__ is None
+    assert priv.dp.session.spent.epsilon == 1  # charged in full
+
+
+def test_a_neighbour_gives_the_same_schema_and_warnings() -> None:
+    base = data(600)
+    outcomes = []
+    for extra in (None, 1e308, np.nan, -np.inf):
+        frame = (
+            base
+            if extra is None
+            else pd.concat(
+                [base, pd.DataFrame({"x": [extra], "g": ["a"], "t": [base["t"].iloc[0]]})],
+                ignore_index=True,
+            )
+        )
+        priv = frame.dp.protect(epsilon=10.0)
+        with pytest.warns(pandas_dp.PrivacyLeakWarning), capture_noise(priv):
+            result = priv.dp.groupby("g", keys=["a", "b"]).mean("x", bounds="auto", epsilon=1.0)
+        outcomes.append((type(result).__name__, str(result.dtype), list(result.index)))
+    assert all(o == outcomes[0] for o in outcomes)
