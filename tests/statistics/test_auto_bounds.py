@@ -176,3 +176,21 @@ def test_a_neighbour_gives_the_same_schema_and_warnings() -> None:
             result = priv.dp.groupby("g", keys=["a", "b"]).mean("x", bounds="auto", epsilon=1.0)
         outcomes.append((type(result).__name__, str(result.dtype), list(result.index)))
     assert all(o == outcomes[0] for o in outcomes)
+
+
+def test_pandas_and_dask_agree_without_noise() -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    frame = data()
+    results = []
+    for source in (frame, dd.from_pandas(frame, npartitions=3)):
+        priv = source.dp.protect(epsilon=100.0)
+        with pytest.warns(pandas_dp.PrivacyLeakWarning), capture_noise(priv):
+            results.append(
+                (
+                    priv.dp.mean("x", bounds="auto", epsilon=EPSILON),
+                    priv.dp.groupby("g", keys=["a", "b"])
+                    .sum("x", bounds="auto", epsilon=EPSILON)
+                    .tolist(),
+                )
+            )
+    assert results[0] == results[1]
