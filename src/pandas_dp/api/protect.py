@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Hashable
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import pandas as pd
 
@@ -12,6 +12,7 @@ from pandas_dp.accounting.composition import ACCOUNTANTS, Accounting
 from pandas_dp.accounting.events import LedgerEntry
 from pandas_dp.accounting.ledger_file import LedgerFile
 from pandas_dp.api.attach import attach, has_session_mark
+from pandas_dp.api.queries.unit_caps import released_cap
 from pandas_dp.api.release.arguments import Real
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session, random_source
@@ -37,7 +38,7 @@ def protect(
     rng: int | None = None,
     replace: bool = False,
     privacy_unit: Hashable | None = None,
-    max_rows_per_unit: int | None = None,
+    max_rows_per_unit: int | Literal["auto"] | None = None,
     schema: object = None,
     validate: bool = True,
     ledger: str | os.PathLike[str] | None = None,
@@ -63,6 +64,11 @@ def protect(
                 f"budget of its own; drop {', '.join(given)} (the session's total, accounting, "
                 "ledger and randomness apply to every table)"
             )
+        if not (max_rows_per_unit is None or isinstance(max_rows_per_unit, int)):
+            raise DPValueError(
+                "a table added to a session takes max_rows_per_unit=k (an int): "
+                "max_rows_per_unit='auto' spends a share of a new budget, at its protect"
+            )
         return _join_session(
             obj, session, name, replace=replace, privacy_unit=privacy_unit,
             max_rows_per_unit=max_rows_per_unit, schema=schema, validate=validate,
@@ -74,8 +80,15 @@ def protect(
     if not isinstance(validate, bool):
         raise DPTypeError(f"validate must be True or False, got {type(validate).__name__}")
     rules = None if schema is None else read_schema(schema)
-    unit = PrivacyUnit.of(privacy_unit, max_rows_per_unit)
+    auto_cap = isinstance(max_rows_per_unit, str) and max_rows_per_unit == "auto"
+    unit = PrivacyUnit.of(privacy_unit, 1 if auto_cap else max_rows_per_unit)
     engine = engine_for(obj)
+    if auto_cap and (unit.column is None or not engine.in_memory or resuming):
+        raise DPValueError(
+            "max_rows_per_unit='auto' releases the cap from a pandas frame under a privacy "
+            "unit, at protect (a share of the new budget): give privacy_unit='<id column>', "
+            "a pandas DataFrame and a budget; otherwise give max_rows_per_unit=k"
+        )
     if unit.column is not None:
         if engine.is_series(obj):
             raise DPValueError("privacy_unit needs a DataFrame that holds the unit column")
@@ -125,6 +138,9 @@ def protect(
         session.table_names[session.id] = name
     protected: PandasObj = attach(obj, session)
     session.origin = engine.origin_of(protected)  # what lineage checks trace back to
+    if auto_cap:  # the session's first release: the cap, by a private quantile
+        assert isinstance(protected, pd.DataFrame)
+        session.unit = PrivacyUnit(unit.column, released_cap(protected, session))
     return protected
 
 

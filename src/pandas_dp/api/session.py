@@ -153,6 +153,8 @@ class Session:
         if len(names) < 2:
             return ""
         read = [repr(name) for table, name in names.items() if table in self.lineage.tables]
+        if not read:
+            return ""
         return f"{'table' if len(read) == 1 else 'tables'} {', '.join(read)}"
 
     @property

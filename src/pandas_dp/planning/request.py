@@ -86,8 +86,10 @@ class Caps:
         source = f"{self.tables}; " if self.tables else ""
         if self.bounding is None:
             text = f"{source}privacy unit: one row"
-            if self.lineage:  # row-level: the stability multiplies every sensitivity
+            if self.lineage and self.contribution.l1 > 1:  # the stability multiplies it
                 text += f"; {self.lineage}: one row moves ≤ {self.contribution.l1} rows"
+            elif self.lineage:  # steps that keep one row per protected row
+                text += f"; {self.lineage}"
             return text
         c = self.contribution
         if self.bounding.max_groups is None and self.bounding.max_rows_per_group is None:

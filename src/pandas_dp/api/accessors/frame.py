@@ -110,8 +110,12 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             A column identifying the person behind each row (user-level privacy). Every
             release then caps each person's rows at ``max_rows_per_unit`` (dropping extra
             rows at random) and scales its sensitivity accordingly.
-        max_rows_per_unit : int, optional
+        max_rows_per_unit : int or "auto", optional
             Required with ``privacy_unit``: the most rows one person may contribute.
+            ``"auto"`` releases it from the data at protect: about the 99.9% quantile of
+            the rows per unit (a sparse-vector scan upwards, as :meth:`bounds`; 1 to
+            1024), charged a tenth of the budget as the ledger's first row (pandas frames;
+            see :mod:`pandas_dp.api.queries.unit_caps`).
         schema : pandera DataFrameModel, DataFrameSchema or YAML path, optional
             Public knowledge about the columns: bounds from ``in_range``/``ge``/``le``/``gt``/
             ``lt`` checks, keys from ``isin``, null rules from ``nullable``. Releases use them

@@ -147,7 +147,7 @@ class FrameProtectArgs(ProtectArgs, total=False):
     """``DataFrame.dp.protect``'s further options (a Series cannot hold a unit column)."""
 
     privacy_unit: Hashable | None
-    max_rows_per_unit: int | None
+    max_rows_per_unit: int | Literal["auto"] | None
     schema: object
     validate: bool
     #: Another table of this session's budget (``people.dp.session``): no budget of its own.

@@ -1,0 +1,95 @@
+"""``max_rows_per_unit="auto"`` against the best fixed cap chosen in hindsight (issue 41).
+
+Simulated user-level data: ``PEOPLE`` people whose numbers of rows follow a heavy-tailed
+law (a lognormal, rounded up: median 3 rows, 90% quantile about 12, a few people with
+hundreds), one value per row in (0, 100). Two releases: the number of rows (a count) and
+the mean value, at ε = 1 for the statistic.
+
+- ``auto``: ``protect(epsilon=2/(1 - CAP_SHARE), ..., max_rows_per_unit="auto")`` spends
+  ``CAP_SHARE`` (a tenth) of its budget on the cap, the rest on the two statistics (ε = 1
+  each);
+- ``fixed k``: ``protect(epsilon=2, ..., max_rows_per_unit=k)`` for k in ``CAPS``, all of
+  it on the two statistics; the best of them (in hindsight: the k with the least error, which no
+  one can choose without looking at the data) is the oracle.
+
+Median absolute error over ``RUNS`` sessions (the OS CSPRNG), and the ratio auto / best.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from fractions import Fraction
+
+import numpy as np
+import pandas as pd
+
+import pandas_dp
+from _util import table
+from pandas_dp.api.queries import unit_caps
+
+PEOPLE = 20_000
+RUNS = 30
+CAPS = [1, 2, 4, 8, 12, 16, 24, 32, 64, 128]
+EPSILON = 1.0  # each statistic's (the budgets below are exact for 2 of them)
+BOUNDS = (0.0, 100.0)
+
+
+def make_frame(people: int = PEOPLE) -> pd.DataFrame:
+    """People with lognormal numbers of rows (median 3), one value per row."""
+    gen = np.random.default_rng(411)  # test-only: generates benchmark data, never noise
+    rows = np.ceil(gen.lognormal(np.log(3.0), 1.0, people)).astype(np.int64)
+    frame = pd.DataFrame({"pid": np.repeat(np.arange(people), rows)})
+    frame["x"] = gen.uniform(*BOUNDS, len(frame)) + 10 * (frame.groupby("pid").cumcount() > 5)
+    frame["x"] = frame["x"].clip(*BOUNDS)
+    return frame
+
+
+def errors(frame: pd.DataFrame, cap: int | str, runs: int) -> tuple[float, float, list[int]]:
+    """Median absolute errors of the count and the mean, and the caps used."""
+    # two releases at ε each; auto's budget also pays its cap (CAP_SHARE of the budget)
+    budget = Fraction(2) / (1 - unit_caps.CAP_SHARE) if cap == "auto" else Fraction(2)
+    count_errors, mean_errors, caps = [], [], []
+    truth_n, truth_mean = len(frame), float(frame["x"].mean())
+    for _ in range(runs):
+        priv = frame.dp.protect(epsilon=budget, privacy_unit="pid", max_rows_per_unit=cap)
+        caps.append(priv.dp.session.unit.max_rows)
+        count_errors.append(abs(priv.dp.count(epsilon=EPSILON) - truth_n))
+        mean_errors.append(abs(priv.dp.mean("x", bounds=BOUNDS, epsilon=EPSILON) - truth_mean))
+    return float(np.median(count_errors)), float(np.median(mean_errors)), caps
+
+
+def run(runs: int = RUNS, people: int = PEOPLE) -> str:
+    """The report section."""
+    warnings.simplefilter("ignore", pandas_dp.NoiseDominatedWarning)  # errors are measured
+    frame = make_frame(people)
+    per_unit = frame.groupby("pid").size()
+    results = {k: errors(frame, k, runs) for k in CAPS}
+    auto_count, auto_mean, auto_caps = errors(frame, "auto", runs)
+    best_count = min(results, key=lambda k: results[k][0])
+    best_mean = min(results, key=lambda k: results[k][1])
+    rows: list[list[object]] = [
+        [f"fixed {k}", f"{c:.1f}", f"{m:.4f}"] for k, (c, m, _) in results.items()
+    ]
+    rows.append(
+        [f"auto (caps {min(auto_caps)}–{max(auto_caps)})", f"{auto_count:.1f}", f"{auto_mean:.4f}"]
+    )
+    return "\n".join(
+        [
+            f"### max_rows_per_unit='auto' (median |error| over {runs} sessions, ε = {EPSILON})",
+            "",
+            f"{people:,} people, {len(frame):,} rows; rows per person: median "
+            f"{per_unit.median():.0f}, 90% quantile {per_unit.quantile(0.9):.0f}, "
+            f"max {per_unit.max()}",
+            "",
+            table(["cap", "count error", "mean error"], rows),
+            "",
+            f"auto / best fixed cap in hindsight: count {auto_count / results[best_count][0]:.2f}"
+            f" (best k = {best_count}), mean {auto_mean / results[best_mean][1]:.2f} "
+            f"(best k = {best_mean})",
+        ]
+    )
+
+
+if __name__ == "__main__":
+    print(run(int(sys.argv[1]) if len(sys.argv) > 1 else RUNS))
