@@ -23,6 +23,7 @@ import pandas as pd
 
 import bench_accounting
 import bench_accuracy
+import bench_auto_cap
 import bench_bounds
 import bench_dask
 import bench_fixed_costs
@@ -67,6 +68,7 @@ def main() -> None:
         bench_accuracy.run(max(2, bench_accuracy.REPEATS // scale)),
         bench_quantile_interval.run(max(40, bench_quantile_interval.RUNS // scale)),
         bench_bounds.run(max(10, bench_bounds.RUNS // scale)),
+        bench_auto_cap.run(max(5, bench_auto_cap.RUNS // scale)),
         bench_tables.run(bench_tables.ROWS // scale, trials=1 if args.quick else 3),
         bench_units.run(bench_units.SIZES[:2] if args.quick else bench_units.SIZES),
         bench_modelling.run(

@@ -20,8 +20,8 @@ Why 0.999: a cap ``k`` loses the rows beyond it (for a count, about ``n·P(C > k
 per extra unit of ``k``) and costs noise of scale ``k/ε``; the two balance where
 ``P(C > k) = 1/(ε n)``, the 0.999 quantile for ``ε n`` near 1,000. Measured against the best
 fixed cap in hindsight (``benchmarks/bench_auto_cap.py``, heavy-tailed rows per person):
-2 to 2.5 times its error for a count, 3.5 to 4.5 times for a mean, at 2,000 and 20,000
-people. A cap from knowledge of the source (a form filled at most 12 times) is better.
+1.6 to 2.5 times its error for a count, 1.0 to 4.6 times for a mean, at 2,000 and 20,000
+people (10 to 20 sessions each). A cap from knowledge of the source (a form filled at most 12 times) is better.
 Every later release's ledger note gives the cap (``privacy unit pid: ≤ k rows``).
 """
 
