@@ -1086,25 +1086,30 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         post-processing.
 
         Why this mechanism: the logistic log-likelihood reads the data through ``Σ y x``
-        and through the law of the scores ``xᵀθ``, whose mean and variance those sums
-        give. PASS-GLM (Huggins, Adams & Broderick 2017) approximates ``log(1 + e^s)`` by
-        a degree-2 Chebyshev polynomial on a public interval, which turns the
-        log-likelihood into a function of exactly these sums; its optimum is then the
-        least-squares slope times a constant, and the chosen interval sets the bias
-        (0.07 to 1.8 in L2 in our simulations, no interval right for all designs). We keep
-        PASS-GLM's sufficient statistics and replace the polynomial by the exact
-        expectation of ``log(1 + e^s)`` under the normal law with the scores' mean and
-        variance (Gauss-Hermite quadrature): exact for a jointly normal design, a convex
-        objective, and within about 0.005 to 0.4 in L2 of the exact fit on uniform,
-        normal and binary designs. Objective perturbation (Chaudhuri, Monteleoni &
-        Sarwate 2011; Kifer, Smith & Thakurta 2012) is consistent but needs a new
-        mechanism, an exact minimiser for its guarantee and gives no ready intervals;
-        the sums here are an audited measurement and every interval is post-processing.
-        The estimate is therefore a *normal-moment* approximation of the maximum
-        likelihood fit: where the design is far from normal and coefficients are large,
-        it keeps a bias that more data does not remove, and the intervals, which carry
-        the sampling variance (inverse Hessian) and the noise's (delta method, Laplace
-        noise with its own quantile), do not include it.
+        and through the law of the design, whose mean and covariance those sums give.
+        PASS-GLM (Huggins, Adams & Broderick 2017) approximates ``log(1 + e^s)`` by a
+        degree-2 Chebyshev polynomial on a public interval, which turns the log-likelihood
+        into a function of exactly these sums; its optimum is the least-squares slope
+        times a constant, and the chosen interval sets the bias (0.07 to 1.8 in L2 from
+        the exact fit in our simulations, no interval right for all designs). We keep
+        PASS-GLM's sufficient statistics and replace the polynomial by the expectation of
+        ``log(1 + e^s)`` under the maximum-entropy law of the design given its public
+        ranges and measured moments (each column's law ``∝ exp(a z + b z²)`` on its range:
+        uniform, two-point for a 0/1 column or near normal as its variance says; a Gaussian
+        copula with the measured correlations; a fixed Sobol point set recoloured to the
+        measured mean and covariance). The objective stays a convex logistic likelihood,
+        solved by Newton's method, within 0.005 to 0.03 in L2 of the exact fit on uniform,
+        normal, binary and correlated designs (no noise, 20,000 rows). Objective
+        perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Kifer, Smith & Thakurta 2012)
+        is consistent but is a new mechanism, needs an exact minimiser for its guarantee
+        and gives no ready intervals; the sums here are an audited measurement and every
+        interval is post-processing. The estimate remains an approximation of the maximum
+        likelihood fit: what the design's law holds beyond its pairwise moments (the
+        exclusivity of one categorical's levels, a skewed column) is not measured, and the
+        intervals, which carry the rows' sampling variance and the noise's (delta method
+        through the optimum, Laplace noise with its own quantile), do not include that
+        approximation's bias. A ridge (AdaSSP's rule, zero unless the noise made the
+        design ill-conditioned) keeps the fit finite whatever the noise did.
 
         Examples
         --------

@@ -275,9 +275,9 @@ def _notes(
     layout = part.layout
     assert layout is not None
     fitted = (
-        "coefficients (maximum likelihood under the normal law of the scores those sums give) "
-        "and standard errors (inverse Hessian and the noise's, delta method) are "
-        "post-processing"
+        "coefficients (maximum likelihood on the maximum-entropy design those sums and the "
+        "public ranges give) and standard errors (the rows' and the noise's, delta method) "
+        "are post-processing"
         if logit
         else "coefficients, ridge (AdaSSP's rule on the noisy Gram matrix) and standard "
         "errors are post-processing"
