@@ -27,6 +27,7 @@ import bench_fixed_costs
 import bench_groupby
 import bench_hierarchy
 import bench_idioms
+import bench_logit
 import bench_mean
 import bench_modelling
 import bench_quantile_interval
@@ -71,6 +72,7 @@ def main() -> None:
         bench_regression.run(
             max(5, bench_regression.RUNS // scale), max(50, bench_regression.COVERAGE_RUNS // scale)
         ),
+        bench_logit.run(max(5, bench_logit.RUNS // scale)),
     ]
     if args.dask:
         sections.append(bench_dask.run(bench_dask.ROWS // scale))
