@@ -1048,7 +1048,7 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             ``{column: [levels]}``: the public levels of each categorical variable.
         epsilon : float
             Privacy cost of the whole model, charged once.
-        rho, delta, mechanism
+        rho, delta, mechanism : optional
             As :meth:`ols`.
         alpha : float, default 0.05
             The level of the intervals :meth:`~LogitResults.summary` shows.
