@@ -398,3 +398,30 @@ def test_intervals_cover_sampled() -> None:
     coverage = hits / (runs * beta.size)
     print(f"coverage {coverage:.3f}")
     assert coverage >= 0.95 - 3 * math.sqrt(0.95 * 0.05 / (runs * beta.size))
+
+
+def test_zero_noise_against_statsmodels(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """statsmodels' ``smf.logit`` on the clipped complete rows: same names and order; values
+    within the documented distance (the fit approximates maximum likelihood, module Notes).
+
+    statsmodels is not a dependency (``pandas-dp[bench]``): skipped without it; the
+    Newton-Raphson reference above checks the same distance always.
+    """
+    smf = pytest.importorskip("statsmodels.formula.api")
+    frame = data(20_000, normal=False)
+    priv = protect_seeded(frame, epsilon=10.0)
+    with noise(priv):
+        model = release(priv)
+    kept = frame[frame["g"].isin(KEYS["g"]) & frame["z"].notna()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exact = smf.logit(FORMULA, data=kept).fit(disp=0)
+    assert list(model.params.index) == list(exact.params.index)
+    assert model.params.name == exact.params.name
+    distance = float(np.linalg.norm(model.params - exact.params))
+    assert distance < 0.05, distance
+    # the standard errors: statsmodels' sampling ones, ours add no noise at zero noise but
+    # keep the noise's share (the noise drawn was zero, its variance is not)
+    assert (model.bse >= exact.bse * 0.9).all()
