@@ -425,3 +425,20 @@ def test_zero_noise_against_statsmodels(
     # the standard errors: statsmodels' sampling ones, ours add no noise at zero noise but
     # keep the noise's share (the noise drawn was zero, its variance is not)
     assert (model.bse >= exact.bse * 0.9).all()
+
+
+def test_privacy_unit_caps_multiply_the_sensitivity(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """Under a privacy unit with up to 3 rows each, the sums' sensitivity is 3 rows' (caps_for)."""
+    frame = data(600).assign(pid=lambda f: np.arange(len(f)) // 4)
+    priv = protect_seeded(frame, epsilon=4.0, privacy_unit="pid", max_rows_per_unit=3)
+    with noise(priv) as calls:
+        model = release(priv, epsilon=1.0)
+    sums = (4 + 2) * (4 + 3) // 2
+    (call,) = calls
+    assert call.mechanism.scale == Fraction(3 * sums * UNIT)
+    (logit,) = priv.dp.session.releases
+    (measurement,) = logit.measurements
+    assert measurement.sensitivity == 3 * sums * UNIT
+    assert model.nobs <= 3 * 150  # at most 3 of each unit's 4 rows are kept
