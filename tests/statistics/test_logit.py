@@ -442,3 +442,24 @@ def test_privacy_unit_caps_multiply_the_sensitivity(
     (measurement,) = logit.measurements
     assert measurement.sensitivity == 3 * sums * UNIT
     assert model.nobs <= 3 * 150  # at most 3 of each unit's 4 rows are kept
+
+
+@pytest.mark.parametrize("case", ["empty", "all ones", "all zeros"])
+def test_degenerate_data_release_finite_and_uninformative_where_they_should(
+    case: str, protect_seeded: Callable[..., Any]
+) -> None:
+    """No rows, or one outcome only: released like any data (same shape, no error, no
+    warning). With one outcome the exact log-odds are infinite; the fit takes the count of
+    ones within (0.5, n - 0.5) and predicts that outcome, with wide intervals."""
+    frame = data(2000)
+    ones = case == "all ones"
+    frame = frame.iloc[:0] if case == "empty" else frame.assign(y=int(ones))
+    model = release(protect_seeded(frame, epsilon=4.0))
+    assert list(model.params.index) == NAMES
+    assert np.isfinite(model.params).all()
+    assert np.isfinite(model.bse).all()
+    if case != "empty":
+        row = pd.DataFrame({"x": [8.0], "z": [8.0], "g": ["a"]})
+        probability = float(model.predict(row).iloc[0])
+        assert probability > 0.99 if ones else probability < 0.01
+        assert model.bse["Intercept"] > 1

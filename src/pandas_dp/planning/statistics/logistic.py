@@ -146,6 +146,8 @@ class _Moments:
         cov = second - np.outer(mean, mean)
         cov[0, :] = cov[:, 0] = 0.0
         yx = (gram[:k, k] + gram[:k, 0]) / 2.0  # z_y = 2 y - 1
+        # The count of ones within (0, n) (noise may put it outside): the log-odds exist.
+        yx[0] = min(max(yx[0], 0.5), rows - 0.5)
         return cls(rows, mean, (cov + cov.T) / 2, yx)
 
 
@@ -263,7 +265,10 @@ def _fit(
     objective = _Objective(moments, synthetic.points(moments), ridge)
     theta = objective.solve()
     _, _, hess = objective(theta)
-    inverse = np.linalg.pinv(hess, hermitian=True)
+    # The inverse curvature; where the fit has none (probabilities at 0 or 1, no rows), a
+    # huge variance rather than none: the interval says nothing rather than too much.
+    values, vectors = np.linalg.eigh((hess + hess.T) / 2)
+    inverse = (vectors / np.maximum(values, 1e-12 * moments.rows)) @ vectors.T
     # The delta method through the optimum: dθ/dG_e = -H⁻¹ ∂∇/∂G_e for each measured sum
     # (the upper triangle of G). The noise adds variance s² to each; the rows, a sum of
     # n independent contributions whose covariance is read on the model (the design's
