@@ -113,7 +113,9 @@ def plan_logit(
     options = ReleaseOptions(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
-    request, part, design, categorical = _measure(target, text, keys, options, "logit")
+    request, part, design, categorical = _measure(
+        target, text, keys, options, "logit", response=_binary_response
+    )
     stat = LogisticModel("logit", None, layout=part.layout)
     notes = _notes(request, part, design, categorical, logit=True)
 
@@ -137,8 +139,13 @@ def _measure(
     keys: Mapping[Hashable, Sequence[object]] | None,
     options: ReleaseOptions,
     query: str,
+    *,
+    response: Callable[[FormulaDesign], FormulaDesign] | None = None,
 ) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
-    """Validate a model's formula and variables; plan the one noisy Gram matrix it needs."""
+    """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
+
+    ``response`` checks (and may narrow) the design's response, on its public bounds.
+    """
     variables = _variables(text)
     given = dict(keys) if isinstance(keys, Mapping) else {}
     if keys is not None and not isinstance(keys, Mapping):
@@ -164,8 +171,8 @@ def _measure(
     placeholders = [PairCovariance((c, c), c) for c in numeric]
     request = validate(target, placeholders, options, query=query, caps=caps_for(target, False))
     design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)
-    if query == "logit":
-        design = _binary_response(design)
+    if response is not None:
+        design = response(design)
     size = len(design.labels)
     layout = ProductLayout.of(
         design.labels, design.bounds, (True,) * size, complete=True, squares=False

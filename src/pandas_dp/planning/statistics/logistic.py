@@ -273,9 +273,9 @@ def _fit(
     # (the upper triangle of G). The noise adds variance s² to each; the rows, a sum of
     # n independent contributions whose covariance is read on the model (the design's
     # points, y ~ Bernoulli of the fitted probabilities).
-    jac = _sum_jacobian(gram, theta, noise_sd, inverse, synthetic, ridge)
+    jac = _sum_jacobian(gram, theta, inverse, synthetic)
     noise = noise_sd**2 * (jac @ jac.T)
-    sampling = moments.rows * (jac @ _row_covariance(objective.points, theta) @ jac.T)
+    sampling = moments.rows * _sampling_covariance(objective.points, theta, jac)
     unpenalised = _Objective(moments, objective.points, 0.0)
     llf = -unpenalised(theta)[0]
     llnull = -unpenalised(unpenalised.start())[0]
@@ -341,62 +341,104 @@ def _ridge(gram: np.ndarray, noise_sd: float) -> float:
     return max(0.0, tau - smallest) / 4 + 1e-9 * max(float(gram[0, 0]), 1.0)
 
 
-def _row_covariance(points: np.ndarray, theta: np.ndarray) -> np.ndarray:
-    """The covariance of one row's contribution to each sum of ``G`` (upper triangle).
+def _sampling_covariance(points: np.ndarray, theta: np.ndarray, jac: np.ndarray) -> np.ndarray:
+    """The covariance of ``jac`` times one row's contribution to the sums of ``G``.
 
-    A row adds ``v vᵀ`` to ``G``, ``v = (x̃, 2y - 1)``; over the design's points, with ``y``
-    Bernoulli of the model's probability at each: the covariance of the conditional means
-    plus the mean of the conditional covariances (those of the sums ``Σ (2y - 1) x̃_a``).
+    A row adds ``v vᵀ`` to ``G``, ``v = (x̃, 2y - 1)``; ``jac`` maps the sums (the upper
+    triangle) to ``θ``, so a row moves ``θ`` by ``a(x̃) + (2y - 1) b(x̃)`` (and a constant):
+    ``a = x̃ᵀ T x̃`` from the design's sums, ``b = B x̃`` from ``Σ (2y - 1) x̃``. Over the
+    design's points, ``y`` Bernoulli of the model's probability at each: the covariance of
+    ``a + (2p - 1) b`` plus the mean of ``4 p (1 - p) b bᵀ``.
     """
     k = points.shape[1]
     p = _sigmoid(points @ theta)
-    size = k + 1
-    entries = [(i, j) for i in range(size) for j in range(i, size)]
-    mean = np.empty((len(points), len(entries)))
-    response = 2 * p - 1
+    entries = [(i, j) for i in range(k + 1) for j in range(i, k + 1)]
+    quadratic = np.zeros((len(theta), k, k))
+    linear = np.zeros((len(theta), k))
     for at, (i, j) in enumerate(entries):
         if j < k:
-            mean[:, at] = points[:, i] * points[:, j]
+            quadratic[:, i, j] = jac[:, at]
         elif i < k:
-            mean[:, at] = response * points[:, i]
-        else:
-            mean[:, at] = 1.0
+            linear[:, i] = jac[:, at]
+    a = np.column_stack([np.einsum("ij,ij->i", points @ t, points) for t in quadratic])
+    b = points @ linear.T
+    mean = a + (2 * p - 1)[:, None] * b
     centred = mean - mean.mean(axis=0)
-    covariance = centred.T @ centred / len(points)
-    linked = [at for at, (i, j) in enumerate(entries) if i < k == j]
-    weights = 4 * p * (1 - p)
-    within = (points * weights[:, None]).T @ points / len(points)
-    covariance[np.ix_(linked, linked)] += within
-    return covariance
+    within = (b * (4 * p * (1 - p))[:, None]).T @ b
+    return (centred.T @ centred + within) / len(points)
 
 
 def _sum_jacobian(
-    gram: np.ndarray,
-    theta: np.ndarray,
-    noise_sd: float,
-    inverse: np.ndarray,
-    synthetic: _Design,
-    ridge: float,
+    gram: np.ndarray, theta: np.ndarray, inverse: np.ndarray, synthetic: _Design
 ) -> np.ndarray:
-    """``dθ/dG_e`` for each measured sum ``e`` (columns), by central differences of ∇.
+    """``dθ/dG_e`` for each measured sum ``e`` (columns, the upper triangle of ``G``).
 
-    The design's points are recoloured to each perturbed matrix's moments (its
-    maximum-entropy shape kept).
+    Implicit differentiation of the optimum's gradient, ``dθ = -H⁻¹ d∇``, the design's
+    points recoloured to the perturbed moments (their maximum-entropy shape kept): a sum
+    moves the count ``n``, the mean ``μ``, the covariance ``S = Q/n - μμᵀ`` (its root ``R``
+    by the Sylvester equation ``R dR + dR R = dS``) or ``Σ y x̃``; each moves ``∇ = -Σ y x̃ +
+    (n / N) Xᵀ σ(Xθ)`` (``X = [1, μ + W R]`` the ``N`` points, ``W`` whitened) linearly.
     """
     size = gram.shape[0]
-    entries = [(i, j) for i in range(size) for j in range(i, size)]
-    step = max(noise_sd, 1.0) * 1e-3
+    k = size - 1
+    moments = _Moments.of(gram)
+    n, mean = moments.rows, moments.mean[1:]
+    counted = float(gram[0, 0]) > k + 1.0  # else the count is held at k + 1
+    raw_ones = (float(gram[0, k]) + float(gram[0, 0])) / 2.0
+    free_ones = 0.5 < raw_ones < n - 0.5  # else the count of ones is held
+    points = synthetic.points(moments)
+    scores = points @ theta
+    p = _sigmoid(scores)
+    w = p * (1 - p)
+    white = synthetic.white
+    beta = theta[1:]
+    scale = n / POINTS
+    by_count = points.T @ p / POINTS  # ∂∇/∂n, the points fixed
+    white_p = white.T @ p
+    by_shift = points.T @ w  # times dμᵀβ
+    linked = (points * w[:, None]).T @ white  # Xᵀ diag(w) W
+    values, vectors = np.linalg.eigh(moments.cov[1:, 1:])
+    roots = np.sqrt(np.maximum(values, 1e-12))
+    second = gram[1:k, 1:k] / n
+
+    def moved(d_n: float, d_mean: np.ndarray, d_cov: np.ndarray, d_yx: np.ndarray) -> np.ndarray:
+        grad = -d_yx + by_count * d_n
+        if k > 1:
+            shift = np.zeros(k)
+            shift[1:] = d_mean * float(p.sum())
+            grad = grad + scale * (shift + by_shift * float(d_mean @ beta))
+            rotated = vectors.T @ d_cov @ vectors / (roots[:, None] + roots[None, :])
+            d_root = vectors @ rotated @ vectors.T
+            spread = np.zeros(k)
+            spread[1:] = d_root @ white_p
+            grad = grad + scale * (spread + linked @ (d_root @ beta))
+        return -inverse @ grad
+
     columns = []
-    for i, j in entries:
-        moved = []
-        for sign in (1.0, -1.0):
-            shifted = gram.copy()
-            shifted[i, j] += sign * step
-            if i != j:
-                shifted[j, i] += sign * step
-            moments = _Moments.of(shifted)
-            moved.append(_Objective(moments, synthetic.points(moments), ridge)(theta)[1])
-        columns.append(-inverse @ ((moved[0] - moved[1]) / (2 * step)))
+    body = k - 1
+    for i in range(size):
+        for j in range(i, size):
+            d_n, d_mean = 0.0, np.zeros(body)
+            d_cov, d_yx = np.zeros((body, body)), np.zeros(k)
+            if i == 0 and j == 0:
+                d_n = 1.0 if counted else 0.0
+                d_mean = -mean * d_n / n
+                d_cov = -second * d_n / n
+                d_yx[0] = 0.5 if free_ones else 0.0
+            elif i == 0 and j < k:
+                d_mean[j - 1] = 1.0 / n
+                d_yx[j] = 0.5
+            elif i == 0:
+                d_yx[0] = 0.5 if free_ones else 0.0
+            elif j < k:
+                d_cov[i - 1, j - 1] += 1.0 / n
+                if i != j:
+                    d_cov[j - 1, i - 1] += 1.0 / n
+            elif i < k:
+                d_yx[i] = 0.5
+            if body:
+                d_cov = d_cov - np.outer(d_mean, mean) - np.outer(mean, d_mean)
+            columns.append(moved(d_n, d_mean, d_cov, d_yx))
     return np.column_stack(columns)
 
 
