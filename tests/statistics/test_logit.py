@@ -463,3 +463,43 @@ def test_degenerate_data_release_finite_and_uninformative_where_they_should(
         probability = float(model.predict(row).iloc[0])
         assert probability > 0.99 if ones else probability < 0.01
         assert model.bse["Intercept"] > 1
+
+
+def test_get_prediction_as_statsmodels(protect_seeded: Callable[..., Any]) -> None:
+    model = release(protect_seeded(data(), epsilon=10.0, seed=3), epsilon=2.0)
+    rows = pd.DataFrame(
+        {"x": [0.0, 9.0, np.nan], "z": [0.0, 4.0, 1.0], "g": ["a", "c", "b"]}, index=[4, 5, 6]
+    )
+    frame = model.get_prediction(rows).summary_frame(0.1)
+    assert list(frame.columns) == ["predicted", "se", "ci_lower", "ci_upper"]
+    assert list(frame.index) == [4, 5, 6]
+    pd.testing.assert_series_equal(frame["predicted"], model.predict(rows), check_names=False)
+    assert frame.iloc[2].isna().all()  # a row missing a variable, as statsmodels gives
+    known = frame.iloc[:2]
+    assert (
+        (known["ci_lower"] < known["predicted"]) & (known["predicted"] < known["ci_upper"])
+    ).all()
+    # The first row's design is the intercept alone: its log-odds interval is conf_int's.
+    linear = model.get_prediction(rows, which="linear")
+    ends = linear.conf_int(0.1)
+    np.testing.assert_allclose(ends[0], model.conf_int(0.1).loc["Intercept"].to_numpy())
+    np.testing.assert_allclose(linear.se[0], model.bse["Intercept"])
+    p = frame["predicted"].to_numpy()[:2]
+    np.testing.assert_allclose(frame["se"].to_numpy()[:2], p * (1 - p) * linear.se[:2])
+    np.testing.assert_allclose(
+        frame[["ci_lower", "ci_upper"]].to_numpy()[:2], 1 / (1 + np.exp(-ends[:2]))
+    )
+    with pytest.raises(DPValueError, match="which="):
+        model.get_prediction(rows, which="var")
+
+
+def test_predict_gives_nan_for_missing_and_refuses_unknown_levels(
+    protect_seeded: Callable[..., Any],
+) -> None:
+    model = release(protect_seeded(data(), epsilon=10.0, seed=2), epsilon=2.0)
+    rows = pd.DataFrame({"x": [1.0, 2.0, np.nan], "z": [3.0, 4.0, 5.0], "g": ["a", None, "c"]})
+    predicted = model.predict(rows)
+    assert 0 < predicted.iloc[0] < 1
+    assert predicted.iloc[1:].isna().all()
+    with pytest.raises(DPValueError, match="'g' holds \\['zz'\\] outside the model's levels"):
+        model.predict(pd.DataFrame({"x": [1.0], "z": [3.0], "g": ["zz"]}))

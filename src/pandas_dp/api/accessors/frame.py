@@ -1058,7 +1058,8 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         LogitResults
             ``params`` (log-odds), ``bse``, ``conf_int()``, ``cov_params()``, ``tvalues``,
             ``pvalues``, ``summary()`` (statsmodels' text table with its header),
-            ``predict(frame)`` (probabilities), ``nobs``, ``llf``, ``prsquared`` as
+            ``predict(frame)`` (probabilities), ``get_prediction(frame).summary_frame()``
+            (with standard errors and intervals), ``nobs``, ``llf``, ``prsquared`` as
             statsmodels names them. ``resid`` and ``fittedvalues`` have one value per private
             row: they raise, saying so.
 

@@ -45,7 +45,12 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.errors import DPValueError
-from pandas_dp.planning.statistics.regression import Design, LinearModel, linear_predictor
+from pandas_dp.planning.statistics.regression import (
+    Design,
+    LinearModel,
+    design_rows,
+    linear_predictor,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -66,7 +71,8 @@ class LogisticModel(LinearModel):
 
 
 def _sigmoid(s: np.ndarray) -> np.ndarray:
-    return np.exp(-np.logaddexp(0.0, -s))
+    with np.errstate(invalid="ignore"):  # NaN for a public row missing a variable
+        return np.exp(-np.logaddexp(0.0, -s))
 
 
 def _root(matrix: np.ndarray, power: float) -> np.ndarray:
@@ -296,7 +302,7 @@ def _fit(
         covariance=pd.DataFrame(
             jacobian @ (sampling + noise) @ jacobian.T, index=names, columns=names
         ),
-        noise_se=pd.Series(np.sqrt(np.diag(jacobian @ noise @ jacobian.T)), index=names),
+        noise_covariance=pd.DataFrame(jacobian @ noise @ jacobian.T, index=names, columns=names),
         laplace=laplace,
         nobs=float(moments.rows),
         df_model=float(k - 1),
@@ -482,7 +488,9 @@ class LogitResults:
     llnull: float
     design: Design
     alpha: float = 0.05
-    noise_se: pd.Series | None = None
+    #: The part of the covariance due to the noise, and whether that noise is Laplace
+    #: (intervals give it its own quantile).
+    noise_covariance: pd.DataFrame | None = None
     laplace: bool = False
 
     resid = property(_private("resid"))
@@ -520,6 +528,14 @@ class LogitResults:
         """McFadden's pseudo R², ``1 - llf / llnull`` (approximate log-likelihoods)."""
         return float(min(1.0, max(0.0, 1 - self.llf / self.llnull))) if self.llnull else 0.0
 
+    @property
+    def noise_se(self) -> pd.Series:
+        """The part of ``bse`` due to the noise."""
+        if self.noise_covariance is None:
+            return pd.Series(0.0, index=self.params.index)
+        values = np.sqrt(np.maximum(np.diag(self.noise_covariance.to_numpy()), 0.0))
+        return pd.Series(values, index=self.params.index)
+
     def conf_int(self, alpha: float = 0.05) -> pd.DataFrame:
         """``1 - alpha`` intervals, columns ``0`` and ``1`` as statsmodels'.
 
@@ -528,15 +544,37 @@ class LogitResults:
         quantile of one Laplace variate: the heaviest tail a sum of them has), added in
         quadrature.
         """
+        half = self._half_widths(np.eye(len(self.params)), alpha)
+        values = self.params.to_numpy()
+        return pd.DataFrame({0: values - half, 1: values + half}, index=self.params.index)
+
+    def _half_widths(self, rows: np.ndarray, alpha: float) -> np.ndarray:
+        """Half-widths of the intervals of ``rows @ params`` (each row a linear combination)."""
         from scipy import stats
 
         z = float(stats.norm.ppf(1 - alpha / 2))
-        noise = np.zeros(len(self.params)) if self.noise_se is None else self.noise_se.to_numpy()
-        sampling = np.sqrt(np.maximum(self.bse.to_numpy() ** 2 - noise**2, 0.0))
+        total = np.einsum("ij,jk,ik->i", rows, self.covariance.to_numpy(), rows)
+        noise = np.zeros(len(rows))
+        if self.noise_covariance is not None:
+            noise = np.einsum("ij,jk,ik->i", rows, self.noise_covariance.to_numpy(), rows)
+        sampling = np.sqrt(np.maximum(total - noise, 0.0))
         tail = max(z, math.log(1 / alpha) / math.sqrt(2)) if self.laplace else z
-        half = np.hypot(z * sampling, tail * noise)
-        values = self.params.to_numpy()
-        return pd.DataFrame({0: values - half, 1: values + half}, index=self.params.index)
+        return np.asarray(np.hypot(z * sampling, tail * np.sqrt(np.maximum(noise, 0.0))))
+
+    def get_prediction(self, exog: pd.DataFrame, *, which: str = "mean") -> LogitPrediction:
+        """Predictions for public rows with standard errors and intervals, as statsmodels'.
+
+        ``which="mean"``: probabilities, their standard errors by the delta method and
+        intervals mapped from the log-odds' (statsmodels' monotonic transform);
+        ``which="linear"``: the log-odds. ``.summary_frame(alpha)`` gives ``predicted``,
+        ``se``, ``ci_lower``, ``ci_upper``; the intervals carry the noise as ``conf_int``.
+        """
+        if which not in ("mean", "linear"):
+            raise DPValueError(f"which={which!r}: 'mean' (probabilities) or 'linear' (log-odds)")
+        rows = design_rows(self.design, list(self.params.index), exog)
+        known = ~np.isnan(rows).any(axis=1)
+        clean = np.where(known[:, None], rows, 0.0)
+        return LogitPrediction(self, clean, known, exog.index, which)
 
     def summary(self, alpha: float | None = None) -> ModelSummary:
         """The summary statsmodels prints: a header of the model and a table of the coefficients."""
@@ -584,6 +622,58 @@ class LogitResults:
 
     def _repr_html_(self) -> str:
         return self.summary()._repr_html_()
+
+
+@dataclass(frozen=True, eq=False)
+class LogitPrediction:
+    """Predictions for public rows (statsmodels' ``PredictionResults`` names)."""
+
+    model: LogitResults
+    rows: np.ndarray  # the rows' model matrix, 0 where a row misses a variable
+    known: np.ndarray  # rows holding every variable
+    index: pd.Index
+    which: str
+
+    @property
+    def linear(self) -> np.ndarray:
+        """The log-odds (NaN for a row missing a variable)."""
+        values = self.rows @ self.model.params.to_numpy()
+        return np.where(self.known, values, np.nan)
+
+    @property
+    def linear_se(self) -> np.ndarray:
+        """The log-odds' standard errors (sampling and noise)."""
+        cov = self.model.covariance.to_numpy()
+        values = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", self.rows, cov, self.rows), 0.0))
+        return np.where(self.known, values, np.nan)
+
+    @property
+    def predicted(self) -> np.ndarray:
+        """Probabilities (``which="mean"``) or log-odds (``which="linear"``)."""
+        return _sigmoid(self.linear) if self.which == "mean" else self.linear
+
+    @property
+    def se(self) -> np.ndarray:
+        """Their standard errors (delta method for probabilities: ``p (1 - p) se``)."""
+        if self.which == "linear":
+            return self.linear_se
+        p = self.predicted
+        return p * (1 - p) * self.linear_se
+
+    def conf_int(self, alpha: float = 0.05) -> np.ndarray:
+        """``(rows, 2)`` intervals: the log-odds' (as ``conf_int``), mapped for probabilities."""
+        half = np.where(self.known, self.model._half_widths(self.rows, alpha), np.nan)
+        ends = np.column_stack([self.linear - half, self.linear + half])
+        return _sigmoid(ends) if self.which == "mean" else ends
+
+    def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """``predicted``, ``se``, ``ci_lower``, ``ci_upper`` per row, as statsmodels'."""
+        ends = self.conf_int(alpha)
+        return pd.DataFrame(
+            {"predicted": self.predicted, "se": self.se, "ci_lower": ends[:, 0],
+             "ci_upper": ends[:, 1]},
+            index=self.index,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True, eq=False)

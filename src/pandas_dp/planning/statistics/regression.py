@@ -159,6 +159,12 @@ def linear_predictor(design: Design, params: pd.Series, exog: pd.DataFrame) -> p
     NaN for a row missing a variable, as statsmodels gives. A categorical value outside
     the model's public levels has no coefficient: refused, naming it (the rows are public).
     """
+    matrix = design_rows(design, list(params.index), exog)
+    return pd.Series(matrix @ params.to_numpy(), index=exog.index)
+
+
+def design_rows(design: Design, columns: list[str], exog: pd.DataFrame) -> np.ndarray:
+    """The model matrix of public rows ``exog`` in ``columns``' order (NaN rows if missing)."""
     inputs = design.inputs(exog, clip=False)
     for name in design.categorical:
         if name not in exog.columns:
@@ -175,8 +181,9 @@ def linear_predictor(design: Design, params: pd.Series, exog: pd.DataFrame) -> p
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # formulaic's note on missing categories
         matrix = design.matrix(inputs)
-    values = matrix[list(params.index)].to_numpy(np.float64) @ params.to_numpy()
-    return pd.Series(np.where(missing, np.nan, values), index=exog.index)
+    values = matrix[columns].to_numpy(np.float64)
+    values[missing] = np.nan
+    return values
 
 
 @dataclass(frozen=True, eq=False)
