@@ -30,6 +30,7 @@ import bench_fixed_costs
 import bench_groupby
 import bench_hierarchy
 import bench_idioms
+import bench_logit
 import bench_mean
 import bench_modelling
 import bench_quantile_interval
@@ -77,6 +78,7 @@ def main() -> None:
         bench_regression.run(
             max(5, bench_regression.RUNS // scale), max(50, bench_regression.COVERAGE_RUNS // scale)
         ),
+        bench_logit.run(max(5, bench_logit.RUNS // scale)),
     ]
     joins = ("resample", "merge", "merge-1m", "unit-join")
     joins += ("dask-merge",) if args.dask else ()

@@ -263,6 +263,9 @@ RELEASES: dict[str, Release] = {
     "ols": lambda p: (
         p.dp.ols("x ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=1.0).params
     ),
+    "logit": lambda p: (
+        p.dp.logit("I(x > 1) ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=1.0).params
+    ),
 }
 
 
@@ -446,10 +449,12 @@ def _assert_within(
         assert s["products(x)"] == 3 * per_unit  # 3 sums (rows, Σz, Σz²), each moved <= 1
         bound = added * (BOUNDS[1] - BOUNDS[0]) ** 2 / (rows - 1) * (1 + 1e-9)
         assert np.abs(y - x).max() <= bound, (x, y, bound)
-    elif release == "ols":  # coefficients have no simple neighbour bound: the sums' (each
-        # moved by <= 1 unit per row) is asserted in tests/statistics/test_ols.py; here the
-        # labels, errors, warnings and charge above, finite values, and Dask = pandas below
-        assert s["products(C(g)[T.b], x)"] == 6 * per_unit  # (m + 2)(m + 3) / 2 sums, m = 1
+    elif release in ("ols", "logit"):  # coefficients have no simple neighbour bound: the
+        # sums' (each moved by <= 1 unit per row) is asserted in tests/statistics/test_ols.py
+        # and test_logit.py; here the labels, errors, warnings and charge above, finite
+        # values, and Dask = pandas below
+        label = "products(C(g)[T.b], x)" if release == "ols" else "products(C(g)[T.b], I(x > 1))"
+        assert s[label] == 6 * per_unit  # (m + 2)(m + 3) / 2 sums, m = 1
         x, y = _numbers(before.result), _numbers(after.result)
         assert np.isfinite(x).all(), x
         assert np.isfinite(y).all(), y
@@ -492,6 +497,7 @@ def _assert_same(release: str, dask_outcome: Outcome, pandas_outcome: Outcome) -
 BASIC = [
     "count", "sum", "group count", "mean", "resample", "running totals", "variance by cov", "ols",
     "merged count",
+    "logit",
 ]  # fmt: skip
 #: The staged route costs more a compute (300 partitions): a selection of
 #: telling neighbours (in an object column: the id forms, one instant in two zones, a NaN id,

@@ -286,6 +286,14 @@ RELEASES: dict[str, Release] = {
         ),
         math.inf,  # a fit, not a sum: its shape and refusals are what is compared
     ),
+    "logit with C(code)": Release(
+        lambda p: (
+            p.assign(y=p["x"])
+            .dp.logit("I(y > 1) ~ C(code)", bounds={"y": BOUNDS}, keys={"code": KEYS}, epsilon=1.0)
+            .params
+        ),
+        math.inf,  # a fit, not a sum: its shape and refusals are what is compared
+    ),
 }
 
 

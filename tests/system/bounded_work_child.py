@@ -76,6 +76,7 @@ FAMILIES = {
     "cov": lambda p, n: p.dp.cov(["x", "y"], bounds=B, **n),
     "corr": lambda p, n: p.dp.corr(["x", "y"], bounds=B, **n),
     "ols": lambda p, n: p.dp.ols("y ~ x + C(g)", bounds=B, keys={"g": G}, **n),
+    "logit": lambda p, n: p.dp.logit("I(y > 5) ~ x + C(g)", bounds=B, keys={"g": G}, **n),
     "resample.size": lambda p, n: p.dp.resample("MS", on="t", range=(T0, T1)).size(**n),
     "running_totals": lambda p, n: p.dp.resample("D", on="t", range=(T0, T1)).size(
         cumulative=True, **n

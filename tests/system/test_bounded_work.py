@@ -2,7 +2,7 @@
 
 The matrix: every release family of the README and the cheat sheet (count, sum, mean, var,
 std, quantile, median, mode, top_k, describe, group-by agg/size/count, value_counts,
-crosstab, pivot_table, histogram, cov, corr, ols, resample, running totals, tables,
+crosstab, pivot_table, histogram, cov, corr, ols, logit, resample, running totals, tables,
 hierarchy, synthesize) × every accountant (basic, advanced, zcdp, pld) × both noise kinds
 (Laplace; Gaussian with the session's δ), on a small frame. The cells run in two child
 processes (``bounded_work_child.py``), each with its address space capped at 2 GiB and a
@@ -29,7 +29,7 @@ SRC = Path(__file__).resolve().parents[2] / "src"
 FAMILIES = (
     "count", "sum", "mean", "var", "std", "quantile", "median", "mode", "top_k", "describe",
     "groupby.agg", "groupby.size", "groupby.count", "value_counts", "crosstab", "pivot_table",
-    "histogram", "cov", "corr", "ols", "resample.size", "running_totals", "tables",
+    "histogram", "cov", "corr", "ols", "logit", "resample.size", "running_totals", "tables",
     "hierarchy", "synthesize",
 )  # fmt: skip
 ACCOUNTANTS = ("basic", "advanced", "zcdp", "pld")

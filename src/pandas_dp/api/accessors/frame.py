@@ -27,7 +27,7 @@ from pandas_dp.api.queries.grouper import grouper_groupby, has_grouper
 from pandas_dp.api.queries.hierarchy.counts import DPHierarchy
 from pandas_dp.api.queries.joins import merge_protected
 from pandas_dp.api.queries.merge import merge
-from pandas_dp.api.queries.regression import plan_ols
+from pandas_dp.api.queries.regression import plan_logit, plan_ols
 from pandas_dp.api.queries.resample import DPResampler, resample
 from pandas_dp.api.queries.reshape import explode, melt
 from pandas_dp.api.queries.ungrouped import (
@@ -60,6 +60,7 @@ from pandas_dp.api.release.consumers import Consumer, Describe, checked_keywords
 from pandas_dp.api.release.planning_rows import planning_rows
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.planning.statistics import parse_named
+from pandas_dp.planning.statistics.logistic import LogitResults
 from pandas_dp.planning.statistics.postprocess import PostProcess
 from pandas_dp.planning.statistics.regression import OLSResults
 from pandas_dp.schema import rules_table
@@ -1130,6 +1131,120 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
                 "is priv.dp.ols('y ~ x', bounds=..., epsilon=...) here"
             )
         return self._consume(plan_ols(resolve(self._obj), formula, y=y, x=x, **options))
+
+    @checked_keywords
+    def logit(
+        self,
+        formula: str | None = None,
+        data: object = None,
+        *,
+        y: Hashable | None = None,
+        x: Sequence[Hashable] | None = None,
+        **options: Unpack[OLSArgs],
+    ) -> LogitResults:
+        """Release a logistic regression, as statsmodels' ``logit(...).fit()``.
+
+        Parameters
+        ----------
+        formula : str, optional
+            A model formula whose response is binary (``"y ~ x + C(g)"``, or an event such
+            as ``"I(income > 50000) ~ age + C(sex)"``), with :meth:`ols`'s rules: every
+            term reads one row, levels come from ``keys``. Or:
+        data : None
+            Not taken: the data is the protected frame itself (statsmodels'
+            ``logit("y ~ x", data=df).fit()`` is ``priv.dp.logit("y ~ x", bounds=...,
+            epsilon=...)`` here).
+        y, x : label and list of labels, optional
+            The response and the regressors, for ``y ~ x1 + x2 + ...``.
+        bounds : dict
+            ``{column: (lower, upper)}`` for every numeric regressor (or from the session's
+            schema). A response column needs none: its range is ``(0, 1)``.
+        keys : dict, optional
+            ``{column: [levels]}``: the public levels of each categorical variable.
+        epsilon : float
+            Privacy cost of the whole model, charged once.
+        rho, delta, mechanism : optional
+            As :meth:`ols`.
+        alpha : float, default 0.05
+            The level of the intervals :meth:`~LogitResults.summary` shows.
+
+        Returns
+        -------
+        LogitResults
+            ``params`` (log-odds), ``bse``, ``conf_int()``, ``cov_params()``, ``tvalues``,
+            ``pvalues``, ``summary()`` (statsmodels' text table with its header),
+            ``predict(frame)`` (probabilities), ``get_prediction(frame).summary_frame()``
+            (with standard errors and intervals), ``nobs``, ``llf``, ``prsquared`` as
+            statsmodels names them. ``resid`` and ``fittedvalues`` have one value per private
+            row: they raise, saying so.
+
+        Raises
+        ------
+        DPTypeError
+            If the response column is not bool or numeric (a string or category column:
+            write the event, ``I(y == "yes")``).
+        DPValueError
+            If the response's public range is not within ``[0, 1]`` (bounds such as
+            ``(0, 5)``, or a term such as ``I(2 * y)``), or for any of :meth:`ols`'s
+            refusals. Nothing is charged.
+
+        Notes
+        -----
+        The measurement is exactly :meth:`ols`'s, nothing else: over the rows holding
+        every variable, each design column is scaled to ``[-1, 1]`` over its public
+        range and the response, clipped into ``[0, 1]`` (the response's values are never
+        checked: a value outside is clipped, a fractional one counts as a fractional
+        outcome, as statsmodels accepts), to ``2y - 1``; the ``p = (m + 2)(m + 3) / 2``
+        sums of products of ``(1, z_1, ..., z_m, z_y)``, rounded to ``2**-16``, each move
+        by at most 1 when a row is added or removed (L1 sensitivity ``p``, L2 ``√p``; times
+        the rows a privacy unit may add) and get discrete Laplace (scale ``p/ε``) or
+        discrete Gaussian noise. Budget cost: ``epsilon``. Everything after is
+        post-processing.
+
+        Why this mechanism: the logistic log-likelihood reads the data through ``Σ y x``
+        and through the law of the design, whose mean and covariance those sums give.
+        PASS-GLM (Huggins, Adams & Broderick 2017) approximates ``log(1 + e^s)`` by a
+        degree-2 Chebyshev polynomial on a public interval, which turns the log-likelihood
+        into a function of exactly these sums; its optimum is the least-squares slope
+        times a constant, and the chosen interval sets the bias (0.07 to 1.8 in L2 from
+        the exact fit in our simulations, no interval right for all designs). We keep
+        PASS-GLM's sufficient statistics and replace the polynomial by the expectation of
+        ``log(1 + e^s)`` under the maximum-entropy law of the design given its public
+        ranges and measured moments (each column's law ``∝ exp(a z + b z²)`` on its range:
+        uniform, two-point for a 0/1 column or near normal as its variance says; a Gaussian
+        copula with the measured correlations; a fixed Sobol point set recoloured to the
+        measured mean and covariance). The objective stays a convex logistic likelihood,
+        solved by Newton's method, within 0.005 to 0.03 in L2 of the exact fit on uniform,
+        normal, binary and correlated designs (no noise, 20,000 rows). Objective
+        perturbation (Chaudhuri, Monteleoni & Sarwate 2011; Kifer, Smith & Thakurta 2012)
+        is consistent but is a new mechanism, needs an exact minimiser for its guarantee
+        and gives no ready intervals; the sums here are an audited measurement and every
+        interval is post-processing. The estimate remains an approximation of the maximum
+        likelihood fit: what the design's law holds beyond its pairwise moments (the
+        exclusivity of one categorical's levels, a skewed column) is not measured, and the
+        intervals, which carry the rows' sampling variance and the noise's (delta method
+        through the optimum, Laplace noise with its own quantile), do not include that
+        approximation's bias. A ridge (AdaSSP's rule, zero unless the noise made the
+        design ill-conditioned) keeps the fit finite whatever the noise did.
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, pandas_dp
+        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
+        >>> x = rng.normal(5, 1.5, 50_000)
+        >>> y = rng.uniform(size=50_000) < 1 / (1 + np.exp(-(x - 5)))
+        >>> priv = pd.DataFrame({"x": x, "y": y}).dp.protect(epsilon=1.0)
+        >>> model = priv.dp.logit("y ~ x", bounds={"x": (0, 10)}, epsilon=1.0)
+        >>> list(model.params.index), bool(abs(model.params["x"] - 1) < 0.15)
+        (['Intercept', 'x'], True)
+        """
+        if data is not None:
+            raise DPTypeError(
+                f"logit() takes no data (got a {type(data).__name__}): the data is the "
+                "protected frame itself, the one .dp is called on. statsmodels' logit('y ~ x', "
+                "data=df) is priv.dp.logit('y ~ x', bounds=..., epsilon=...) here"
+            )
+        return self._consume(plan_logit(resolve(self._obj), formula, y=y, x=x, **options))
 
     @checked_keywords
     def merge(

@@ -1,18 +1,20 @@
-"""``priv.dp.ols("y ~ x + C(g)", ...)``: a linear model from one noisy Gram matrix.
+"""``priv.dp.ols`` and ``priv.dp.logit``: models from one noisy Gram matrix.
 
 The formula's design is fixed on public inputs (:mod:`pandas_dp.transformations.design`);
 the engine computes it from the private rows and sums the products of every pair of its
 columns (and the response) over the complete rows, exactly; one noisy measurement of those
 sums is the release, charged once. The fit is post-processing
-(:mod:`pandas_dp.planning.statistics.regression`).
+(:mod:`pandas_dp.planning.statistics.regression`, least squares;
+:mod:`pandas_dp.planning.statistics.logistic`, a logistic model of a response in ``[0, 1]``).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from typing import TypeVar
 
 import numpy as np
 import pandas as pd
@@ -35,10 +37,13 @@ from pandas_dp.planning.measurement.products import (
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.planning.planner import noise_choice
 from pandas_dp.planning.request import PlannedOutput, Presentation, Request
+from pandas_dp.planning.statistics.logistic import LogisticModel, LogitResults, fit_logit
 from pandas_dp.planning.statistics.products import PairCovariance
 from pandas_dp.planning.statistics.regression import LinearModel, OLSResults, fit
 from pandas_dp.transformations.design import FormulaDesign, design_of
 from pandas_dp.transformations.formula_grammar import check_formula
+
+Model = TypeVar("Model", OLSResults, LogitResults)
 
 
 def plan_ols(
@@ -56,8 +61,91 @@ def plan_ols(
     alpha: float = 0.05,
 ) -> PlannedRelease[OLSResults]:
     """The planned release of a linear model (see ``DataFrame.dp.ols``)."""
-    text = _formula(formula, y, x)
+    text = _formula(formula, y, x, "ols")
     level = _alpha(alpha)
+    options = ReleaseOptions(
+        epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
+    )
+    request, part, design, categorical = _measure(target, text, keys, options, "ols")
+    stat = LinearModel("ols", None, layout=part.layout)
+    notes = _notes(request, part, design, categorical)
+
+    def fitted(gram: np.ndarray, noise_sd: float, laplace: bool) -> OLSResults:
+        return fit(gram, noise_sd, design, level, laplace=laplace)
+
+    return _planned(target, request, part, stat, notes, fitted)
+
+
+def plan_logit(
+    target: Target,
+    formula: str | None = None,
+    *,
+    y: Hashable | None = None,
+    x: str | Iterable[Hashable] | None = None,
+    bounds: Bounds = None,
+    keys: Mapping[Hashable, Sequence[object]] | None = None,
+    epsilon: Real | None = None,
+    delta: Real | None = None,
+    rho: Real | None = None,
+    mechanism: Mechanism = "laplace",
+    alpha: float = 0.05,
+) -> PlannedRelease[LogitResults]:
+    """The planned release of a logistic model (see ``DataFrame.dp.logit``).
+
+    The measurement is :func:`plan_ols`'s, the response's public range ``[0, 1]``; the fit
+    is :func:`~pandas_dp.planning.statistics.logistic.fit_logit`.
+    """
+    text = _formula(formula, y, x, "logit")
+    level = _alpha(alpha)
+    response = _response_column(target, text)
+    if response is not None:
+        if not is_summable(target.dtype(response)):
+            raise DPTypeError(
+                f"logit: the response {response!r} has dtype {target.dtype(response)}; it must "
+                "be binary: bool, or numbers 0/1 (values are clipped into [0, 1]). For a "
+                f"category, write the event as a row-local term: 'I({_quoted(response)} == "
+                '"yes") ~ ...\''
+            )
+        if isinstance(bounds, Mapping) and response not in bounds:
+            bounds = {**bounds, response: (0, 1)}
+        elif bounds is None:
+            bounds = {response: (0, 1)}
+    options = ReleaseOptions(
+        epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
+    )
+    request, part, design, categorical = _measure(
+        target, text, keys, options, "logit", response=_binary_response
+    )
+    stat = LogisticModel("logit", None, layout=part.layout)
+    notes = _notes(request, part, design, categorical, logit=True)
+
+    def fitted(gram: np.ndarray, noise_sd: float, laplace: bool) -> LogitResults:
+        return fit_logit(gram, noise_sd, design, level, laplace=laplace)
+
+    return _planned(target, request, part, stat, notes, fitted)
+
+
+def _response_column(target: Target, formula: str) -> Hashable | None:
+    """The response's column when the left side is one column's name, else None."""
+    left = formula.split("~", 1)[0].strip()
+    if len(left) > 1 and left[0] == left[-1] == "`":
+        left = left[1:-1]
+    return left if left in target.session.columns else None
+
+
+def _measure(
+    target: Target,
+    text: str,
+    keys: Mapping[Hashable, Sequence[object]] | None,
+    options: ReleaseOptions,
+    query: str,
+    *,
+    response: Callable[[FormulaDesign], FormulaDesign] | None = None,
+) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
+    """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
+
+    ``response`` checks (and may narrow) the design's response, on its public bounds.
+    """
     variables = _variables(text)
     given = dict(keys) if isinstance(keys, Mapping) else {}
     if keys is not None and not isinstance(keys, Mapping):
@@ -80,12 +168,11 @@ def plan_ols(
                 f"{name!r} holds categories: give its public levels with keys={{{name!r}: "
                 "[...]} (or a schema's isin); pandas-dp never reads them off the data"
             )
-    options = ReleaseOptions(
-        epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
-    )
     placeholders = [PairCovariance((c, c), c) for c in numeric]
-    request = validate(target, placeholders, options, query="ols", caps=caps_for(target, False))
+    request = validate(target, placeholders, options, query=query, caps=caps_for(target, False))
     design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)
+    if response is not None:
+        design = response(design)
     size = len(design.labels)
     layout = ProductLayout.of(
         design.labels, design.bounds, (True,) * size, complete=True, squares=False
@@ -98,33 +185,60 @@ def plan_ols(
     assert isinstance(part.measure, ProductSums)
     measure = dataclasses.replace(part.measure, design=design, reads=design.reads)
     part = dataclasses.replace(part, measure=measure)
-    stat = LinearModel("ols", None, layout=part.layout)
-    notes = _notes(request, part, design, categorical)
     pricing = dataclasses.replace(request.pricing, shares=shares)
-    request = dataclasses.replace(request, stats=(stat,), pricing=pricing, notes=notes)
+    return dataclasses.replace(request, pricing=pricing), part, design, categorical
+
+
+def _binary_response(design: FormulaDesign) -> FormulaDesign:
+    """The design with its response's public range ``[0, 1]``, or refused (public bounds).
+
+    The response's range on the public probe must lie within ``[0, 1]`` (a 0/1 or bool
+    column, bounds ``(0, 1)``, or an indicator such as ``I(income > 50000)``); it is then
+    widened to ``[0, 1]`` so that the scaled response is ``2 y - 1``, and each row's value is
+    clipped into it.
+    """
+    lower, upper = design.bounds[-1]
+    if not (0 <= lower <= upper <= 1):
+        raise DPValueError(
+            f"logit: the response {design.response!r} ranges over [{lower:g}, {upper:g}] on its "
+            "public bounds; it must be binary, within [0, 1]: a bool or 0/1 column (bounds "
+            "(0, 1), the default), or an event such as 'I(income > 50000) ~ ...'"
+        )
+    return dataclasses.replace(design, bounds=(*design.bounds[:-1], (0.0, 1.0)))
+
+
+def _planned(
+    target: Target,
+    request: Request,
+    part: ProductsPart,
+    stat: LinearModel,
+    notes: tuple[str, ...],
+    fitted: Callable[[np.ndarray, float, bool], Model],
+) -> PlannedRelease[Model]:
+    request = dataclasses.replace(request, stats=(stat,), notes=notes)
     assert part.layout is not None
-    return plan(target, request, _finisher(part, design, level), calibrated={part.layout.key: part})
+    return plan(target, request, _finisher(part, fitted), calibrated={part.layout.key: part})
 
 
-def _finisher(part: ProductsPart, design: FormulaDesign, alpha: float) -> Finisher:
+def _finisher(part: ProductsPart, fitted: Callable[[np.ndarray, float, bool], Model]) -> Finisher:
     noise_sd = math.ldexp(math.sqrt(part.mechanism.variance()), part.exponent)
+    laplace = not part.measurement.is_gaussian
 
     def finisher(outputs: tuple[PlannedOutput, ...], shown: Presentation) -> Finish:
         (out,) = outputs
 
         def finish(
             _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
-        ) -> OLSResults:
+        ) -> Model:
             gram = out.stat.value(out.inputs(noisy), None)  # type: ignore[arg-type]
-            laplace = not part.measurement.is_gaussian
-            return fit(np.asarray(gram), noise_sd, design, alpha, laplace=laplace)
+            return fitted(np.asarray(gram), noise_sd, laplace)
 
         return finish
 
     return finisher
 
 
-def _formula(formula: object, y: object, x: str | Iterable[Hashable] | None) -> str:
+def _formula(formula: object, y: object, x: str | Iterable[Hashable] | None, query: str) -> str:
     """The formula given, or ``y ~ x1 + x2`` built from ``y=`` and ``x=`` (names quoted)."""
     if formula is not None:
         if y is not None or x is not None:
@@ -135,7 +249,7 @@ def _formula(formula: object, y: object, x: str | Iterable[Hashable] | None) -> 
             )
         return formula
     if y is None or x is None:
-        raise DPTypeError("ols() needs a formula ('y ~ x + C(g)'), or y= and x=[...]")
+        raise DPTypeError(f"{query}() needs a formula ('y ~ x + C(g)'), or y= and x=[...]")
     columns = [x] if isinstance(x, str) else list(x)
     return f"{_quoted(y)} ~ {' + '.join(_quoted(c) for c in columns)}"
 
@@ -162,17 +276,29 @@ def _notes(
     part: ProductsPart,
     design: FormulaDesign,
     categorical: dict[Hashable, pd.Index],
+    *,
+    logit: bool = False,
 ) -> tuple[str, ...]:
     layout = part.layout
     assert layout is not None
+    fitted = (
+        "coefficients (maximum likelihood on the maximum-entropy design those sums and the "
+        "public ranges give) and standard errors (the rows' and the noise's, delta method) "
+        "are post-processing"
+        if logit
+        else "coefficients, ridge (AdaSSP's rule on the noisy Gram matrix) and standard "
+        "errors are post-processing"
+    )
     notes = [
-        f"OLS {design.formula} over the complete rows from {len(layout.monomials)} noisy sums "
+        f"{'Logit' if logit else 'OLS'} {design.formula} over the complete rows from "
+        f"{len(layout.monomials)} noisy sums "
         f"of products of its {len(design.columns)} design columns and the response, each "
         f"scaled to [-1, 1] over its public range and rounded to 2^-{DIGITS}; one row moves "
         "each sum by at most 1",
-        "coefficients, ridge (AdaSSP's rule on the noisy Gram matrix) and standard errors are "
-        "post-processing",
+        fitted,
     ]
+    if logit:
+        notes.insert(1, "the response clipped into [0, 1] (scaled: 2y - 1)")
     if categorical:
         notes.append(f"levels of {', '.join(map(str, categorical))} public (keys)")
     if request.caps.noteworthy:

@@ -21,8 +21,9 @@ per extra unit of ``k``) and costs noise of scale ``k/ε``; the two balance wher
 ``P(C > k) = 1/(ε n)``, the 0.999 quantile for ``ε n`` near 1,000. Measured against the best
 fixed cap in hindsight (``benchmarks/bench_auto_cap.py``, heavy-tailed rows per person):
 1.6 to 2.5 times its error for a count, 1.0 to 4.6 times for a mean, at 2,000 and 20,000
-people (10 to 20 sessions each). A cap from knowledge of the source (a form filled at most 12 times) is better.
-Every later release's ledger note gives the cap (``privacy unit pid: ≤ k rows``).
+people (10 to 20 sessions each). A cap from knowledge of the source (a form filled at most
+12 times) is better. Every later release's ledger note gives the cap (``privacy unit pid:
+≤ k rows``).
 """
 
 from __future__ import annotations

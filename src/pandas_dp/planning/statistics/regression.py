@@ -153,6 +153,39 @@ def fit(
     )
 
 
+def linear_predictor(design: Design, params: pd.Series, exog: pd.DataFrame) -> pd.Series:
+    """The design of public rows ``exog`` (the model's formula) times ``params``.
+
+    NaN for a row missing a variable, as statsmodels gives. A categorical value outside
+    the model's public levels has no coefficient: refused, naming it (the rows are public).
+    """
+    matrix = design_rows(design, list(params.index), exog)
+    return pd.Series(matrix @ params.to_numpy(), index=exog.index)
+
+
+def design_rows(design: Design, columns: list[str], exog: pd.DataFrame) -> np.ndarray:
+    """The model matrix of public rows ``exog`` in ``columns``' order (NaN rows if missing)."""
+    inputs = design.inputs(exog, clip=False)
+    for name in design.categorical:
+        if name not in exog.columns:
+            continue
+        unknown = inputs[name].isna().to_numpy() & exog[name].notna().to_numpy()
+        if unknown.any():
+            shown = list(dict.fromkeys(exog[name][unknown].tolist()))[:5]
+            raise DPValueError(
+                f"predict: {name!r} holds {shown} outside the model's levels "
+                f"{list(design.categorical[name])}; the model has no coefficient for "
+                "them"
+            )
+    missing = inputs.isna().to_numpy().any(axis=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # formulaic's note on missing categories
+        matrix = design.matrix(inputs)
+    values = matrix[columns].to_numpy(np.float64)
+    values[missing] = np.nan
+    return values
+
+
 @dataclass(frozen=True, eq=False)
 class OLSResults:
     """A released linear model, read as statsmodels' ``RegressionResults``.
@@ -254,24 +287,7 @@ class OLSResults:
         NaN for a row missing a variable, as statsmodels gives. A categorical value outside
         the model's public levels has no coefficient: refused, naming it (the rows are public).
         """
-        inputs = self.design.inputs(exog, clip=False)
-        for name in self.design.categorical:
-            if name not in exog.columns:
-                continue
-            unknown = inputs[name].isna().to_numpy() & exog[name].notna().to_numpy()
-            if unknown.any():
-                shown = list(dict.fromkeys(exog[name][unknown].tolist()))[:5]
-                raise DPValueError(
-                    f"predict: {name!r} holds {shown} outside the model's levels "
-                    f"{list(self.design.categorical[name])}; the model has no coefficient for "
-                    "them"
-                )
-        missing = inputs.isna().to_numpy().any(axis=1)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # formulaic's note on missing categories
-            design = self.design.matrix(inputs)
-        values = design[list(self.params.index)].to_numpy(np.float64) @ self.params.to_numpy()
-        return pd.Series(np.where(missing, np.nan, values), index=exog.index)
+        return linear_predictor(self.design, self.params, exog)
 
     def __repr__(self) -> str:
         head = (
