@@ -32,6 +32,7 @@ def data(n: int = 20_000) -> pd.DataFrame:
     return pd.DataFrame(
         {
             "x": gen.lognormal(8, 1, n).round(2),
+            "y": gen.lognormal(2, 0.5, n).round(2),
             "g": gen.choice(["a", "b"], n),
             "t": pd.Timestamp("2024-01-01") + pd.to_timedelta(gen.integers(0, 9, n), unit="D"),
         }
@@ -43,14 +44,16 @@ def data(n: int = 20_000) -> pd.DataFrame:
 EPSILON = 20.0
 
 
-def by_hand(frame: pd.DataFrame, release, protect_seeded, noise) -> tuple[object, ...]:
+def by_hand(
+    frame: pd.DataFrame, release, protect_seeded, noise, columns: list[str]
+) -> tuple[object, ...]:
     """The release with bounds="auto", and by hand: bounds at ε/5, then the rest at 4ε/5."""
     auto = protect_seeded(frame, epsilon=100.0)
     with noise(auto):
         ours = release(auto, "auto", EPSILON)
     manual = protect_seeded(frame, epsilon=100.0)
     with noise(manual):
-        table = manual.dp.bounds(["x"], epsilon=EPSILON / 5)
+        table = manual.dp.bounds(columns, epsilon=EPSILON / 5)
         theirs = release(manual, table, EPSILON * 4 / 5)
     return ours, theirs, auto, manual, table
 
@@ -65,13 +68,20 @@ RELEASES = {
     "group agg": lambda p, b, e: p.dp.groupby("g", keys=["a", "b"]).agg(
         {"x": ["sum", "median"]}, bounds=b, epsilon=e
     ),
+    "corr": lambda p, b, e: p.dp.corr(["x", "y"], bounds=b, epsilon=e),
+    "group cov": lambda p, b, e: p.dp.groupby("g", keys=["a", "b"])[["x", "y"]].cov(
+        bounds=b, epsilon=e
+    ),
 }
 
 
 @pytest.mark.parametrize("name", list(RELEASES))
 def test_zero_noise_equals_bounds_then_the_statistic(name: str, protect_seeded, noise) -> None:
     frame = data()
-    ours, theirs, auto, manual, table = by_hand(frame, RELEASES[name], protect_seeded, noise)
+    columns = ["x", "y"] if "cov" in name or "corr" in name else ["x"]
+    ours, theirs, auto, manual, table = by_hand(
+        frame, RELEASES[name], protect_seeded, noise, columns
+    )
     lower, upper = table.loc["x", "lower"], table.loc["x", "upper"]
     assert lower <= frame["x"].quantile(0.001)  # the bounds the scans aim at: not the
     assert frame["x"].quantile(0.999) <= upper < 2 * frame["x"].max()  # lattice's ends
@@ -85,6 +95,7 @@ def test_zero_noise_equals_bounds_then_the_statistic(name: str, protect_seeded, 
     assert row.measurements == first.measurements + second.measurements
     assert row.bounds == second.bounds
     assert row.note.startswith("bounds='auto': 0.2 of ε on bounds released from the data (x: [")
+    assert row.columns[: len(columns)] == tuple(columns)
     assert row.asked == "epsilon=20, bounds='auto'"
     if name == "mean":  # and the answer is the data's, up to clipping at those bounds
         assert ours == pytest.approx(frame["x"].clip(lower, upper).mean(), rel=1e-6)

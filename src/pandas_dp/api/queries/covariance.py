@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.api.caps import caps_for
+from pandas_dp.api.queries.ungrouped import with_auto_bounds
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.types import Finish, Finisher
@@ -69,6 +70,19 @@ def plan_matrix(
             f"grouped {how}() needs public keys: pass keys=... to groupby (keys chosen from "
             "the data are for counts and sums)"
         )
+    if isinstance(bounds, str) and bounds == "auto":  # released first, in the same charge
+        if columns is None:
+            raise DPValueError(f"{how}(bounds='auto') needs columns=[...]: the ones to bound")
+        reads = [PairCovariance((c, c), c) for c in columns]
+        asked = ReleaseOptions(epsilon=epsilon, rho=rho, bounds=bounds)
+        return with_auto_bounds(
+            target.data, reads, asked,
+            lambda given: plan_matrix(
+                target, how, columns, bounds=given.bounds, epsilon=given.epsilon, delta=delta,
+                rho=rho, mechanism=mechanism, ci=ci, min_periods=min_periods, ddof=ddof,
+                use=use, grouping=grouping, caps=caps,
+            ),
+        )  # fmt: skip
     bounds = bounds_mapping(bounds)  # type: ignore[assignment]  # a table from priv.dp.bounds
     names = _columns(target, how, columns, bounds)
     complete = _use(use) == "complete"
