@@ -33,6 +33,7 @@ def data(n: int = 20_000) -> pd.DataFrame:
         {
             "x": gen.lognormal(8, 1, n).round(2),
             "y": gen.lognormal(2, 0.5, n).round(2),
+            "b": gen.integers(0, 2, n),
             "g": gen.choice(["a", "b"], n),
             "t": pd.Timestamp("2024-01-01") + pd.to_timedelta(gen.integers(0, 9, n), unit="D"),
         }
@@ -69,6 +70,8 @@ RELEASES = {
         {"x": ["sum", "median"]}, bounds=b, epsilon=e
     ),
     "corr": lambda p, b, e: p.dp.corr(["x", "y"], bounds=b, epsilon=e),
+    "ols": lambda p, b, e: p.dp.ols("y ~ x", bounds=b, epsilon=e).params,
+    "logit": lambda p, b, e: p.dp.logit("b ~ y", bounds=b, epsilon=e).params,
     "group cov": lambda p, b, e: p.dp.groupby("g", keys=["a", "b"])[["x", "y"]].cov(
         bounds=b, epsilon=e
     ),
@@ -78,13 +81,16 @@ RELEASES = {
 @pytest.mark.parametrize("name", list(RELEASES))
 def test_zero_noise_equals_bounds_then_the_statistic(name: str, protect_seeded, noise) -> None:
     frame = data()
-    columns = ["x", "y"] if "cov" in name or "corr" in name else ["x"]
+    columns = {"ols": ["y", "x"], "logit": ["y"]}.get(
+        name, ["x", "y"] if "cov" in name or "corr" in name else ["x"]
+    )
     ours, theirs, auto, manual, table = by_hand(
         frame, RELEASES[name], protect_seeded, noise, columns
     )
-    lower, upper = table.loc["x", "lower"], table.loc["x", "upper"]
-    assert lower <= frame["x"].quantile(0.001)  # the bounds the scans aim at: not the
-    assert frame["x"].quantile(0.999) <= upper < 2 * frame["x"].max()  # lattice's ends
+    first = columns[0]
+    lower, upper = table.loc[first, "lower"], table.loc[first, "upper"]
+    assert lower <= frame[first].quantile(0.001)  # the bounds the scans aim at: not the
+    assert frame[first].quantile(0.999) <= upper < 2 * frame[first].max()  # lattice's ends
     if isinstance(ours, pd.Series | pd.DataFrame):
         assert ours.equals(theirs)
     else:
@@ -94,7 +100,9 @@ def test_zero_noise_equals_bounds_then_the_statistic(name: str, protect_seeded, 
     assert row.cost == first.cost + second.cost  # one charge for both: ε = 1
     assert row.measurements == first.measurements + second.measurements
     assert row.bounds == second.bounds
-    assert row.note.startswith("bounds='auto': 0.2 of ε on bounds released from the data (x: [")
+    assert row.note.startswith(
+        f"bounds='auto': 0.2 of ε on bounds released from the data ({columns[0]}: ["
+    )
     assert row.columns[: len(columns)] == tuple(columns)
     assert row.asked == "epsilon=20, bounds='auto'"
     if name == "mean":  # and the answer is the data's, up to clipping at those bounds

@@ -21,10 +21,11 @@ import pandas as pd
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_keys
+from pandas_dp.api.queries.ungrouped import with_auto_bounds
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.types import Finish, Finisher
-from pandas_dp.api.validation import check_column, is_summable
+from pandas_dp.api.validation import bounds_mapping, check_column, is_summable
 from pandas_dp.errors import DPTypeError, DPValueError
 from pandas_dp.measures.aggregates import Aggregate, ProductSums
 from pandas_dp.planning.measurement.keys import MeasurementKey
@@ -63,6 +64,14 @@ def plan_ols(
     """The planned release of a linear model (see ``DataFrame.dp.ols``)."""
     text = _formula(formula, y, x, "ols")
     level = _alpha(alpha)
+    if isinstance(bounds, str) and bounds == "auto":
+        return _auto(
+            target, text, keys, epsilon, rho,
+            lambda given: plan_ols(
+                target, text, bounds=given.bounds, keys=keys, epsilon=given.epsilon,
+                delta=delta, rho=rho, mechanism=mechanism, alpha=alpha,
+            ),
+        )  # fmt: skip
     options = ReleaseOptions(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
@@ -98,6 +107,16 @@ def plan_logit(
     text = _formula(formula, y, x, "logit")
     level = _alpha(alpha)
     response = _response_column(target, text)
+    if isinstance(bounds, str) and bounds == "auto":  # the response's range is [0, 1]
+        return _auto(
+            target, text, keys, epsilon, rho,
+            lambda given: plan_logit(
+                target, text, bounds=given.bounds, keys=keys, epsilon=given.epsilon,
+                delta=delta, rho=rho, mechanism=mechanism, alpha=alpha,
+            ),
+            fixed=response,
+        )  # fmt: skip
+    bounds = bounds_mapping(bounds)  # type: ignore[assignment]  # a table from priv.dp.bounds
     if response is not None:
         if not is_summable(target.dtype(response)):
             raise DPTypeError(
@@ -125,27 +144,10 @@ def plan_logit(
     return _planned(target, request, part, stat, notes, fitted)
 
 
-def _response_column(target: Target, formula: str) -> Hashable | None:
-    """The response's column when the left side is one column's name, else None."""
-    left = formula.split("~", 1)[0].strip()
-    if len(left) > 1 and left[0] == left[-1] == "`":
-        left = left[1:-1]
-    return left if left in target.session.columns else None
-
-
-def _measure(
-    target: Target,
-    text: str,
-    keys: Mapping[Hashable, Sequence[object]] | None,
-    options: ReleaseOptions,
-    query: str,
-    *,
-    response: Callable[[FormulaDesign], FormulaDesign] | None = None,
-) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
-    """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
-
-    ``response`` checks (and may narrow) the design's response, on its public bounds.
-    """
+def _variable_kinds(
+    target: Target, text: str, keys: Mapping[Hashable, Sequence[object]] | None
+) -> tuple[dict[Hashable, pd.Index], list[Hashable]]:
+    """The formula's categorical variables (with their public levels) and numeric ones."""
     variables = _variables(text)
     given = dict(keys) if isinstance(keys, Mapping) else {}
     if keys is not None and not isinstance(keys, Mapping):
@@ -168,6 +170,47 @@ def _measure(
                 f"{name!r} holds categories: give its public levels with keys={{{name!r}: "
                 "[...]} (or a schema's isin); pandas-dp never reads them off the data"
             )
+    return categorical, numeric
+
+
+def _auto(
+    target: Target,
+    text: str,
+    keys: Mapping[Hashable, Sequence[object]] | None,
+    epsilon: Real | None,
+    rho: Real | None,
+    planned: Callable[[ReleaseOptions], PlannedRelease[Model]],
+    fixed: Hashable | None = None,
+) -> PlannedRelease[Model]:
+    """``bounds="auto"``: every numeric variable's bounds (but ``fixed``'s) released first."""
+    _, numeric = _variable_kinds(target, text, keys)
+    reads = [PairCovariance((c, c), c) for c in numeric if c != fixed]
+    asked = ReleaseOptions(epsilon=epsilon, rho=rho, bounds="auto")
+    return with_auto_bounds(target.data, reads, asked, planned)
+
+
+def _response_column(target: Target, formula: str) -> Hashable | None:
+    """The response's column when the left side is one column's name, else None."""
+    left = formula.split("~", 1)[0].strip()
+    if len(left) > 1 and left[0] == left[-1] == "`":
+        left = left[1:-1]
+    return left if left in target.session.columns else None
+
+
+def _measure(
+    target: Target,
+    text: str,
+    keys: Mapping[Hashable, Sequence[object]] | None,
+    options: ReleaseOptions,
+    query: str,
+    *,
+    response: Callable[[FormulaDesign], FormulaDesign] | None = None,
+) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
+    """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
+
+    ``response`` checks (and may narrow) the design's response, on its public bounds.
+    """
+    categorical, numeric = _variable_kinds(target, text, keys)
     placeholders = [PairCovariance((c, c), c) for c in numeric]
     request = validate(target, placeholders, options, query=query, caps=caps_for(target, False))
     design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)

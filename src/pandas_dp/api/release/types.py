@@ -197,7 +197,8 @@ def chained(first: Release, second: Release) -> Release:
     spent = sum((m.epsilon for m in first.measurements), Fraction(0))
     total = spent + sum((m.epsilon for m in second.measurements), Fraction(0))
     share = f"{float(spent / total):.3g}" if total else "0"
-    ends = "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in second.bounds)
+    released = set(first.columns)  # (a logit's response keeps its public range [0, 1])
+    ends = "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in second.bounds if c in released)
     note = f"bounds='auto': {share} of ε on {first.query} released from the data ({ends})"
     asked = [f"epsilon={number_text(total)}"]  # what the call asked for, as typed
     asked += [part for part in second.asked.split(", ") if not part.startswith("epsilon=")]
