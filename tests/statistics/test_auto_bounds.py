@@ -71,6 +71,7 @@ RELEASES = {
     ),
     "corr": lambda p, b, e: p.dp.corr(["x", "y"], bounds=b, epsilon=e),
     "ols": lambda p, b, e: p.dp.ols("y ~ x", bounds=b, epsilon=e).params,
+    "describe": lambda p, b, e: p.dp.describe(bounds=b, epsilon=e),
     "logit": lambda p, b, e: p.dp.logit("b ~ y", bounds=b, epsilon=e).params,
     "group cov": lambda p, b, e: p.dp.groupby("g", keys=["a", "b"])[["x", "y"]].cov(
         bounds=b, epsilon=e
@@ -81,7 +82,7 @@ RELEASES = {
 @pytest.mark.parametrize("name", list(RELEASES))
 def test_zero_noise_equals_bounds_then_the_statistic(name: str, protect_seeded, noise) -> None:
     frame = data()
-    columns = {"ols": ["y", "x"], "logit": ["y"]}.get(
+    columns = {"ols": ["y", "x"], "logit": ["y"], "describe": ["x", "y", "b"]}.get(
         name, ["x", "y"] if "cov" in name or "corr" in name else ["x"]
     )
     ours, theirs, auto, manual, table = by_hand(

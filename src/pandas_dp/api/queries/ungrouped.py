@@ -362,6 +362,14 @@ def plan_describe(
     ``min`` and ``max`` are left out: a DP minimum or maximum is a quantile at 0 or 1 and
     says little about the true extremes, so the table does not pretend otherwise.
     """
+    auto = isinstance(bounds, str) and bounds == "auto"
+    if auto:  # every numeric column (public dtypes), as pandas describes; bounds released
+        target = resolve(frame)
+        bounds = dict.fromkeys(
+            c for c, dtype in target.engine.dtypes(target.data).items()
+            if c not in (target.unit, target.session.unit.column) and is_numeric_dtype(dtype)
+            and not is_bool_dtype(dtype)
+        )  # fmt: skip
     bounds = bounds_mapping(bounds)  # type: ignore[assignment]  # a table from priv.dp.bounds
     if bounds is None:  # every column with schema bounds; the planner reads (and notes) them
         schema = resolve(frame).session.schema
@@ -382,7 +390,8 @@ def plan_describe(
         stats += [
             Quantile((column, label), column, p) for label, p in zip(rows[3:], levels, strict=True)
         ]
-    options = ReleaseOptions(epsilon=epsilon, bounds=bounds, cells=cells, post=COUNT_ROW, rho=rho)
+    given: Bounds = "auto" if auto else bounds
+    options = ReleaseOptions(epsilon=epsilon, bounds=given, cells=cells, post=COUNT_ROW, rho=rho)
     planned = plan_many(frame, stats, options, query="describe")
     columns = list(bounds)
 
