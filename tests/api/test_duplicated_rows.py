@@ -236,3 +236,18 @@ def test_filter_of_a_stepped_range_index_is_accepted_and_off_step_labels_refused
     with pytest.raises(DuplicatedRowsError, match="labels the protected frame did not have"):
         priv.rename(index={4: 5}).dp.count(epsilon=0.5)  # increasing, but 5 is off the step
     assert priv.dp.session.spent.epsilon == Fraction(1, 2)
+
+
+@pytest.mark.parametrize(
+    ("start", "stop", "step"), [(0, 50, 1), (3, 90, 2), (-10, 40, 3), (5, 5, 1)]
+)
+def test_range_positions_are_pandas_lookups(start: int, stop: int, step: int) -> None:
+    # The row guard's arithmetic for a RangeIndex gives get_indexer's positions, repeated
+    # labels and labels off the range (between steps, beyond either end) included.
+    from pandas_dp.api.rowguard import _range_positions
+
+    recorded = pd.RangeIndex(start, stop, step)
+    gen = np.random.default_rng(start + stop + step)  # test data only
+    labels = pd.Index(gen.integers(start - 5, stop + 5, 200), dtype=np.int64)
+    expected = np.asarray(recorded.get_indexer(labels))
+    np.testing.assert_array_equal(_range_positions(labels, recorded), expected)

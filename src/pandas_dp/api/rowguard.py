@@ -74,10 +74,12 @@ class RowGuard:
             return
         if _ordered_subset_of_range(index, recorded):
             return
-        try:
-            positions = np.asarray(recorded.get_indexer(index))
-        except (TypeError, ValueError):  # an index of another shape or kind altogether
-            positions = np.full(1, -1)
+        positions = _range_positions(index, recorded)
+        if positions is None:
+            try:
+                positions = np.asarray(recorded.get_indexer(index))
+            except (TypeError, ValueError):  # an index of another shape or kind altogether
+                positions = np.full(1, -1)
         if (positions < 0).any():
             raise DuplicatedRowsError(
                 "this frame's index has labels the protected frame did not have (was the "
@@ -91,6 +93,23 @@ class RowGuard:
             repeated = np.count_nonzero(seen) != len(positions)
         if repeated:
             raise DuplicatedRowsError(f"this frame's rows may have been duplicated. {_FIX}")
+
+
+def _range_positions(index: pd.Index, recorded: pd.Index) -> np.ndarray | None:
+    """Each label's position in a ``RangeIndex`` (-1: not one of its labels), by arithmetic.
+
+    Integer labels only (None otherwise: the general lookup decides). Labels that repeat
+    (a frame at a stability above 1) are fine: the positions repeat with them.
+    """
+    if not isinstance(recorded, pd.RangeIndex) or recorded.step <= 0:
+        return None
+    if not isinstance(index.dtype, np.dtype) or index.dtype.kind != "i":
+        return None
+    values = index.to_numpy().astype(np.int64, copy=False) - recorded.start
+    inside = (values >= 0) & (values < recorded.stop - recorded.start)
+    if recorded.step > 1:
+        inside &= values % recorded.step == 0
+    return np.where(inside, values // recorded.step, -1)
 
 
 def _ordered_subset_of_range(index: pd.Index, recorded: pd.Index) -> bool:

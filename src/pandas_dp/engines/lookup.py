@@ -228,14 +228,23 @@ def expand_rows(codes: I64, order: I64, bounds: I64, how: str) -> tuple[I64, I64
     Vectorised: one pass, whatever the number of rows.
     """
     matched = codes >= 0
-    counts = np.diff(bounds)[np.maximum(codes, 0)] if len(bounds) > 1 else np.zeros_like(codes)
+    if len(bounds) > 1:
+        starts = bounds[:-1][np.maximum(codes, 0)]
+        counts = bounds[1:][np.maximum(codes, 0)] - starts
+    else:
+        starts = counts = np.zeros_like(codes)
     sizes = np.where(matched, counts, 0 if how == "inner" else 1)
+    # Result row j of protected row i is match j - first[i] of i's key: its public row is
+    # order[starts[i] + j - first[i]], one gather of the per-row shift per result row.
+    first = np.cumsum(sizes) - sizes
     rows = np.repeat(np.arange(len(codes)), sizes)
-    offsets = np.arange(len(rows)) - np.repeat(np.cumsum(sizes) - sizes, sizes)
-    code = codes[rows]
+    shift = (starts - first)[rows]
+    shift += np.arange(len(rows))
+    if how == "inner" or matched.all():  # every result row has a public row
+        return rows, order[shift]
     positions = np.full(len(rows), -1, dtype=np.int64)
-    hit = code >= 0
-    positions[hit] = order[bounds[code[hit]] + offsets[hit]]
+    hit = matched[rows]
+    positions[hit] = order[shift[hit]]
     return rows, positions
 
 
