@@ -45,6 +45,12 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.errors import DPValueError
+from pandas_dp.planning.statistics.inference import (
+    FTestResults,
+    Inference,
+    ModelSummary,
+    TTestResults,
+)
 from pandas_dp.planning.statistics.regression import (
     Design,
     LinearModel,
@@ -561,6 +567,51 @@ class LogitResults:
         tail = max(z, math.log(1 / alpha) / math.sqrt(2)) if self.laplace else z
         return np.asarray(np.hypot(z * sampling, tail * np.sqrt(np.maximum(noise, 0.0))))
 
+    def _inference(self) -> Inference:
+        k = len(self.params)
+        noise = np.zeros((k, k))
+        if self.noise_covariance is not None:
+            noise = self.noise_covariance.to_numpy()
+        return Inference(
+            self.params, self.covariance.to_numpy(), noise, np.zeros(k), self.df_resid,
+            use_t=False, laplace=self.laplace,
+        )  # fmt: skip
+
+    def t_test(self, r_matrix: object, q_matrix: object = None) -> TTestResults:
+        """Wald z tests of linear hypotheses ``R θ = q``, as statsmodels' ``t_test``.
+
+        Parameters
+        ----------
+        r_matrix : str, array-like or tuple (R, q)
+            ``"x = 0, C(g)[T.b] = 2*z"`` (comma-separated linear equations over the
+            coefficients' names), or ``R`` with one column per coefficient, or ``(R, q)``.
+        q_matrix : array-like, optional
+            The right-hand sides with an array ``R`` (0 by default).
+
+        Returns
+        -------
+        TTestResults
+            ``effect`` (``R θ``), ``sd``, ``tvalue``, ``pvalue`` (normal law, as
+            statsmodels' ``Logit``), ``conf_int()``, ``summary_frame()``.
+
+        Notes
+        -----
+        Post-processing of the released model: nothing is charged. ``sd`` reads
+        ``cov_params()``, which carries the noise's variance as well as the rows'; the
+        intervals give Laplace noise its own quantile, as ``conf_int``.
+        """
+        return self._inference().t_test(r_matrix, q_matrix)
+
+    def f_test(self, r_matrix: object, q_matrix: object = None) -> FTestResults:
+        """A joint Wald F test of ``R θ = q``, as statsmodels' ``f_test``.
+
+        ``fvalue = (Rθ - q)ᵀ (R V Rᵀ)⁻¹ (Rθ - q) / df_num`` with ``V = cov_params()``
+        (sampling and noise), ``pvalue`` from the F law on ``(df_num, df_resid)`` degrees of
+        freedom, as statsmodels' (``df_resid`` from the noisy row count). The hypothesis
+        is read as :meth:`t_test`'s. Post-processing: nothing is charged.
+        """
+        return self._inference().f_test(r_matrix, q_matrix)
+
     def get_prediction(self, exog: pd.DataFrame, *, which: str = "mean") -> LogitPrediction:
         """Predictions for public rows with standard errors and intervals, as statsmodels'.
 
@@ -674,58 +725,3 @@ class LogitPrediction:
              "ci_upper": ends[:, 1]},
             index=self.index,
         )  # fmt: skip
-
-
-@dataclass(frozen=True, eq=False)
-class ModelSummary:
-    """A model's summary as statsmodels prints it: a title, a header and a coefficient table.
-
-    ``str()`` and :meth:`as_text` give the text table; :meth:`as_html` (and notebooks) HTML;
-    ``tables`` the header and the coefficients as frames.
-    """
-
-    title: str
-    header: dict[str, str]
-    coefficients: pd.DataFrame
-
-    @property
-    def tables(self) -> list[pd.DataFrame]:
-        """The header (two columns) and the coefficient table."""
-        head = pd.DataFrame({"": list(self.header), "value": list(self.header.values())})
-        return [head, self.coefficients.copy()]
-
-    def as_text(self) -> str:
-        """The title, the header in two columns of pairs, and the coefficient table."""
-        with pd.option_context("display.width", 200, "display.float_format", "{:.4f}".format):
-            body = self.coefficients.to_string()
-        width = max(len(line) for line in body.splitlines())
-        items = list(self.header.items())
-        half = (len(items) + 1) // 2
-        left, right = items[:half], items[half:]
-        cell = max(max(len(k) + len(v) + 2 for k, v in items), (width - 3) // 2)
-        lines = []
-        for i in range(half):
-            parts = [f"{left[i][0]:<{cell - len(left[i][1])}}{left[i][1]}"]
-            if i < len(right):
-                parts.append(f"{right[i][0]:<{cell - len(right[i][1])}}{right[i][1]}")
-            lines.append("   ".join(parts))
-        width = max(width, *(len(line) for line in lines), len(self.title))
-        rule, thin = "=" * width, "-" * width
-        return "\n".join([self.title.center(width), rule, *lines, rule, body, thin])
-
-    def as_html(self) -> str:
-        """The same, as HTML tables."""
-        head = "".join(
-            f"<tr><th>{key}</th><td>{value}</td></tr>" for key, value in self.header.items()
-        )
-        body = self.coefficients.to_html(float_format="{:.4f}".format)
-        return f"<p><b>{self.title}</b></p><table>{head}</table>{body}"
-
-    def __str__(self) -> str:
-        return self.as_text()
-
-    def __repr__(self) -> str:
-        return self.as_text()
-
-    def _repr_html_(self) -> str:
-        return self.as_html()

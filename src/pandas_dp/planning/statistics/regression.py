@@ -31,6 +31,12 @@ from pandas_dp.errors import DPValueError
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.products import ProductLayout
 from pandas_dp.planning.statistics.base import F64, Context, Inputs, Statistic
+from pandas_dp.planning.statistics.inference import (
+    FTestResults,
+    Inference,
+    ModelSummary,
+    TTestResults,
+)
 
 if TYPE_CHECKING:
     from pandas_dp.planning.statistics.postprocess import PostProcess
@@ -142,6 +148,7 @@ def fit(
             jacobian @ (sampling + noise) @ jacobian.T, index=names, columns=names
         ),
         noise_se=pd.Series(np.sqrt(np.diag(jacobian @ noise @ jacobian.T)), index=names),
+        noise_covariance=pd.DataFrame(jacobian @ noise @ jacobian.T, index=names, columns=names),
         laplace=laplace,
         nobs=float(rows),
         df_resid=float(rows - k),
@@ -199,10 +206,17 @@ class OLSResults:
         The noisy number of complete rows.
     df_resid : float
         ``nobs`` minus the number of coefficients.
+    df_model : float
+        The number of coefficients but the intercept (statsmodels' ``df_model``).
     scale : float
         The residual variance ``σ²`` (in the response's units, squared).
     rsquared : float
         ``1 - RSS / TSS`` from the noisy sums, within ``[0, 1]``.
+    rsquared_adj : float
+        ``1 - (nobs - 1) / df_resid · (1 - rsquared)``, as statsmodels'.
+    fvalue, f_pvalue : float
+        The overall F test that every coefficient but the intercept is 0 (see
+        :attr:`fvalue`).
     ridge : float
         The ridge added to the scaled Gram matrix (0 unless the noise made it ill-conditioned).
     ridge_bias : Series
@@ -224,6 +238,113 @@ class OLSResults:
     #: tails than a normal of its variance: intervals use its own quantile).
     noise_se: pd.Series | None = None
     laplace: bool = False
+    noise_covariance: pd.DataFrame | None = None
+
+    @property
+    def df_model(self) -> float:
+        """The number of coefficients but the intercept, as statsmodels'."""
+        return float(len(self.params) - 1)
+
+    @property
+    def rsquared_adj(self) -> float:
+        """``1 - (nobs - 1) / df_resid · (1 - rsquared)`` (noisy ``nobs``), as statsmodels'."""
+        return float(1 - (self.nobs - 1) / self.df_resid * (1 - self.rsquared))
+
+    @property
+    def fvalue(self) -> float:
+        """The F statistic of the hypothesis that every coefficient but the intercept is 0.
+
+        statsmodels computes ``(ESS / df_model) / (RSS / df_resid)``, which without noise is
+        the Wald statistic of that hypothesis with the usual covariance. Here it is that
+        Wald statistic, ``θ̂_sᵀ V_s⁻¹ θ̂_s / df_model`` (``s`` the slopes), with ``V =
+        cov_params()``, which carries the noise's variance (delta method) as well as the
+        rows': the noise makes the test more cautious rather than more confident. NaN for
+        an intercept-only model. Post-processing: nothing is charged.
+        """
+        if self.df_model == 0:
+            return math.nan
+        return self._inference().f_test(np.eye(len(self.params))[1:]).fvalue
+
+    @property
+    def f_pvalue(self) -> float:
+        """The p-value of :attr:`fvalue`: the F law on ``(df_model, df_resid)``, as statsmodels'.
+
+        The noise enters through ``cov_params()`` (approximately normal).
+        """
+        if self.df_model == 0:
+            return math.nan
+        return self._inference().f_test(np.eye(len(self.params))[1:]).pvalue
+
+    def _inference(self) -> Inference:
+        k = len(self.params)
+        noise = np.zeros((k, k))
+        if self.noise_covariance is not None:
+            noise = self.noise_covariance.to_numpy()
+        elif self.noise_se is not None:
+            noise = np.diag(self.noise_se.to_numpy() ** 2)
+        return Inference(
+            self.params, self.covariance.to_numpy(), noise, self.ridge_bias.to_numpy(),
+            self.df_resid, use_t=True, laplace=self.laplace,
+        )  # fmt: skip
+
+    def t_test(self, r_matrix: object, q_matrix: object = None) -> TTestResults:
+        """Wald t tests of linear hypotheses ``R θ = q``, as statsmodels' ``t_test``.
+
+        Parameters
+        ----------
+        r_matrix : str, array-like or tuple (R, q)
+            ``"x = 0, z = 2*x"`` (comma-separated linear equations over the coefficients'
+            names; ``a*name + b*name = c``, ``/`` by a number, parentheses; no ``=`` means
+            ``= 0``), or ``R`` with one column per coefficient, or ``(R, q)``.
+        q_matrix : array-like, optional
+            The right-hand sides with an array ``R`` (0 by default).
+
+        Returns
+        -------
+        TTestResults
+            ``effect`` (``R θ``), ``sd``, ``tvalue``, ``pvalue`` (Student's t on
+            ``df_resid``), ``conf_int()``, ``summary_frame()``, statsmodels' names.
+
+        Raises
+        ------
+        DPValueError
+            For a hypothesis that cannot be read (an unknown name, a product of
+            coefficients, a wrong shape), before anything else.
+
+        Notes
+        -----
+        Post-processing of the released model: nothing is charged. ``sd`` reads
+        ``cov_params()``, which carries the noise's variance (delta method) as well as the
+        rows'; intervals give Laplace noise its own quantile and add the ridge's pull, as
+        ``conf_int``.
+        """
+        return self._inference().t_test(r_matrix, q_matrix)
+
+    def f_test(self, r_matrix: object, q_matrix: object = None) -> FTestResults:
+        """A joint Wald F test of ``R θ = q``, as statsmodels' ``f_test``.
+
+        ``fvalue = (Rθ - q)ᵀ (R V Rᵀ)⁻¹ (Rθ - q) / df_num`` with ``V = cov_params()``
+        (sampling and noise), ``df_num`` the rank of ``R``, ``pvalue`` from the F law on
+        ``(df_num, df_resid)`` degrees of freedom as statsmodels' (``df_resid`` from the
+        noisy row count). The hypothesis is read as :meth:`t_test`'s. Post-processing:
+        nothing is charged.
+        """
+        return self._inference().f_test(r_matrix, q_matrix)
+
+    def get_prediction(self, exog: pd.DataFrame) -> OLSPrediction:
+        """Predictions for public rows with intervals, as statsmodels' ``get_prediction``.
+
+        ``.summary_frame(alpha)`` gives statsmodels' columns: ``mean``, ``mean_se``,
+        ``mean_ci_lower``, ``mean_ci_upper`` (the mean's interval, built as ``conf_int``:
+        sampling and noise, plus the ridge's pull) and ``obs_ci_lower``, ``obs_ci_upper``
+        (a new observation's: the residual variance ``scale`` added to the sampling part).
+        NaN for a row missing a variable; a level outside the keys is refused, naming it.
+        Post-processing of public rows and released values: nothing is charged.
+        """
+        rows = design_rows(self.design, list(self.params.index), exog)
+        known = ~np.isnan(rows).any(axis=1)
+        clean = np.where(known[:, None], rows, 0.0)
+        return OLSPrediction(self, clean, known, exog.index)
 
     def cov_params(self) -> pd.DataFrame:
         """The coefficients' covariance: sampling and noise (delta method) together."""
@@ -265,12 +386,19 @@ class OLSResults:
         values = self.params.to_numpy()
         return pd.DataFrame({0: values - half, 1: values + half}, index=self.params.index)
 
-    def summary(self, alpha: float | None = None) -> pd.DataFrame:
-        """The coefficient table: coef, std err, t, P>|t| and the interval's ends."""
+    def summary(self, alpha: float | None = None) -> ModelSummary:
+        """The summary statsmodels prints: the model's header and the coefficient table.
+
+        The header: ``Dep. Variable``, ``Model``, ``Method``, ``No. Observations`` (noisy),
+        ``Df Residuals``, ``Df Model``, ``R-squared``, ``Adj. R-squared``, ``F-statistic``,
+        ``Prob (F-statistic)``, the ridge and what the standard errors carry; the table:
+        ``coef``, ``std err``, ``t``, ``P>|t|`` and the interval's ends (``.coefficients``,
+        or ``.tables[1]``). Text with ``str()``, HTML in a notebook.
+        """
         level = self.alpha if alpha is None else alpha
         ends = self.conf_int(level)
         low, high = f"[{level / 2:g}", f"{1 - level / 2:g}]"
-        return pd.DataFrame(
+        table = pd.DataFrame(
             {
                 "coef": self.params,
                 "std err": self.bse,
@@ -280,6 +408,21 @@ class OLSResults:
                 high: ends[1],
             }
         )
+        header = {
+            "Dep. Variable:": self.design.formula.split("~")[0].strip(),
+            "Model:": "OLS",
+            "Method:": "DP, sufficient statistics",
+            "No. Observations:": f"{self.nobs:.0f} (noisy)",
+            "Df Residuals:": f"{self.df_resid:.0f}",
+            "Df Model:": f"{self.df_model:.0f}",
+            "R-squared:": f"{self.rsquared:.3f}",
+            "Adj. R-squared:": f"{self.rsquared_adj:.3f}",
+            "F-statistic:": f"{self.fvalue:.4g}",
+            "Prob (F-statistic):": f"{self.f_pvalue:.3g}",
+            "Ridge:": f"{self.ridge:.3g}",
+            "Std. errors:": "sampling + noise",
+        }
+        return ModelSummary("OLS Regression Results (differentially private)", header, table)
 
     def predict(self, exog: pd.DataFrame) -> pd.Series:
         """Predictions for public rows: their design (the model's formula) times ``params``.
@@ -290,9 +433,54 @@ class OLSResults:
         return linear_predictor(self.design, self.params, exog)
 
     def __repr__(self) -> str:
-        head = (
-            f"DP OLS: {self.design.formula}  (nobs ≈ {self.nobs:.0f}, R² ≈ {self.rsquared:.3f}, "
-            f"ridge {self.ridge:.3g})"
-        )
-        with pd.option_context("display.width", 120):
-            return f"{head}\n{self.summary().to_string()}"
+        return str(self.summary())
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+
+@dataclass(frozen=True, eq=False)
+class OLSPrediction:
+    """Predictions for public rows (statsmodels' ``PredictionResults`` names)."""
+
+    model: OLSResults
+    rows: np.ndarray  # the rows' model matrix, 0 where a row misses a variable
+    known: np.ndarray  # rows holding every variable
+    index: pd.Index
+
+    @property
+    def predicted_mean(self) -> np.ndarray:
+        """The predictions (NaN for a row missing a variable)."""
+        values = self.rows @ self.model.params.to_numpy()
+        return np.where(self.known, values, np.nan)
+
+    @property
+    def se_mean(self) -> np.ndarray:
+        """The predictions' standard errors (sampling and noise, from ``cov_params()``)."""
+        cov = self.model.covariance.to_numpy()
+        values = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", self.rows, cov, self.rows), 0.0))
+        return np.where(self.known, values, np.nan)
+
+    @property
+    def se_obs(self) -> np.ndarray:
+        """A new observation's standard error: ``√(se_mean² + scale)``."""
+        return np.sqrt(self.se_mean**2 + self.model.scale)
+
+    def conf_int(self, obs: bool = False, alpha: float = 0.05) -> np.ndarray:
+        """``(rows, 2)`` intervals of the mean, or of a new observation with ``obs=True``."""
+        inference = self.model._inference()
+        half = inference.half_widths(self.rows, alpha, self.model.scale if obs else 0.0)
+        half = np.where(self.known, half, np.nan)
+        mean = self.predicted_mean
+        return np.column_stack([mean - half, mean + half])
+
+    def summary_frame(self, alpha: float = 0.05) -> pd.DataFrame:
+        """``mean``, ``mean_se``, ``mean_ci_*`` and ``obs_ci_*`` per row, as statsmodels'."""
+        mean = self.conf_int(alpha=alpha)
+        obs = self.conf_int(obs=True, alpha=alpha)
+        return pd.DataFrame(
+            {"mean": self.predicted_mean, "mean_se": self.se_mean,
+             "mean_ci_lower": mean[:, 0], "mean_ci_upper": mean[:, 1],
+             "obs_ci_lower": obs[:, 0], "obs_ci_upper": obs[:, 1]},
+            index=self.index,
+        )  # fmt: skip
