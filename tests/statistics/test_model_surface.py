@@ -241,6 +241,8 @@ def test_hypothesis_parser(hypothesis: Any, rows: list[list[float]], values: lis
     ("hypothesis", "q", "match"),
     [
         ("w = 0", None, "at 'w = 0': not a coefficient's name"),
+        ("xz = 0", None, "at 'xz = 0': not a coefficient's name"),
+        ("x2 = 0", None, "at 'x2 = 0': not a coefficient's name"),
         ("x * z = 0", None, "a product of coefficients is not linear"),
         ("x / z = 1", None, "divide only by a non-zero number"),
         ("x / 0 = 1", None, "divide only by a non-zero number"),

@@ -28,6 +28,7 @@ from pandas_dp.errors import DPValueError
 
 _NUMBER = re.compile(r"(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _OPERATORS = "+-*/=,()"
+_WORD = re.compile(r"\w")
 _FORM = (
     "a hypothesis is a string of comma-separated linear equations over the coefficients' "
     "names, such as \"x = 0, 2*z - x = 1\" (no '=' means '= 0'), an array R of one column "
@@ -112,7 +113,7 @@ class _Parser:
             if char.isspace():
                 i += 1
                 continue
-            name = next((n for n in by_length if n and self.text.startswith(n, i)), None)
+            name = next((n for n in by_length if self._name_at(n, i)), None)
             number = _NUMBER.match(self.text, i)
             if name is not None and not (number and number.end() > i + len(name)):
                 tokens.append(("name", self.names.index(name), i))
@@ -126,6 +127,13 @@ class _Parser:
             else:
                 raise self._fail("not a coefficient's name, a number or + - * / = ( ) ,", i)
         return tokens
+
+    def _name_at(self, name: str, i: int) -> bool:
+        """Whether ``name`` is written at ``i``, not as the start of a longer word."""
+        if not name or not self.text.startswith(name, i):
+            return False
+        after = self.text[i + len(name) : i + len(name) + 1]
+        return not (_WORD.match(name[-1]) and after and _WORD.match(after))
 
     def _peek(self) -> str | None:
         return self.tokens[self.at][0] if self.at < len(self.tokens) else None
