@@ -7,6 +7,12 @@ in the same run on the same frame: milliseconds per call, best of 5 runs of ``LO
 The last line is the import: ``import pandas_dp`` after ``import pandas`` in a fresh
 interpreter (median of 10, bytecode cached as in an installed package), next to
 ``import pandas`` itself.
+
+A second table puts issue 43's two fixed-cost goals next to what this run measured: a mean's
+fixed cost on 1,000 rows against pandas' grouped ``agg`` of the same frame (goal at most
+0.2×), and a grouped count over 10**6 public integer keys on 10**6 rows (about one row per
+key, where the release's own work weighs most) against ``groupby().size()`` (goal at most
+1.5×).
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import pandas as pd
 
 import pandas_dp
 from _util import best_time, table
+from bench_groupby import many_keys
 
 SMALL = 1_000
 LARGE = 100_000
@@ -33,6 +40,9 @@ MANY_KEYS = 1_000
 LOOPS = 20
 IMPORTS = 10
 BOUNDS = (0.0, 100.0)
+GOAL_KEYS = 1_000_000
+MEAN_GOAL = 0.2  # issue 43: a mean's fixed cost, against pandas' grouped agg of the frame
+COUNT_GOAL = 1.5  # issue 43: a count over 10**6 public keys, against groupby().size()
 
 
 def make_frame(rows: int, keys: int) -> tuple[pd.DataFrame, list[str]]:
@@ -107,6 +117,14 @@ def run(small: int = SMALL, large: int = LARGE) -> str:
     for name, ours, base in cases:
         t_ours, t_base = per_call(ours), per_call(base)
         rows_out.append([name, t_ours, t_base, t_ours / t_base])
+    mean, agg = rows_out[1][1], rows_out[3][2]  # the mean; pandas' grouped agg, same frame
+    count_name, count_ours, count_base, count_ratio = many_keys(GOAL_KEYS, GOAL_KEYS)
+    goals = [
+        [f"mean of one column vs pandas' grouped agg, {small:,} rows", mean, agg, mean / agg,
+         f"≤ {MEAN_GOAL}", _met(mean / agg, MEAN_GOAL)],
+        [f"{count_name}, {GOAL_KEYS:,} rows", count_ours, count_base, count_ratio,
+         f"≤ {COUNT_GOAL}", _met(float(count_ratio), COUNT_GOAL)],
+    ]  # fmt: skip
     dp_import = import_seconds("pandas_dp", after="pandas") * 1e3
     pandas_import = import_seconds("pandas") * 1e3
     rows_out.append(
@@ -125,8 +143,20 @@ def run(small: int = SMALL, large: int = LARGE) -> str:
             "",
             "A count's pandas counterpart is O(1) `len()`; its absolute time is what matters. "
             f"Import: median of {IMPORTS} fresh interpreters, bytecode cached.",
+            "",
+            "### Fixed-cost goals (issue 43), measured in this run (ms per call)",
+            "",
+            table(["release", "pandas-dp", "pandas", "ratio", "goal", "met"], goals),
+            "",
+            "The mean's pandas column is the grouped agg(count, mean) of the same frame (table "
+            "above); the count's is `groupby().size()`, best of 3.",
         ]
     )
+
+
+def _met(ratio: float, goal: float) -> str:
+    """``"yes"`` when ``ratio`` is within ``goal``, else ``"no"``."""
+    return "yes" if ratio <= goal else "no"
 
 
 if __name__ == "__main__":

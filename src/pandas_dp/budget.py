@@ -12,6 +12,7 @@ import numbers
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from functools import lru_cache
 from typing import ClassVar, TypeVar
 
 from pandas_dp.errors import DPTypeError, DPValueError
@@ -52,7 +53,16 @@ def exact(value: object, name: str) -> Fraction:
     as_float = float(value)
     if not math.isfinite(as_float):
         raise DPValueError(f"{name} must be finite, got {as_float}; {_FIX}")
-    return Fraction(str(value))
+    return _decimal(str(value))
+
+
+@lru_cache(maxsize=256)
+def _decimal(text: str) -> Fraction:
+    """The exact value of a number's decimal text (cached: the same ε is typed at every call).
+
+    A pure function of public text (budgets, bounds as typed); a Fraction is immutable.
+    """
+    return Fraction(text)
 
 
 def parse_epsilon(value: object, name: str = "epsilon") -> Fraction:

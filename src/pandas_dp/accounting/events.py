@@ -26,6 +26,21 @@ PARALLEL = "parallel"
 RANDOMNESS = ("os", "seeded", "captured")
 
 
+def _negative(x: Fraction) -> bool:
+    """``x < 0``; a Fraction's sign is its numerator's (cheaper than comparing with 0)."""
+    return x.numerator < 0 if type(x) is Fraction else bool(x < 0)
+
+
+def _positive(x: Fraction) -> bool:
+    """``x > 0``, read off a Fraction's numerator as :func:`_negative` does."""
+    return x.numerator > 0 if type(x) is Fraction else bool(x > 0)
+
+
+def _probability(x: Fraction) -> bool:
+    """``0 <= x < 1``; for a Fraction (positive denominator) by integer comparisons."""
+    return 0 <= x.numerator < x.denominator if type(x) is Fraction else bool(0 <= x < 1)
+
+
 @dataclass(frozen=True)
 class Measurement:
     """One application of a noise mechanism.
@@ -75,9 +90,13 @@ class Measurement:
     extra_delta: Fraction = Fraction(0)
 
     def __post_init__(self) -> None:
-        if self.epsilon < 0 or not 0 <= self.delta < 1 or not 0 <= self.extra_delta < 1:
+        if (
+            _negative(self.epsilon)
+            or not _probability(self.delta)
+            or not _probability(self.extra_delta)
+        ):
             raise ValueError(f"invalid cost ε={self.epsilon}, δ={self.delta}")
-        if self.sensitivity < 0 or self.scale <= 0 or self.coordinates < 1:
+        if self.sensitivity < 0 or not _positive(self.scale) or self.coordinates < 1:
             raise ValueError(f"invalid noise: sensitivity={self.sensitivity}, scale={self.scale}")
         if self.mechanisms and self.mechanism not in self.mechanisms:
             raise ValueError(f"a {type(self).__name__} records {sorted(self.mechanisms)}, "

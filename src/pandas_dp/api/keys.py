@@ -93,7 +93,12 @@ def parse_keys(by: tuple[Hashable, ...], keys: object) -> pd.Index | None:
     elif len(by) == 1 and isinstance(keys, pd.Index) and not isinstance(keys, pd.CategoricalIndex):
         index = keys.rename(by[0])  # keeps its dtype (the unit of an IntervalIndex of dates)
     elif len(by) == 1:
-        index = pd.Index(_values(keys, by[0]), name=by[0], tupleize_cols=False)
+        values = _values(keys, by[0])
+        index = (
+            values.rename(by[0])  # built once, by _values
+            if isinstance(values, pd.Index)
+            else pd.Index(values, name=by[0], tupleize_cols=False)
+        )
     else:
         tuples = _values(keys, "keys")
         for key in tuples:
@@ -107,7 +112,7 @@ def parse_keys(by: tuple[Hashable, ...], keys: object) -> pd.Index | None:
     return index
 
 
-def _values(keys: Any, what: Hashable) -> Sequence[Any]:
+def _values(keys: Any, what: Hashable) -> pd.Index | Sequence[Any]:
     if isinstance(keys, str | bytes) or not _is_list_like(keys):
         raise DPTypeError(
             f"keys for {what!r} must be a list of values, got {type(keys).__name__} "

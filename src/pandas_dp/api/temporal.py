@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from dataclasses import dataclass
 from datetime import tzinfo
 from enum import StrEnum
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -76,6 +77,13 @@ class ValueKind:
     @classmethod
     def of(cls, dtype: DtypeObj) -> ValueKind:
         """The kind of a column of ``dtype`` (read from the dtype alone)."""
+        if isinstance(dtype, np.dtype) and cls is ValueKind:
+            return _numpy_kind(dtype)  # public metadata, the same at every release
+        return cls._of_dtype(dtype)
+
+    @classmethod
+    def _of_dtype(cls, dtype: DtypeObj) -> ValueKind:
+        """:meth:`of`, uncached."""
         if not is_temporal(dtype):
             return cls(dtype=str(dtype))  # its dtype, for messages
         if dtype.kind == "m":
@@ -220,6 +228,15 @@ class ValueKind:
 
 #: The kind of every non-time column.
 NUMBER = ValueKind()
+
+
+@lru_cache(maxsize=64)
+def _numpy_kind(dtype: np.dtype[Any]) -> ValueKind:
+    """:meth:`ValueKind.of` a numpy dtype, cached (a dtype is public metadata).
+
+    ``str(dtype)`` (for messages) alone costs as much as the rest of a release's column checks.
+    """
+    return ValueKind._of_dtype(dtype)
 
 
 def temporal_statistic(kind: ValueKind, how: str, on_time: OnTime, column: Hashable) -> None:

@@ -142,7 +142,12 @@ def _matching_keys(keys: pd.Index) -> tuple[pd.Index, I64]:
 
     Keys that are one value in that form (``1`` and ``True``) match at the first one's
     position; a key that cannot be a key in that form matches nothing. Public: reads no row.
+    Texts are their own matching form: unique text keys without a missing one are their own
+    matching keys, each at its own position (the same answer, with the keys' own hash table,
+    often already built by the uniqueness check of :func:`~pandas_dp.api.keys.parse_keys`).
     """
+    if isinstance(keys.dtype, pd.StringDtype) and keys.is_unique and not keys.hasnans:
+        return keys.rename(None), np.arange(len(keys), dtype=np.int64)
     canonical = matching_form(pd.Series(plain_index(keys, None), dtype=keys.dtype))
     if pd.api.types.is_float_dtype(canonical.dtype):  # 2.0 is the key 2, exactly
         canonical = pd.Series([canonical_value(key) for key in canonical], dtype=object)
