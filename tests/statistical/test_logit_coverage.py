@@ -27,7 +27,10 @@ import pytest
 
 import pandas_dp
 
-pytestmark = pytest.mark.statistical
+#: 400 fits per design take about half a minute: the whole run is CI's full step (``.ci/run``,
+#: with the full neighbour grids); the README's command samples 60 runs
+#: (``tests/statistics/test_logit.py``, ``test_intervals_cover_sampled``).
+pytestmark = [pytest.mark.statistical, pytest.mark.full_grid]
 
 RUNS, ROWS, NOMINAL = 400, 10_000, 0.95
 
