@@ -140,7 +140,7 @@ def join_rows(frame: pd.DataFrame, lookup: Lookup) -> pd.DataFrame:
     else:  # every protected row, as it is
         left, positions = frame, codes
     if lookup.repeats or how == "inner":  # the rows kept (or repeated) depend on the matches
-        left = left.set_axis(_labels(left.index), axis=0)
+        left = left.set_axis(materialised_index(left.index), axis=0)
     right = _looked_up(lookup.values, positions, how)
     return _joined(left, right, lookup)
 
@@ -167,7 +167,7 @@ def _looked_up(
     return columns
 
 
-def _labels(index: pd.Index) -> pd.Index:
+def materialised_index(index: pd.Index) -> pd.Index:
     """The kept rows' labels in an index type that does not depend on which rows were kept.
 
     pandas keeps a ``RangeIndex`` when the positions taken happen to be evenly spaced (every

@@ -43,11 +43,13 @@ import pandas as pd
 from pandas.api.types import is_list_like
 
 from pandas_dp.api.attach import attach, session_of
+from pandas_dp.api.queries.merge import key_names
 from pandas_dp.api.release import resolve
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session
 from pandas_dp.api.validation import did_you_mean
 from pandas_dp.engines import engine_for
+from pandas_dp.engines.lookup import materialised_index
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
 from pandas_dp.units import positive_int
 
@@ -97,9 +99,9 @@ def explode(
         if truncated[name].dtype == object:
             result[name] = result[name].astype(object)
     if not ignore_index:
-        result = result.set_axis(_materialised(result.index), axis=0)
+        result = result.set_axis(materialised_index(result.index), axis=0)
     if unit is None:  # one protected row is ≤ c rows of the result
-        step = f"explode {_names(columns)} keeping ≤ {c} items per row"
+        step = f"explode {key_names(columns)} keeping ≤ {c} items per row"
         session = _reshaped(session, c, step, result.index if ignore_index else None)
     elif ignore_index:
         session = _relabelled(session, result.index)
@@ -140,10 +142,10 @@ def melt(
         ignore_index=ignore_index,
     )
     if not ignore_index:
-        result = result.set_axis(_materialised(result.index), axis=0)
+        result = result.set_axis(materialised_index(result.index), axis=0)
     if unit is None:  # one protected row is exactly v rows of the result
         v = len(values)
-        step = f"melt of {v} columns {_names(values)}"
+        step = f"melt of {v} columns {key_names(values)}"
         session = _reshaped(session, v, step, result.index if ignore_index else None)
     elif ignore_index:
         session = _relabelled(session, result.index)
@@ -267,18 +269,3 @@ def _as_items(value: object) -> list[object]:
     if isinstance(value, list):
         return value if value else [np.nan]
     return [value]
-
-
-def _materialised(index: pd.Index) -> pd.Index:
-    """A ``RangeIndex`` pandas kept because no row happened to repeat, as integers.
-
-    Same labels and dtype; its type no longer depends on whether some row repeated.
-    """
-    if isinstance(index, pd.RangeIndex):
-        return pd.Index(np.asarray(index, dtype=np.int64), name=index.name)
-    return index
-
-
-def _names(columns: list[Hashable]) -> str:
-    """The columns as the ledger names them: ``'tags'`` or ``['a', 'b']``."""
-    return repr(columns[0]) if len(columns) == 1 else repr(columns)
