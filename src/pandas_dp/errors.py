@@ -28,6 +28,7 @@ import contextlib
 import os
 import sys
 import warnings
+from collections.abc import Iterable
 from types import FrameType
 
 
@@ -132,3 +133,47 @@ def warn(message: str | Warning, category: type[Warning] | None = None) -> None:
         )
         frame, level = frame.f_back, level + (0 if internal else 1)
     warnings.warn(message, category, stacklevel=level if frame is not None else 2)
+
+
+def holds_data(value: object) -> bool:
+    """Whether ``value`` is an array-like that may hold a frame's rows (not a label or number).
+
+    Series, DataFrames, Indexes, numpy and extension arrays (pandas or Dask; anything with a
+    ``shape`` of one dimension or more), and lists, tuples, sets and dicts holding one.
+    """
+    if len(getattr(value, "shape", ())) > 0:
+        return True
+    if isinstance(value, list | tuple | set | frozenset):
+        return any(holds_data(item) for item in value)
+    if isinstance(value, dict):
+        return any(holds_data(item) for item in (*value, *value.values()))
+    return False
+
+
+def shown(value: object) -> str:
+    """An argument as a message shows it: its ``repr``, or only its kind when it may hold rows.
+
+    A user who passes ``priv["income"]`` where a label, a number or a pair is expected (as
+    ``pd.crosstab`` takes arrays) must get an error that says so without the column's values
+    or its length: an error message is a release. Labels and numbers the user typed are
+    shown as they are.
+
+    >>> import pandas as pd
+    >>> shown(pd.Series([1.5, 2.5], name="income"))
+    'a Series'
+    >>> shown(["age", pd.Index([3, 4])])
+    'a list holding an Index'
+    >>> shown(("age", 2))
+    "('age', 2)"
+    """
+    if not holds_data(value):
+        return repr(value)
+    kind = type(value).__name__
+    article = "an" if kind[:1].lower() in "aeiou" or kind == "ndarray" else "a"
+    if len(getattr(value, "shape", ())) > 0:  # not even its name: a row's label may be one
+        return f"{article} {kind}"
+    items: Iterable[object] = (
+        (*value, *value.values()) if isinstance(value, dict) else value  # type: ignore[assignment]
+    )
+    inner = next(item for item in items if holds_data(item))
+    return f"{article} {kind} holding {shown(inner)}"

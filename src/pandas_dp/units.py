@@ -12,7 +12,7 @@ import numbers
 from collections.abc import Hashable
 from dataclasses import dataclass
 
-from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.errors import DPTypeError, DPValueError, holds_data, shown
 
 
 def positive_int(value: object, name: str) -> int:
@@ -47,6 +47,11 @@ class PrivacyUnit:
     @classmethod
     def of(cls, column: Hashable | None, max_rows: object) -> PrivacyUnit:
         """Validate ``protect``'s ``privacy_unit`` / ``max_rows_per_unit`` arguments."""
+        if holds_data(column):
+            raise DPTypeError(
+                f"privacy_unit names the id column, got {shown(column)}: pass its label "
+                "(privacy_unit='person_id'); the values of an array given here are never shown"
+            )
         if column is None:
             if max_rows is not None:
                 raise DPValueError(

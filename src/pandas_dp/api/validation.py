@@ -19,7 +19,7 @@ from pandas.api import types as ptypes
 from pandas_dp.api.temporal import NUMBER, ValueKind, is_time_value
 from pandas_dp.engines import Engine
 from pandas_dp.engines.temporal import is_temporal
-from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, holds_data, shown
 
 #: Bounds must stay well inside float range so the lattice arithmetic stays exact.
 MAX_BOUND = 1e150
@@ -58,7 +58,8 @@ def parse_bounds(bounds: object, name: str = "bounds") -> tuple[float, float]:
             f"{name} must be a pair (lower, upper) as a tuple or list, got {type(bounds).__name__}"
         )
     if len(bounds) != 2:
-        raise DPValueError(f"{name} must be a pair (lower, upper), got {len(bounds)} values")
+        got = shown(bounds) if holds_data(bounds) else f"{len(bounds)} values"
+        raise DPValueError(f"{name} must be a pair (lower, upper), got {got}")
     lower = _real(bounds[0], f"{name}[0] (lower)")
     upper = _real(bounds[1], f"{name}[1] (upper)")
     if not lower < upper:
@@ -146,6 +147,12 @@ def check_column(
     :meth:`~pandas_dp.api.release.types.Target.dtype` does once per target; by default the
     dtype is looked up among all the frame's dtypes.
     """
+    if holds_data(column):
+        raise DPTypeError(
+            f"a column label is expected here, got {shown(column)}: name the column "
+            "(priv.dp.sum('income', ...), not priv.dp.sum(priv['income'], ...)); the values "
+            "of an array given here are never shown"
+        )
     if isinstance(column, list):
         raise DPTypeError(
             f"one column is expected here, got a list {column!r}: sum, mean, median, var, std "

@@ -24,7 +24,7 @@ from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.types import Finish, Finisher
 from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.engines.temporal import is_temporal
-from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, holds_data, shown
 from pandas_dp.measures.aggregates import Aggregate, Grouping
 from pandas_dp.mechanisms.postprocess import correlation_of, nearest_psd
 from pandas_dp.planning.measurement.keys import MeasurementKey
@@ -234,8 +234,15 @@ def _columns(target: Target, how: str, columns: object, bounds: Bounds) -> list[
     if isinstance(columns, str) or not isinstance(columns, list | tuple | pd.Index):
         raise DPTypeError(f"{how}() takes a list of columns, got {type(columns).__name__}")
     names = list(columns)
+    if holds_data(columns) and not set(names) <= set(target.engine.columns(target.data)):
+        raise DPKeyError(
+            f"{how}(): columns= is {shown(columns)} whose labels are not all columns of this "
+            "frame (they are not shown: an Index may hold a column's values); pass a list of "
+            "column labels"
+        )
     if len(set(map(repr, names))) != len(names) or not names:
-        raise DPValueError(f"{how}() needs at least one column, each once; got {names!r}")
+        got = shown(columns) if holds_data(columns) else repr(names)
+        raise DPValueError(f"{how}() needs at least one column, each once; got {got}")
     for name in names:
         if name in target.engine.columns(target.data) and is_temporal(target.dtype(name)):
             raise DPTypeError(

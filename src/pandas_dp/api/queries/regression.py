@@ -26,7 +26,7 @@ from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, 
 from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.types import Finish, Finisher
 from pandas_dp.api.validation import bounds_mapping, check_column, is_summable
-from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.errors import DPTypeError, DPValueError, holds_data, shown
 from pandas_dp.measures.aggregates import Aggregate, ProductSums
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.products import (
@@ -293,6 +293,11 @@ def _formula(formula: object, y: object, x: str | Iterable[Hashable] | None, que
         return formula
     if y is None or x is None:
         raise DPTypeError(f"{query}() needs a formula ('y ~ x + C(g)'), or y= and x=[...]")
+    if holds_data(y) or holds_data(x):
+        raise DPTypeError(
+            f"{query}(): y= and x= name columns, got y={shown(y)}, x={shown(x)}: pass their "
+            "labels (y='income', x=['age', 'educ']), as in statsmodels' formulas"
+        )
     columns = [x] if isinstance(x, str) else list(x)
     return f"{_quoted(y)} ~ {' + '.join(_quoted(c) for c in columns)}"
 

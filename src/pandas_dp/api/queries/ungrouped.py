@@ -27,7 +27,7 @@ from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.budget import exact
 from pandas_dp.engines.temporal import nanoseconds
-from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
+from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, holds_data, shown
 from pandas_dp.measures.grids import LATTICE_END, lattice
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
 from pandas_dp.planning.statistics import (
@@ -213,7 +213,8 @@ def parse_quantiles(q: object) -> tuple[list[Fraction], bool]:
         raise DPTypeError(f"q must be a number or a list of numbers, got {type(q).__name__}")
     parsed = [exact(level, "q").limit_denominator(MAX_LEVEL_DENOMINATOR) for level in levels]
     if not parsed or any(not 0 <= level <= 1 for level in parsed):
-        raise DPValueError(f"quantile levels must lie in [0, 1], got {list(map(float, parsed))}")
+        got = shown(q) if holds_data(q) else list(map(float, parsed))
+        raise DPValueError(f"quantile levels must lie in [0, 1], got {got}")
     if len(set(parsed)) != len(parsed):
         raise DPValueError("quantile levels must be distinct")
     return parsed, single
