@@ -76,6 +76,24 @@ RELEASES = {
     "group cov": lambda p, b, e: p.dp.groupby("g", keys=["a", "b"])[["x", "y"]].cov(
         bounds=b, epsilon=e
     ),
+    "pivot_table": lambda p, b, e: p.dp.pivot_table(
+        values="x",
+        index="g",
+        columns="b",
+        aggfunc=["mean", "sum"],
+        keys={"g": ["a", "b"], "b": [0, 1]},
+        bounds=b,
+        epsilon=e,
+    ),
+    "crosstab": lambda p, b, e: p.dp.crosstab(
+        "g",
+        "b",
+        values="x",
+        aggfunc="median",
+        keys={"g": ["a", "b"], "b": [0, 1]},
+        bounds=b,
+        epsilon=e,
+    ),
 }
 
 
@@ -214,3 +232,63 @@ def test_pandas_and_dask_agree_without_noise() -> None:
                 )
             )
     assert results[0] == results[1]
+
+
+def test_histogram_range_auto_cuts_the_released_range(protect_seeded, noise) -> None:
+    # range="auto": the column's bounds released first (a fifth of ε), then bins=k equal
+    # bins over them, as numpy.histogram(x, bins=k, range=(lower, upper)); one ledger row.
+    frame = data()
+
+    def histogram(priv: pd.DataFrame, span: object, epsilon: float) -> pd.Series:
+        return priv.dp.histogram("x", bins=6, range=span, epsilon=epsilon)
+
+    auto = protect_seeded(frame, epsilon=100.0)
+    with noise(auto):
+        ours = histogram(auto, "auto", EPSILON)
+    manual = protect_seeded(frame, epsilon=100.0)
+    with noise(manual):
+        table = manual.dp.bounds(["x"], epsilon=EPSILON / 5)
+        span = (table.loc["x", "lower"], table.loc["x", "upper"])
+        theirs = histogram(manual, span, EPSILON * 4 / 5)
+    assert ours.equals(theirs)
+    counts, _ = np.histogram(frame["x"], bins=6, range=span)
+    assert ours.to_numpy().tolist() == counts.tolist()  # zero noise: numpy's counts
+    assert frame["x"].quantile(0.999) <= span[1] < 2 * frame["x"].max()
+    (row,) = auto.dp.session.releases
+    first, second = manual.dp.session.releases
+    assert row.cost == first.cost + second.cost
+    assert row.measurements == first.measurements + second.measurements
+    assert row.asked.startswith("epsilon=20")
+    assert row.asked.endswith("range='auto'")
+    assert row.note.startswith(
+        f"range='auto': 0.2 of ε on bounds released from the data (x: [{span[0]:.6g}, "
+        f"{span[1]:.6g}])"
+    )
+
+
+def test_series_histogram_range_auto_and_its_preview(charges_nothing) -> None:
+    priv = data().dp.protect(epsilon=10.0)
+    with charges_nothing(priv):
+        shown = priv["x"].dp.preview.histogram(bins=4, range="auto", epsilon=1.0)
+    assert shown.epsilon == pytest.approx(1.0)
+    assert shown.table.loc[shown.table["how"] == "bounds", "epsilon"].sum() == pytest.approx(0.2)
+    with pytest.warns(pandas_dp.PrivacyLeakWarning), capture_noise(priv):
+        counts = priv["x"].dp.histogram(bins=4, range="auto", epsilon=1.0)
+    assert isinstance(counts.index, pd.IntervalIndex)
+    assert len(counts) == 4
+    assert counts.sum() == len(priv) - int((priv["x"] > counts.index[-1].right).sum())
+
+
+HISTOGRAM_REFUSALS = {
+    "edges": (lambda p: p.dp.histogram("x", [0, 1, 2], range="auto", epsilon=1.0), "number"),
+    "dates": (lambda p: p.dp.histogram("t", bins=3, range="auto", epsilon=1.0), "numeric"),
+    "rho": (lambda p: p.dp.histogram("x", bins=3, range="auto", rho=0.1), "epsilon="),
+}
+
+
+@pytest.mark.parametrize("name", list(HISTOGRAM_REFUSALS))
+def test_histogram_range_auto_refusals_charge_nothing(name: str, charges_nothing) -> None:
+    call, match = HISTOGRAM_REFUSALS[name]
+    priv = data(100).dp.protect(epsilon=1.0, delta=1e-6, accounting="zcdp")
+    with charges_nothing(priv), pytest.raises(DPValueError, match=match):
+        call(priv)

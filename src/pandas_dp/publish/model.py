@@ -66,6 +66,8 @@ class QuerySpec:
     groupby: tuple[str, ...] = ()
     keys: object = None  # as written in the spec; validated by the API's parse_keys
     bounds: dict[str, tuple[float, float]] = field(default_factory=dict)
+    #: ``bounds = "auto"``: the bounds released from the data first, in the same charge.
+    auto_bounds: bool = False
     delta: float | None = None
     #: The ρ the query may spend instead of an ε (a session accounting in zCDP).
     rho: float | None = None
@@ -179,9 +181,24 @@ def _query(
     if not isinstance(nonnegative, bool):
         problems.add(f"{at}.nonnegative", f"must be true or false, got {nonnegative!r}")
     aggs = aggs_of(problems, f"{at}.aggs", raw.get("aggs"))
-    bounds = bounds_of(problems, f"{at}.bounds", raw.get("bounds"))
+    auto = raw.get("bounds") == "auto"
+    if isinstance(raw.get("bounds"), str) and not auto:
+        problems.add(
+            f"{at}.bounds", f'must be a table of [lower, upper] pairs or "auto", got '
+            f"{raw.get('bounds')!r}",
+        )  # fmt: skip
+    bounds = {} if auto else bounds_of(problems, f"{at}.bounds", raw.get("bounds"))
+    if auto and "rho" in raw:
+        problems.add(
+            f"{at}.bounds", 'bounds = "auto" splits the query\'s epsilon between releasing the '
+            "bounds and the statistics: give epsilon, or the bounds",
+        )  # fmt: skip
+    if auto and not any(STATISTICS[how].reads_values for _, how in aggs.values()):
+        problems.add(f"{at}.bounds", 'bounds = "auto": no statistic here reads values to clip')
     for stat, (column, how) in aggs.items():  # counts and distinct counts read no values
-        given = column in bounds or column in (raw.get("bounds") or {})
+        written = raw.get("bounds")
+        listed: dict[str, object] = written if isinstance(written, dict) else {}
+        given = auto or column in bounds or column in listed
         reads = STATISTICS[how].reads_values
         if column is not None and reads and not given and not has_schema:
             problems.add(
@@ -194,6 +211,7 @@ def _query(
         groupby=groupby,
         keys=keys,
         bounds=bounds,
+        auto_bounds=auto,
         mechanism=str(mechanism),
         ci=None if ci is False else float(ci),
         where=where,

@@ -137,7 +137,7 @@ def _call(frame: pd.DataFrame, query: QuerySpec, previewing: bool) -> Any:
     named = {name: how if col is None else (col, how) for name, (col, how) in query.aggs.items()}
     options: dict[str, Any] = {
         **({"epsilon": query.epsilon} if query.rho is None else {"rho": query.rho}),
-        "bounds": query.bounds or None,
+        "bounds": "auto" if query.auto_bounds else (query.bounds or None),
         "mechanism": query.mechanism,
         "fillna": query.fillna or None,
         "ci": query.ci,  # every statistic has an interval, medians included

@@ -139,9 +139,11 @@ class SeriesDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             Public, strictly increasing bin edges; or a number of equal bins over ``range``.
             For a datetime (timedelta) column, edges are Timestamps (Timedeltas), e.g. a
             ``pd.DatetimeIndex``.
-        range : (float, float), optional
+        range : (float, float) or "auto", optional
             With ``bins=int``: the public limits, as in :func:`numpy.histogram` (bins are
-            then ``[a, b)``, the last one ``[a, b]``, and the index is left-closed). With
+            then ``[a, b)``, the last one ``[a, b]``, and the index is left-closed); or
+            ``"auto"``: a fifth of ``epsilon`` releases them from the data first (the 0.1%
+            and 99.9% quantiles, as ``DataFrame.dp.bounds``), in the same charge. With
             ``freq``: ``(start, end)`` as Timestamps (Timedeltas), or text pandas reads as
             one (``("2020-01-01", "2021-01-01")``).
         freq : str, optional

@@ -19,7 +19,8 @@ import pandas as pd
 from pandas_dp.api.queries.groupby import DPGroupBy
 from pandas_dp.api.queries.grouped.counts import count_options
 from pandas_dp.api.queries.time_bins import is_count, time_edges
-from pandas_dp.api.release import PlannedRelease, resolve
+from pandas_dp.api.queries.ungrouped import after_bounds
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, resolve
 from pandas_dp.api.release.arguments import CountArgs, Keys
 from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
@@ -114,6 +115,25 @@ def plan_histogram(
     col = target.column if target.column is not None else column
     check_column(target.engine, target.data, col, known=target.session.columns, temporal=True)
     kind = ValueKind.of(dict(target.engine.dtypes(target.data).items())[col])
+    if isinstance(range, str) and range == "auto":
+        if kind.temporal or freq is not None or not is_count(bins):
+            raise DPValueError(
+                "range='auto' goes with a number of bins (bins=10) of a numeric column: the "
+                "range is released first (as priv.dp.bounds), then cut into equal bins; give "
+                "edges, or a public range"
+            )
+
+        def cut(given: ReleaseOptions) -> PlannedRelease[pd.Series | pd.DataFrame]:
+            table: Any = given.bounds  # the released (lower, upper) of the column
+            span = (float(table["lower"].iloc[0]), float(table["upper"].iloc[0]))
+            rest: Any = {**options, "epsilon": given.epsilon}
+            return plan_histogram(
+                obj, bins, column=column, range=span, right=right,
+                include_lowest=include_lowest, clip=clip, ci=ci, **rest,
+            )  # fmt: skip
+
+        asked = ReleaseOptions(epsilon=options.get("epsilon"), rho=options.get("rho"))
+        return after_bounds(obj, [col], asked, cut, auto="range='auto'")
     breaks: Any = None  # the edges as the index shows them (Timestamps for datetimes)
     labels: pd.Index | None = None  # with freq: resample's labels of the bins
     if kind.temporal:

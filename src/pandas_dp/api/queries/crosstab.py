@@ -19,11 +19,12 @@ import pandas as pd
 
 from pandas_dp.api.keys import parse_by
 from pandas_dp.api.queries.groupby import DPGroupBy
+from pandas_dp.api.queries.ungrouped import with_auto_bounds
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, resolve, validate
 from pandas_dp.api.release.arguments import Keys
 from pandas_dp.api.release.finish import hide_where_empty, released
 from pandas_dp.api.release.types import Finish
-from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.errors import DPTypeError, DPValueError, holds_data, shown
 from pandas_dp.measures.aggregates import Aggregate, Grouping, OtherCells
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.noise import NoiseSource
@@ -81,11 +82,15 @@ def plan_table(
         other = OtherCells(rows, cols, rows_other=True, columns_other=True)
         grouping = Grouping(grouping.by, pd.RangeIndex(other.size), other=other)
         layout = replace(layout, other=other)
-    request = validate(
-        target, stats, options, grouping=grouping, caps=grouped._caps, query=query,
-        keys_from=grouped.keys_from,
-    )  # fmt: skip
-    return plan(target, request, lambda outputs, req: _finisher(outputs, req, layout))
+
+    def planned(given: ReleaseOptions) -> PlannedRelease[pd.DataFrame]:
+        request = validate(
+            target, stats, given, grouping=grouping, caps=grouped._caps, query=query,
+            keys_from=grouped.keys_from,
+        )  # fmt: skip
+        return plan(target, request, lambda outputs, req: _finisher(outputs, req, layout))
+
+    return with_auto_bounds(target.data, stats, options, planned)  # bounds="auto" first
 
 
 def _finisher(outputs: tuple[PlannedOutput, ...], shown: Presentation, layout: Layout) -> Finish:
@@ -309,6 +314,12 @@ def plan_crosstab(
 ) -> PlannedRelease[pd.DataFrame]:  # fmt: skip
     """Noisy ``pd.crosstab`` of the protected frame (see ``DataFrame.dp.crosstab``)."""
     stats: list[Statistic]
+    if holds_data(values):
+        raise DPTypeError(
+            f"values= names a column of this frame, got {shown(values)}: pass its label "
+            "(values='income'); pd.crosstab takes arrays, a protected frame's crosstab takes "
+            "its own columns by name"
+        )
     if values is None:
         if aggfunc is not None:
             raise DPValueError("aggfunc needs values=, as in pd.crosstab")

@@ -101,23 +101,41 @@ def with_auto_bounds(
     """
     if not (isinstance(options.bounds, str) and options.bounds == "auto"):
         return planned(options)
-    if options.rho is not None or options.epsilon is None:
-        raise DPValueError(
-            "bounds='auto' splits epsilon= between releasing the bounds and the statistic; "
-            "give epsilon= (a release priced in rho= takes public bounds, or bounds from "
-            "priv.dp.bounds(...))"
-        )
     columns = list(
         dict.fromkeys(s.column for s in stats if s.column is not None and s.reads_values)
     )
     if not columns:
         raise DPValueError("bounds='auto': this release clips no column, so it takes no bounds")
+    return after_bounds(obj, columns, options, planned)
+
+
+def after_bounds(
+    obj: pd.DataFrame | pd.Series,
+    columns: list[Hashable],
+    options: ReleaseOptions,
+    planned: Callable[[ReleaseOptions], PlannedRelease[T]],
+    auto: str = "bounds='auto'",
+) -> PlannedRelease[T]:
+    """``planned`` given the bounds of ``columns`` released first, in the same charge.
+
+    :data:`AUTO_SHARE` of ``options.epsilon`` releases the bounds (as ``priv.dp.bounds``);
+    ``planned`` gets the rest and, as ``bounds``, the released table (``lower``/``upper``
+    by column). It is planned first with placeholder bounds, so that everything public is
+    checked (and the cost known) before anything is read. ``auto`` is the argument as the
+    ledger shows it.
+    """
+    if options.rho is not None or options.epsilon is None:
+        raise DPValueError(
+            f"{auto} splits epsilon= between releasing the bounds and the statistic; give "
+            "epsilon= (a release priced in rho= takes public bounds, or bounds from "
+            "priv.dp.bounds(...))"
+        )
     epsilon = exact(options.epsilon, "epsilon")
     prior = plan_bounds(obj, columns, None, ReleaseOptions(epsilon=epsilon * AUTO_SHARE))
     rest = replace(options, epsilon=epsilon * (1 - AUTO_SHARE))
     placeholder = pd.DataFrame({"lower": 0.0, "upper": 1.0}, index=pd.Index(columns))
     first = planned(replace(rest, bounds=placeholder))
-    return first.after(prior, lambda released: planned(replace(rest, bounds=released)))
+    return first.after(prior, lambda released: planned(replace(rest, bounds=released)), auto)
 
 
 def plan_one(

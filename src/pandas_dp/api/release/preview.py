@@ -175,7 +175,8 @@ def preview(
     if planned.prior is not None:  # bounds="auto": the bounds' scans come first, one charge
         prior = planned.prior
         planned = replace(planned, outputs=(*prior.outputs, *planned.outputs))
-        planned = replace(planned, release=chained(prior.release, planned.release))
+        joined = chained(prior.release, planned.release, auto=planned.auto)
+        planned = replace(planned, release=joined)
     level = confidence or planned.confidence or DEFAULT_CONFIDENCE
     alpha = 1.0 - level
     expected = expected_rows

@@ -104,7 +104,8 @@ def _run_after(planned: PlannedRelease[T], tag: str) -> T:
             f"{planned.charged.cost} (a failure that depends on the data must not be free). "
             "This is a bug in pandas-dp: please report the call, never the data."
         )
-    session.charge(chained(first, release), result, tag=tag)
+    shown = found if isinstance(found, pd.DataFrame) else None  # the released bounds table
+    session.charge(chained(first, release, shown, planned.auto), result, tag=tag)
     if dominated:
         warn(NoiseDominatedWarning(dominated))
     return result

@@ -153,6 +153,8 @@ class PlannedRelease(Generic[T]):
     #: made with placeholder bounds, gives the cost and the preview.
     prior: PlannedRelease[Any] | None = None
     replan: Callable[[Any], PlannedRelease[T]] | None = None
+    #: The argument that asked for the prior, as typed (``range='auto'`` for a histogram).
+    auto: str = "bounds='auto'"
 
     def then(self, step: Callable[[T], U]) -> PlannedRelease[U]:
         """The same release, its result passed through ``step`` (free post-processing)."""
@@ -172,39 +174,53 @@ class PlannedRelease(Generic[T]):
         """What the plan charges: its release, after its :attr:`prior`'s (one ledger row)."""
         if self.prior is None:
             return self.release
-        return chained(self.prior.release, self.release)
+        return chained(self.prior.release, self.release, auto=self.auto)
 
     def after(
-        self, prior: PlannedRelease[Any], replan: Callable[[Any], PlannedRelease[T]]
+        self,
+        prior: PlannedRelease[Any],
+        replan: Callable[[Any], PlannedRelease[T]],
+        auto: str = "bounds='auto'",
     ) -> PlannedRelease[T]:
         """The same plan (placeholder inputs) as the second half of a release after ``prior``.
 
         ``replan(prior's result)`` is the release actually run; both are charged as one.
+        ``auto`` is the argument that asked for it, as the ledger's ``asked`` shows it.
         """
-        return replace(self, prior=prior, replan=replan)
+        return replace(self, prior=prior, replan=replan, auto=auto)
 
     def only_preview(self, reason: str) -> PlannedRelease[T]:
         """The same plan, which :func:`run` refuses (before anything is read) with ``reason``."""
         return replace(self, preview_only=reason)
 
 
-def chained(first: Release, second: Release) -> Release:
+def chained(
+    first: Release,
+    second: Release,
+    released: pd.DataFrame | None = None,
+    auto: str = "bounds='auto'",
+) -> Release:
     """``second`` after ``first`` as one release: its measurements follow ``first``'s.
 
-    ``first`` released the bounds ``second`` clipped to (``bounds="auto"``); the note says
-    so, with the bounds and their share of ε (the ledger's ``bounds`` column has them too).
+    ``first`` released the bounds ``second`` clipped to (``bounds="auto"``), or the range it
+    cut (``range="auto"``); the note says so, with the bounds and their share of ε. The ends
+    shown are ``released`` (``lower``/``upper`` by column) when given, else the bounds
+    ``second`` clipped to (the ledger's ``bounds`` column has those too).
     """
     spent = sum((m.epsilon for m in first.measurements), Fraction(0))
     total = spent + sum((m.epsilon for m in second.measurements), Fraction(0))
     share = f"{float(spent / total):.3g}" if total else "0"
-    released = set(first.columns)  # (a logit's response keeps its public range [0, 1])
-    ends = "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in second.bounds if c in released)
-    note = f"bounds='auto': {share} of ε on {first.query} released from the data ({ends})"
+    if released is not None:
+        pairs = [(c, row["lower"], row["upper"]) for c, row in released.iterrows()]
+    else:  # (a logit's response keeps its public range [0, 1])
+        pairs = [(c, lo, hi) for c, lo, hi in second.bounds if c in set(first.columns)]
+    ends = "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in pairs)
+    note = f"{auto}: {share} of ε on {first.query} released from the data ({ends})"
     asked = [f"epsilon={number_text(total)}"]  # what the call asked for, as typed
     asked += [part for part in second.asked.split(", ") if not part.startswith("epsilon=")]
     return replace(
         second,
-        asked=", ".join([*asked, "bounds='auto'"]),
+        asked=", ".join([*asked, auto]),
         measurements=(*first.measurements, *second.measurements),
         columns=tuple(dict.fromkeys((*first.columns, *second.columns))),
         note=f"{note}; {second.note}" if second.note else note,
