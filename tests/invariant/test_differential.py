@@ -128,6 +128,17 @@ VALUE_RELEASES: dict[str, tuple[str, Release]] = {
         "choice",
         lambda p: p.dp.groupby("g", keys=["a", "b"]).mean("x", bounds="auto", epsilon=1.0),
     ),
+    "histogram, range='auto'": (
+        "choice",
+        lambda p: p.dp.histogram("x", bins=4, range="auto", epsilon=1.0),
+    ),
+    "pivot_table, bounds='auto'": (
+        "choice",
+        lambda p: p.dp.pivot_table(
+            values="x", index="g", aggfunc="sum", keys={"g": ["a", "b"]}, bounds="auto",
+            epsilon=1.0,
+        ),
+    ),
     # Issue 41: bounds from the data (lattice points: compared by type, index and dtypes).
     "bounds": ("choice", lambda p: p.dp.bounds(["x"], epsilon=1.0)),
     "series bounds": ("choice", lambda p: p["x"].dp.bounds(epsilon=1.0, lower=0)),
