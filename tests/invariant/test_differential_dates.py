@@ -100,6 +100,9 @@ INSTANT_RELEASES: dict[str, tuple[str, Callable[[pd.DataFrame], Any]]] = {
             margins=True,
         ),
     ),
+    # Issue 41: bounds from the data: an origin (the median), then scans from it.
+    "bounds": ("choice", lambda p: p.dp.bounds(["t"], epsilon=1.0)),
+    "mean, bounds='auto'": ("choice", lambda p: p.dp.mean("t", bounds="auto", epsilon=1.0)),
     "months": (
         "count",
         lambda p: p.dp.groupby("m", keys=MONTHS).count(epsilon=1.0),
@@ -126,6 +129,8 @@ DURATION_RELEASES: dict[str, tuple[str, Callable[[pd.DataFrame], Any]]] = {
         ),
     ),
     "histogram": ("count", lambda p: p.dp.histogram("d", bins=6, range=DAY, epsilon=1.0)),
+    "bounds": ("choice", lambda p: p["d"].dp.bounds(epsilon=1.0)),
+    "median, bounds='auto'": ("choice", lambda p: p.dp.median("d", bounds="auto", epsilon=1.0)),
 }
 
 

@@ -23,7 +23,7 @@ import pytest
 import pandas_dp
 from pandas_dp.api.queries import ungrouped
 from pandas_dp.api.release import ReleaseOptions, run
-from pandas_dp.errors import BudgetExceededError, DPTypeError, DPValueError, ReleaseFailedError
+from pandas_dp.errors import BudgetExceededError, DPValueError, ReleaseFailedError
 from pandas_dp.testing import capture_noise
 
 
@@ -153,11 +153,6 @@ def test_a_preview_shows_the_bounds_share_and_reads_nothing(charges_nothing) -> 
 REFUSALS = {
     "rho": (lambda p: p.dp.mean("x", bounds="auto", rho=0.1), DPValueError, "epsilon="),
     "no epsilon": (lambda p: p.dp.mean("x", bounds="auto"), DPValueError, "epsilon="),
-    "a date column": (
-        lambda p: p.dp.mean("t", bounds="auto", epsilon=1.0),
-        DPTypeError,
-        "datetime",
-    ),
     "a count": (lambda p: p.dp.agg(n="count", bounds="auto", epsilon=1.0), DPValueError, "clips"),
     "negative epsilon": (
         lambda p: p.dp.mean("x", bounds="auto", epsilon=-1.0),

@@ -225,16 +225,16 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         Returns
         -------
         DataFrame
-            Indexed by column, with float columns ``lower`` and ``upper``. Pass it as
-            ``bounds=`` (a DataFrame with ``lower`` and ``upper`` columns is read as
-            ``{column: (lower, upper)}``), or take one pair with
-            ``tuple(b.loc["income"])``.
+            Indexed by column, with columns ``lower`` and ``upper`` (floats; Timestamps and
+            Timedeltas for datetime and timedelta columns). Pass it as ``bounds=`` (a
+            DataFrame with ``lower`` and ``upper`` columns is read as ``{column: (lower,
+            upper)}``), or take one pair with ``tuple(b.loc["income"])``.
 
         Raises
         ------
         DPTypeError
-            For a datetime or non-numeric column, a ``q`` that is not a pair, or a missing
-            budget; nothing is charged.
+            For a non-numeric column, a ``q`` that is not a pair, or a missing budget;
+            nothing is charged.
         DPValueError
             For levels outside ``0 < q[0] < 0.5 < q[1] < 1``, unknown or repeated columns,
             or a budget the session cannot pay; nothing is charged.
@@ -268,6 +268,15 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         from 0 never visits unless the noise says so. Data far from 0 with a narrow spread
         (years, dates as numbers) get wide bounds reaching 0: use domain bounds there, or
         give the known end (see the "Choosing bounds" guide).
+
+        Timedeltas are scanned as nanoseconds; the ends are rounded outwards to whole units
+        of the column. Datetimes have no public point to scan from (0 is 1970, where the
+        lattice's neighbours are decades apart): a third of the column's ε releases its
+        median over the whole range of ``datetime64[ns]`` (exponential mechanism), the
+        *origin*, and the scans run over each date's duration from it (dates more than 146
+        years away count as that far). The origin is public once released, so the shift
+        reads one row and public inputs. ``lower``/``upper`` are then refused (give both
+        ends of a date column yourself, or neither).
 
         Examples
         --------

@@ -319,7 +319,9 @@ class SeriesDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         Returns
         -------
         (float, float)
-            Public once released: pass it as ``bounds=`` to later releases.
+            Public once released: pass it as ``bounds=`` to later releases. Timestamps for a
+            datetime column (scanned outwards from its released median, a third of ε) and
+            Timedeltas for a timedelta column.
 
         Examples
         --------
@@ -334,7 +336,10 @@ class SeriesDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         table: Any = self._consume(planned)
         if not isinstance(table, pd.DataFrame):  # a preview describes the release instead
             return table
-        return float(table["lower"].iloc[0]), float(table["upper"].iloc[0])
+        ends = table["lower"].iloc[0], table["upper"].iloc[0]
+        if isinstance(ends[0], pd.Timestamp | pd.Timedelta):  # a date or duration column's
+            return ends
+        return float(ends[0]), float(ends[1])
 
     @checked_keywords
     @shared_doc

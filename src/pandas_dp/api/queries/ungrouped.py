@@ -6,6 +6,7 @@ releases. Each function returns a planned release, which the accessors run or pr
 
 from __future__ import annotations
 
+import math
 import numbers
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import replace
@@ -26,7 +27,7 @@ from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.budget import exact
-from pandas_dp.engines.temporal import nanoseconds
+from pandas_dp.engines.temporal import NANOSECONDS, nanoseconds
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, holds_data, shown
 from pandas_dp.measures.grids import LATTICE_END, lattice
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
@@ -133,9 +134,25 @@ def after_bounds(
     epsilon = exact(options.epsilon, "epsilon")
     prior = plan_bounds(obj, columns, None, ReleaseOptions(epsilon=epsilon * AUTO_SHARE))
     rest = replace(options, epsilon=epsilon * (1 - AUTO_SHARE))
-    placeholder = pd.DataFrame({"lower": 0.0, "upper": 1.0}, index=pd.Index(columns))
+    types = dict(resolve(obj).engine.dtypes(resolve(obj).data).items())
+    ends = [_placeholder(types.get(c)) for c in columns]
+    placeholder = pd.DataFrame(
+        {"lower": [lo for lo, _ in ends], "upper": [hi for _, hi in ends]},
+        index=pd.Index(columns),
+    )
     first = planned(replace(rest, bounds=placeholder))
     return first.after(prior, lambda released: planned(replace(rest, bounds=released)), auto)
+
+
+def _placeholder(dtype: object) -> tuple[Any, Any]:
+    """Bounds of a column's kind that plan a release before its bounds are released."""
+    kind = getattr(dtype, "kind", "f")
+    if kind == "m":
+        return pd.Timedelta(0), pd.Timedelta(1, unit="s")
+    if kind == "M":
+        tz = getattr(dtype, "tz", None)
+        return pd.Timestamp("2000-01-01", tz=tz), pd.Timestamp("2001-01-01", tz=tz)
+    return 0.0, 1.0
 
 
 def plan_one(
@@ -470,13 +487,9 @@ def plan_bounds(
         if len(set(names)) != len(names):
             raise DPValueError(f"bounds: columns must be distinct, got {names}")
     types = dict(target.engine.dtypes(target.data).items())
-    temporal = [c for c in names if c in types and ValueKind.of(types[c]).temporal]
-    if temporal:
-        raise DPTypeError(
-            f"bounds of datetime and timedelta columns are not released yet ({temporal}): "
-            "give public domain bounds, e.g. bounds=(pd.Timestamp('2020-01-01'), "
-            "pd.Timestamp('2025-01-01'))"
-        )
+    dates = [c for c in names if c in types and types[c].kind == "M"]
+    if dates:
+        return _date_bounds(obj, names, dates, types, q, options, lower, upper)
     given = {-1: _known_end(lower, names, "lower"), 1: _known_end(upper, names, "upper")}
     for column in names:
         if column in given[-1] and column in given[1]:
@@ -495,15 +508,27 @@ def plan_bounds(
         if column not in given[side]
     ]
     ends = (-LATTICE_END, LATTICE_END)  # the lattice's: values beyond are clipped to them
-    spanned = replace(options, bounds=dict.fromkeys(names, ends))
+    spans: Any = (pd.Timedelta.min, pd.Timedelta.max)  # durations: the scans' ends are ns
+    spanned = replace(
+        options,
+        bounds={c: spans if types.get(c) is not None and types[c].kind == "m" else ends
+                for c in names},
+    )  # fmt: skip
     planned = plan_many(obj, stats, spanned, query="bounds")
     points = lattice()
+    durations = {c: ValueKind.of(types[c]) for c in names if c in types and types[c].kind == "m"}
 
     def end(row: Any, column: Hashable, side: Literal[-1, 1]) -> float:
         other = given[-side].get(column)
         if column in given[side]:
             return given[side][column]
-        value = float(row[(column, "lower" if side == -1 else "upper")])
+        found = row[(column, "lower" if side == -1 else "upper")]
+        if isinstance(found, pd.Timedelta):  # in ns (as a float: beyond ns' int64 range too)
+            value = float(found.asm8.view("i8")) * NANOSECONDS[found.unit]
+        elif found is pd.NaT:  # a point beyond the unit's range (the lattice reaches 2**64)
+            value = side * LATTICE_END
+        else:
+            value = float(found)
         if other is None:
             return value
         # Beyond the given end (free post-processing): the next lattice point past it.
@@ -521,9 +546,149 @@ def plan_bounds(
             u if u > lo else float(points[points.size // 2 + 1])
             for lo, u in zip(lowers, uppers, strict=True)
         ]
+        if durations:  # as Timedeltas in the column's unit, rounded outwards (public)
+            lowers = [
+                _duration(lo, durations.get(c), -1) for c, lo in zip(names, lowers, strict=True)
+            ]
+            uppers = [_duration(u, durations.get(c), 1) for c, u in zip(names, uppers, strict=True)]
         return pd.DataFrame({"lower": lowers, "upper": uppers}, index=pd.Index(names))
 
     return planned.then(table)
+
+
+#: The share of a bounds release's ε that releases its date columns' origins (medians).
+ORIGIN_SHARE = Fraction(1, 3)
+#: How far from its origin a date is read (2**62 ns, 146 years): dates beyond are clipped.
+DATE_REACH = pd.Timedelta(2**62, unit="ns")
+#: The narrowest date bounds released: wider than float64's spacing of nanoseconds near 2**63.
+MIN_DATE_SPAN = pd.Timedelta(1, unit="ms")
+
+
+def _date_bounds(
+    obj: pd.DataFrame | pd.Series,
+    names: list[Hashable],
+    dates: list[Hashable],
+    types: dict[Hashable, Any],
+    q: object,
+    options: ReleaseOptions,
+    lower: object,
+    upper: object,
+) -> PlannedRelease[pd.DataFrame]:
+    """Bounds when some columns hold datetimes: an origin first, then scans outwards from it.
+
+    A date has no public point to scan from (0 is 1970, where the lattice's neighbours are
+    decades apart), so :data:`ORIGIN_SHARE` of ε releases each date column's median over
+    the whole range of ``datetime64[ns]`` (public), by the exponential mechanism, and the rest
+    the bounds of every column, a date's as the duration from its origin (clipped to
+    :data:`DATE_REACH`), scanned from 0 outwards as any duration's. The origin is public once
+    released, so the shift reads one row and public inputs (stability 1). One charge.
+    """
+    if lower is not None or upper is not None:
+        raise DPValueError(
+            f"bounds: lower= and upper= are numbers, and {dates} hold dates; release both ends "
+            "of a date column, or give its bounds yourself (bounds=(pd.Timestamp(...), ...))"
+        )
+    if options.epsilon is None or options.rho is not None:
+        raise DPValueError("bounds of date columns take epsilon= (their scans are ε-DP)")
+    epsilon = exact(options.epsilon, "epsilon")
+    span: dict[Hashable, Any] = {
+        c: (pd.Timestamp.min.ceil("D").tz_localize(types[c].tz) if hasattr(types[c], "tz")
+            else pd.Timestamp.min.ceil("D"),
+            pd.Timestamp.max.floor("D").tz_localize(types[c].tz) if hasattr(types[c], "tz")
+            else pd.Timestamp.max.floor("D"))
+        for c in dates
+    }  # fmt: skip
+    origins = plan_many(
+        obj, [Quantile(c, c, Fraction(1, 2)) for c in dates],
+        replace(options, epsilon=epsilon * ORIGIN_SHARE, bounds=span), query="bounds",
+    )  # fmt: skip
+    single = isinstance(obj, pd.Series) or resolve(obj).column is not None
+    rest = replace(options, epsilon=epsilon * (1 - ORIGIN_SHARE))
+
+    def scans(found: pd.DataFrame) -> PlannedRelease[pd.DataFrame]:
+        origin = {c: _in_unit(found[c].iloc[0], types[c]) for c in dates}
+
+        def shifted(values: Any, c: Hashable) -> Any:  # one row's date minus the origin
+            return values.clip(*_reach(origin[c], types[c])) - origin[c]
+
+        moved: Any
+        if single:
+            moved = shifted(obj, dates[0])
+        else:
+            moved = obj.copy(deep=False)  # (labels of any type: assign takes text only)
+            for c in dates:
+                label: Any = c
+                moved[label] = shifted(obj[label], c)
+
+        def dated(table: pd.DataFrame) -> pd.DataFrame:
+            out = table.astype(object)
+            for c in dates:
+                spot: Any = c
+                rows: Any = table.loc[spot]
+                low, high = (end - origin[c] for end in _reach(origin[c], types[c]))
+                lower = min(max(rows["lower"], low), high)  # dates the unit can hold
+                upper = min(max(rows["upper"], low), high)
+                # Both scans stopped by the origin (too little data for the budget): a span
+                # that bounds can hold (nanoseconds of dates are compared as float64).
+                least = max(MIN_DATE_SPAN, pd.Timedelta(1, unit=origin[c].unit))
+                upper = min(max(upper, lower + least), high)
+                lower = min(lower, upper - least)
+                out.loc[spot, "lower"] = origin[c] + lower
+                out.loc[spot, "upper"] = origin[c] + upper
+            return out
+
+        return plan_bounds(moved, None if single else names, q, rest).then(dated)
+
+    placeholder = pd.DataFrame({c: [_placeholder(types[c])[0]] for c in dates})
+    return scans(placeholder).after(origins, scans, auto="a date's origin")
+
+
+def _in_unit(stamp: Any, dtype: Any) -> pd.Timestamp:
+    """A released Timestamp in the column's unit (and zone): public arithmetic from here."""
+    unit: Any = ValueKind.of(dtype).unit
+    return pd.Timestamp(stamp).as_unit(unit)
+
+
+def _reach(origin: pd.Timestamp, dtype: Any) -> tuple[pd.Timestamp, pd.Timestamp]:
+    """The dates read around ``origin``: :data:`DATE_REACH` each way, in the column's unit.
+
+    Computed in whole ticks of the unit and kept within int64, so that neither end (nor a
+    date clipped to them, minus the origin) can overflow, whatever the origin released.
+    """
+    unit: Any = ValueKind.of(dtype).unit
+    ticks = int(
+        np.datetime64(
+            origin.tz_localize(None)
+            if origin.tz is None
+            else origin.tz_convert("UTC").tz_localize(None),
+            unit,
+        ).astype(np.int64)
+    )
+    reach = DATE_REACH.value // NANOSECONDS[unit]
+    top = np.iinfo(np.int64).max
+    ends = [max(ticks - reach, -top + 1), min(ticks + reach, top)]
+    stamps = [pd.Timestamp(np.datetime64(int(end), unit)) for end in ends]
+    if origin.tz is not None:
+        stamps = [stamp.tz_localize("UTC").tz_convert(origin.tz) for stamp in stamps]
+    return stamps[0], stamps[1]
+
+
+def _duration(ns: float, kind: ValueKind | None, side: Literal[-1, 1]) -> Any:
+    """A bound of a duration column (``kind``) as a Timedelta, else the number as it is.
+
+    Rounded outwards to a whole number of the column's units, at least one unit from 0 on
+    its side, and within the Timedeltas' range (the lattice reaches ``2**64`` ns): free
+    post-processing of a released point.
+    """
+    if kind is None:
+        return ns
+    step = float(NANOSECONDS[kind.unit])
+    whole = math.floor(ns / step) if side == -1 else math.ceil(ns / step)
+    if ns != 0 and whole == 0:
+        whole = side
+    limit = (pd.Timedelta.max.value // int(step)) - 1
+    unit: Any = kind.unit  # "s", "ms", "us" or "ns"
+    return pd.Timedelta(int(np.clip(whole, -limit, limit)) * int(step), unit="ns").as_unit(unit)
 
 
 def _known_end(value: object, names: list[Hashable], what: str) -> dict[Hashable, float]:
@@ -536,6 +701,8 @@ def _known_end(value: object, names: list[Hashable], what: str) -> dict[Hashable
         raise DPValueError(f"bounds: {what}= names columns not released: {unknown}")
     parsed = {}
     for column, number in given.items():
+        if isinstance(number, pd.Timedelta | np.timedelta64):  # a duration column's end, in ns
+            number = pd.Timedelta(number).value
         if isinstance(number, bool) or not isinstance(number, numbers.Real):
             raise DPTypeError(f"bounds: {what} must be a real number, got {number!r}")
         if not abs(float(number)) < LATTICE_END:

@@ -10,13 +10,14 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
 from pandas_dp.api.release.planning_rows import planning_rows
-from pandas_dp.api.release.types import PlannedRelease, chained
+from pandas_dp.api.release.types import PlannedRelease
 from pandas_dp.budget import number_text
 from pandas_dp.planning.request import PlannedOutput
 from pandas_dp.planning.statistics import Mean
@@ -173,10 +174,11 @@ def preview(
     states every statistic's error, means' and spreads' included, at that count.
     """
     if planned.prior is not None:  # bounds="auto": the bounds' scans come first, one charge
-        prior = planned.prior
-        planned = replace(planned, outputs=(*prior.outputs, *planned.outputs))
-        joined = chained(prior.release, planned.release, auto=planned.auto)
-        planned = replace(planned, release=joined)
+        outputs = planned.outputs
+        prior: PlannedRelease[Any] | None = planned.prior
+        while prior is not None:  # (a date's bounds have a prior of their own: its origin)
+            outputs, prior = (*prior.outputs, *outputs), prior.prior
+        planned = replace(planned, outputs=outputs, release=planned.charged)
     level = confidence or planned.confidence or DEFAULT_CONFIDENCE
     alpha = 1.0 - level
     expected = expected_rows

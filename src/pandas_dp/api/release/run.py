@@ -90,11 +90,7 @@ def _run_after(planned: PlannedRelease[T], tag: str) -> T:
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            first, found, _ = _compute(planned.prior)
-            second = planned.replan(found)
-            if second.release.cost != planned.release.cost:  # a bug: never a silent charge
-                raise AssertionError("the replanned release costs what was checked")
-            release, result, dominated = _compute(second)
+            release, result, dominated = _released(planned)
     except Exception:
         failed = True
     if failed:
@@ -104,11 +100,27 @@ def _run_after(planned: PlannedRelease[T], tag: str) -> T:
             f"{planned.charged.cost} (a failure that depends on the data must not be free). "
             "This is a bug in pandas-dp: please report the call, never the data."
         )
-    shown = found if isinstance(found, pd.DataFrame) else None  # the released bounds table
-    session.charge(chained(first, release, shown, planned.auto), result, tag=tag)
+    session.charge(release, result, tag=tag)
     if dominated:
         warn(NoiseDominatedWarning(dominated))
     return result
+
+
+def _released(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
+    """Compute ``planned`` after its priors, each replanning the next: one chained Release.
+
+    A prior may have a prior of its own (the bounds of a date column scan outwards from an
+    origin released first). Every replanned release must cost what was checked.
+    """
+    if planned.prior is None or planned.replan is None:
+        return _compute(planned)
+    first, found, _ = _released(planned.prior)
+    second = planned.replan(found)
+    if second.release.cost != planned.release.cost:  # a bug: never a silent charge
+        raise AssertionError("the replanned release costs what was checked")
+    release, result, dominated = _released(second)
+    shown = found if isinstance(found, pd.DataFrame) else None  # the released values
+    return chained(first, release, shown, planned.auto), result, dominated
 
 
 def _noise_dominated(planned: PlannedRelease[T], noisy: dict[MeasurementKey, Aggregate]) -> str:

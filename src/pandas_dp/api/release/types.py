@@ -174,7 +174,7 @@ class PlannedRelease(Generic[T]):
         """What the plan charges: its release, after its :attr:`prior`'s (one ledger row)."""
         if self.prior is None:
             return self.release
-        return chained(self.prior.release, self.release, auto=self.auto)
+        return chained(self.prior.charged, self.release, auto=self.auto)
 
     def after(
         self,
@@ -210,17 +210,23 @@ def chained(
     spent = sum((m.epsilon for m in first.measurements), Fraction(0))
     total = spent + sum((m.epsilon for m in second.measurements), Fraction(0))
     share = f"{float(spent / total):.3g}" if total else "0"
-    if released is not None:
+    if released is not None and {"lower", "upper"} <= set(released.columns):
         pairs = [(c, row["lower"], row["upper"]) for c, row in released.iterrows()]
+    elif released is not None:  # one value per column (a date column's origin)
+        pairs = [(c, v, v) for c, v in released.iloc[0].items()]
     else:  # (a logit's response keeps its public range [0, 1])
         pairs = [(c, lo, hi) for c, lo, hi in second.bounds if c in set(first.columns)]
-    ends = "; ".join(f"{c}: [{lo:.6g}, {hi:.6g}]" for c, lo, hi in pairs)
+
+    def text(end: object) -> str:  # numbers to 6 digits; Timestamps, Timedeltas as pandas
+        return f"{end:.6g}" if isinstance(end, int | float) else str(end)
+
+    ends = "; ".join(f"{c}: [{text(lo)}, {text(hi)}]" for c, lo, hi in pairs)
     note = f"{auto}: {share} of ε on {first.query} released from the data ({ends})"
     asked = [f"epsilon={number_text(total)}"]  # what the call asked for, as typed
     asked += [part for part in second.asked.split(", ") if not part.startswith("epsilon=")]
     return replace(
         second,
-        asked=", ".join([*asked, auto]),
+        asked=", ".join([*asked, auto] if "=" in auto else asked),  # an argument, as typed
         measurements=(*first.measurements, *second.measurements),
         columns=tuple(dict.fromkeys((*first.columns, *second.columns))),
         note=f"{note}; {second.note}" if second.note else note,

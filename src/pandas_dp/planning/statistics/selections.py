@@ -184,6 +184,7 @@ class Bound(Statistic):
 
     how: ClassVar[str] = "bounds"
     per_group: ClassVar[bool] = True
+    on_time: ClassVar[OnTime] = "point"
 
     def measurements(self, context: Context) -> tuple[MeasurementKey, ...]:
         """One scan."""
