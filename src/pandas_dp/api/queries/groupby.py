@@ -802,7 +802,7 @@ class DPGroupBy:
             they are constant. Or:
         y, x : label and list of labels, optional
             The response and the regressors, for ``y ~ x1 + x2 + ...``.
-        bounds, keys, epsilon, rho, delta, mechanism, alpha
+        bounds, keys, epsilon, rho, delta, mechanism, alpha : optional
             As for ``DataFrame.dp.ols``; ``keys`` gives the levels of the formula's
             categorical variables (the group keys are given to ``groupby``).
 
