@@ -293,3 +293,87 @@ def test_several_group_columns_and_preview(protect_seeded: Callable[..., Any]) -
     assert list(models) == [(g, k) for g in GROUPS for k in (0, 1)]
     assert isinstance(models[("a", 1)], OLSResults)
     assert models.conf_int().index.names == ["g", "k", None]
+
+
+@pytest.mark.statistical
+def test_audit_catches_a_sensitivity_that_ignores_the_groups_of_a_unit(
+    protect_seeded: Callable[..., Any],
+) -> None:
+    """A unit of two rows in two groups moves ``2p`` sums: the noise must cover both groups.
+
+    ``y ~ 1`` measures ``p = 3`` sums per group (rows, ``Σ z_y``, ``Σ z_y²``). D' adds one
+    unit with a row at the upper bound in group a and one in group b: all six sums of the two
+    groups move by one unit (checked on the engine's exact sums). The statistic is the
+    smallest of the six noisy differences from D's sums (``tests/statistical/
+    test_products_audit.py``'s method): its likelihood ratio is ``e^ε`` exactly at the
+    calibrated scale ``p·l1/ε`` (``l1 = min(k, g·r) = 2``). The mutant calibrated for one
+    group's rows (``l1 = 1``: the unit's groups ignored, really 2ε) is caught.
+    """
+    from pandas_dp.api.queries.regression import PerGroup, plan_ols
+    from pandas_dp.api.release import resolve
+    from pandas_dp.mechanisms.laplace import DiscreteLaplace
+    from pandas_dp.mechanisms.random import SeededRandomSource
+
+    from ..statistical import auditing
+
+    d = pd.DataFrame({"g": ["a", "b", "a", "b"], "y": [0.0, 1.0, 2.0, -1.0], "pid": [0, 0, 1, 2]})
+    unit = pd.DataFrame({"g": ["a", "b"], "y": [4.0, 4.0], "pid": [9, 9]})
+    sums = []
+    mechanisms = []
+    for seed, frame in enumerate((d, pd.concat([d, unit], ignore_index=True))):
+        priv = protect_seeded(
+            frame, seed=seed, epsilon=1.0, privacy_unit="pid", max_rows_per_unit=2
+        )
+        grouped = priv.dp.groupby("g", keys=["a", "b"])
+        target = resolve(priv)
+        planned = plan_ols(
+            target, "y ~ 1", bounds={"y": (-4.0, 4.0)}, epsilon=1.0,
+            per_group=PerGroup(grouped._grouping, grouped._caps),
+        )  # fmt: skip
+        (part,) = planned.parts.values()
+        exact = target.engine.aggregate(
+            target.data, (part.measure,), planned.grouping, planned.bounding
+        )
+        sums.append(np.asarray(exact.values[0], dtype=np.int64).reshape(-1))
+        mechanisms.append(part.mechanism)
+    np.testing.assert_array_equal(sums[1] - sums[0], UNIT)  # six sums, one unit each
+    real = mechanisms[0]
+    assert real == mechanisms[1]
+    assert real.scale == 3 * 2 * UNIT  # p · l1 / ε
+
+    def runs(mechanism: Any, seed: int) -> Any:
+        def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
+            noise = mechanism.sample(n * 6, SeededRandomSource(stream)).reshape(n, 6)
+            return np.min((sums[dataset] - sums[0] + noise) / UNIT, axis=1)
+
+        return auditing.paired_runs(outputs, seed, n_calibration=50_000, n_evaluation=250_000)
+
+    found = auditing.audit(*runs(real, seed=9900))
+    print(f"grouped ols under a unit in two groups: {found}")
+    assert found.epsilon_lb <= 1.0, f"the grouped model leaks more than ε: {found}"
+    assert found.epsilon_lb >= 0.6, f"the grouped model is noisier than calibrated: {found}"
+    mutant = DiscreteLaplace.calibrated(3 * UNIT, Fraction(1))  # l1 = 1: one group's rows
+    caught = auditing.audit(*runs(mutant, seed=9900))
+    print(f"grouped ols, the mutant that ignores the unit's groups: {caught}")
+    assert caught.epsilon_lb > 1.3, f"the mutant was not caught: {caught}"
+
+
+def test_dask_and_a_grouping_series_give_the_same_models(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """Zero noise: the same exact sums on a Dask collection, and grouped by a derived Series
+    (the result's index named after the Series, as pandas names it)."""
+    dd = pytest.importorskip("dask.dataframe")
+    frame = data(900)
+    priv = protect_seeded(frame, epsilon=10.0)
+    with noise(priv):
+        expected = release(priv).params
+        upper = priv.dp.groupby(priv["g"].str.upper().rename("G"), keys=["A", "B", "C"]).ols(
+            FORMULA, bounds=BOUNDS, keys=LEVELS, epsilon=1.0
+        )
+    assert upper.params.index.name == "G"
+    np.testing.assert_allclose(upper.params.to_numpy(), expected.to_numpy(), rtol=1e-12)
+    lazy = protect_seeded(dd.from_pandas(frame, npartitions=3), epsilon=10.0)
+    with noise(lazy):
+        on_dask = release(lazy).params
+    pd.testing.assert_frame_equal(on_dask, expected, rtol=1e-12)
