@@ -276,6 +276,7 @@ def test_mapping_surface_and_per_group_results(protect_seeded: Callable[..., Any
     new = pd.DataFrame({"x": [1.0, 2.0], "h": ["u", "v"]})
     assert models["c"].predict(new).notna().all()
     assert "ModelsByGroup: 3 OLS models by g" in repr(models)
+    assert "ModelsByGroup: 3 OLS models by g" in models._repr_html_()
 
 
 def test_several_group_columns_and_preview(protect_seeded: Callable[..., Any]) -> None:

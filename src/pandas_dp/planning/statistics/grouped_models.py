@@ -16,6 +16,7 @@ noise is never shown as a fit.
 from __future__ import annotations
 
 import dataclasses
+import html
 import math
 from collections.abc import Callable, Hashable, Iterator, Mapping
 from dataclasses import dataclass
@@ -174,7 +175,14 @@ class ModelsByGroup(Mapping[Hashable, Model], Generic[Model]):
         tables = [model.conf_int(alpha) for model in self.models]
         return pd.concat(tables, keys=list(self.index), names=[*self.index.names, None])
 
-    def __repr__(self) -> str:
-        kind = type(self.models[0]).__name__.removesuffix("Results") if self.models else ""
+    def _header(self) -> str:
+        kind = type(self.models[0]).__name__.removesuffix("Results")
         by = ", ".join(map(str, self.index.names))
-        return f"<ModelsByGroup: {len(self)} {kind} models by {by}>\n{self.params!r}"
+        return f"ModelsByGroup: {len(self)} {kind} models by {by}"
+
+    def __repr__(self) -> str:
+        return f"<{self._header()}>\n{self.params!r}"
+
+    def _repr_html_(self) -> str:
+        """The coefficients' table in a notebook, under the header."""
+        return f"<p>{html.escape(self._header())}</p>{self.params.to_html()}"
