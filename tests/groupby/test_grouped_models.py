@@ -378,3 +378,28 @@ def test_dask_and_a_grouping_series_give_the_same_models(
     with noise(lazy):
         on_dask = release(lazy).params
     pd.testing.assert_frame_equal(on_dask, expected, rtol=1e-12)
+
+
+def test_keys_and_bounds_from_a_schema(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """The group keys (``isin``) and the bounds (``in_range``) from the session's schema."""
+    pa = pytest.importorskip("pandera.pandas")
+    schema = pa.DataFrameSchema(
+        {
+            "g": pa.Column(str, pa.Check.isin(GROUPS)),
+            "h": pa.Column(str, pa.Check.isin(LEVELS["h"])),
+            "x": pa.Column(float, pa.Check.in_range(*BOUNDS["x"]), nullable=True),
+            "y": pa.Column(float, pa.Check.in_range(*BOUNDS["y"])),
+        }
+    )
+    frame = data(600)
+    given = protect_seeded(frame, epsilon=10.0)
+    from_schema = protect_seeded(frame, epsilon=10.0, schema=schema)
+    with noise(given):
+        expected = release(given).params
+    with noise(from_schema):
+        models = from_schema.dp.groupby("g").ols(FORMULA, epsilon=1.0)
+    pd.testing.assert_frame_equal(models.params, expected)
+    (entry,) = from_schema.dp.session.releases
+    assert "schema" in entry.note
