@@ -111,6 +111,12 @@ def test_logit_zero_noise_against_statsmodels_per_group(
         assert list(model.params.index) == list(exact.params.index)
         distance = float(np.linalg.norm(model.params - exact.params))
         assert distance < 0.05, (key, distance)
+    with noise(priv):  # a key without rows: its noisy count 0, below the half-width
+        empty = priv.dp.groupby("g", keys=["none"]).logit(
+            "y ~ x", bounds={"x": (0, 16)}, epsilon=1.0
+        )
+    assert np.isnan(empty["none"].prsquared)  # NaN throughout, never a pseudo R² of 0
+    assert "Logit Regression Results" in str(empty["none"].summary())
 
 
 def test_charged_once_at_the_grouped_scale(
