@@ -879,7 +879,7 @@ class DPGroupBy:
         planner = plan_ols if how == "ols" else plan_logit
         planned = planner(self._target, formula, y=y, x=x, per_group=per_group, **options)
         if self._renames:
-            names = [self._renames.get(name, name) for name in self.keys.names]  # type: ignore[union-attr]
+            names = [self._renames.get(name, name) for name in self.by]
             planned = planned.then(
                 lambda models: replace(models, index=models.index.set_names(names))
             )

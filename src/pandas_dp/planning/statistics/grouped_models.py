@@ -81,12 +81,17 @@ def fit_by_group(
     inputs: Inputs,
     fitted: Callable[[np.ndarray], Model],
 ) -> ModelsByGroup[Model]:
-    """Each group's model from its noisy Gram matrix, NaN where the group looks empty."""
-    models = []
-    for gram in group_grams(stat, inputs):
-        model = fitted(gram)
-        models.append(emptied(model) if looks_empty(gram, inputs) else model)
-    return ModelsByGroup(keys, tuple(models))
+    """Each group's model from its noisy Gram matrix, NaN where the group looks empty.
+
+    A group that looks empty is not fitted: it gets an emptied copy of another group's model
+    (the same labels and design), or of the first group's when every group looks empty.
+    """
+    grams = group_grams(stat, inputs)
+    fits = {i: fitted(gram) for i, gram in enumerate(grams) if not looks_empty(gram, inputs)}
+    if len(fits) == len(grams):
+        return ModelsByGroup(keys, tuple(fits.values()))
+    blank = emptied(next(iter(fits.values())) if fits else fitted(grams[0]))
+    return ModelsByGroup(keys, tuple(fits.get(i, blank) for i in range(len(grams))))
 
 
 @dataclass(frozen=True, eq=False)
