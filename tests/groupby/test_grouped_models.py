@@ -213,6 +213,13 @@ def test_empty_and_tiny_groups_are_nan(protect_seeded: Callable[..., Any]) -> No
             "binary",
         ),
         (
+            lambda p: p.dp.groupby("g", keys=GROUPS).ols(
+                "y ~ x + C(g)", bounds="auto", keys={"g": GROUPS}, epsilon=1.0
+            ),
+            DPValueError,
+            "group-by column",
+        ),
+        (
             lambda p: p.dp.groupby("g", keys=GROUPS).ols(bounds=BOUNDS, epsilon=1.0),
             DPTypeError,
             "formula",
@@ -409,3 +416,12 @@ def test_keys_and_bounds_from_a_schema(
     pd.testing.assert_frame_equal(models.params, expected)
     (entry,) = from_schema.dp.session.releases
     assert "schema" in entry.note
+
+
+def test_auto_bounds_are_released_in_the_same_charge(protect_seeded: Callable[..., Any]) -> None:
+    priv = protect_seeded(data(), epsilon=10.0, seed=4)
+    models = priv.dp.groupby("g", keys=GROUPS).ols("y ~ x", bounds="auto", epsilon=2.0)
+    assert list(models.params.columns) == ["Intercept", "x"]
+    (entry,) = priv.dp.session.releases  # the bounds and the models: one ledger row
+    assert entry.query == "groupby.ols"
+    assert entry.cost.epsilon == 2
