@@ -89,10 +89,10 @@ class DPGroupBy:
     Created by :meth:`DataFrameDPAccessor.groupby` (through :meth:`of`); a frozen value of
     public parameters only: a selection (``g["x"]``) or the pairs of ``value_counts`` are new
     values (:func:`dataclasses.replace`), never mutated copies, and the budget stays with the
-    frame's session, which :attr:`_target` resolves. Every method releases one table and
-    charges its ε once (parallel composition). Columns are selected as in pandas:
-    ``g["x"].mean(...)`` gives a Series named ``x``, ``g[["x", "y"]].mean(...)`` a DataFrame;
-    ``g.mean("x", ...)`` names the column instead.
+    frame's session, which :attr:`_target` resolves. Every method releases one table (``ols``
+    and ``logit``: one model per key) and charges its ε once (parallel composition).
+    Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series named ``x``,
+    ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the column instead.
     """
 
     _target: Target
