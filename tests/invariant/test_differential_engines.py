@@ -266,6 +266,10 @@ RELEASES: dict[str, Release] = {
     "logit": lambda p: (
         p.dp.logit("I(x > 1) ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=1.0).params
     ),
+    # ε = 50: each group's ~24 rows clear the count's 95% half-width (else NaN, by design)
+    "group ols": lambda p: (
+        p.dp.groupby("g", keys=KEYS).ols("x ~ I(x > 50)", bounds={"x": BOUNDS}, epsilon=50.0).params
+    ),
 }
 
 
@@ -449,11 +453,15 @@ def _assert_within(
         assert s["products(x)"] == 3 * per_unit  # 3 sums (rows, Σz, Σz²), each moved <= 1
         bound = added * (BOUNDS[1] - BOUNDS[0]) ** 2 / (rows - 1) * (1 + 1e-9)
         assert np.abs(y - x).max() <= bound, (x, y, bound)
-    elif release in ("ols", "logit"):  # coefficients have no simple neighbour bound: the
-        # sums' (each moved by <= 1 unit per row) is asserted in tests/statistics/test_ols.py
-        # and test_logit.py; here the labels, errors, warnings and charge above, finite
-        # values, and Dask = pandas below
-        label = "products(C(g)[T.b], x)" if release == "ols" else "products(C(g)[T.b], I(x > 1))"
+    elif release in ("ols", "logit", "group ols"):  # coefficients have no simple neighbour
+        # bound: the sums' (each moved by <= 1 unit per row) is asserted in
+        # tests/statistics/test_ols.py and test_logit.py; here the labels, errors, warnings
+        # and charge above, finite values, and Dask = pandas below
+        label = {
+            "ols": "products(C(g)[T.b], x)",
+            "logit": "products(C(g)[T.b], I(x > 1))",
+            "group ols": "products(I(x > 50), x)",
+        }[release]
         assert s[label] == 6 * per_unit  # (m + 2)(m + 3) / 2 sums, m = 1
         x, y = _numbers(before.result), _numbers(after.result)
         assert np.isfinite(x).all(), x
@@ -499,8 +507,9 @@ BASIC = [
     "merged count",
 ]  # fmt: skip
 #: Only on the pandas engine: logit measures exactly ols' sums (on every route above) and
-#: post-processes them the same way whatever the engine.
-PANDAS_ONLY = ["logit", "agg", "group agg"]
+#: post-processes them the same way whatever the engine; a grouped ols, ols' sums per group
+#: (the group count's grouping, on every route above).
+PANDAS_ONLY = ["logit", "agg", "group agg", "group ols"]
 #: The staged route costs more a compute (300 partitions): a selection of
 #: telling neighbours (in an object column: the id forms, one instant in two zones, a NaN id,
 #: unhashable ids; 0.0 and -0.0 as floats; a capped unit of ints and of text), each with

@@ -294,6 +294,15 @@ RELEASES: dict[str, Release] = {
         ),
         math.inf,  # a fit, not a sum: its shape and refusals are what is compared
     ),
+    "ols per code": Release(
+        lambda p: (
+            p.assign(y=p["x"])
+            .dp.groupby("code", keys=KEYS)
+            .ols("y ~ I(x > 50)", bounds={"x": BOUNDS, "y": BOUNDS}, epsilon=100.0)
+            .params
+        ),
+        math.inf,  # one fit per key: its shape (keys, coefficients) and refusals are compared
+    ),
 }
 
 

@@ -26,6 +26,7 @@ from pandas_dp.api.queries.grouped.counts import (
     within,
 )
 from pandas_dp.api.queries.grouped.quantiles import stacked
+from pandas_dp.api.queries.regression import PerGroup, plan_logit, plan_ols
 from pandas_dp.api.queries.ungrouped import (
     COUNT_ROW,
     DESCRIBE_PERCENTILES,
@@ -45,6 +46,7 @@ from pandas_dp.api.release.arguments import (
     MatrixArgs,
     Mechanism,
     NoiseArgs,
+    OLSArgs,
     RatioArgs,
     Real,
     ValueArgs,
@@ -71,7 +73,10 @@ from pandas_dp.planning.statistics import (
     parse_func,
     parse_named,
 )
+from pandas_dp.planning.statistics.grouped_models import ModelsByGroup
+from pandas_dp.planning.statistics.logistic import LogitResults
 from pandas_dp.planning.statistics.postprocess import PostProcess
+from pandas_dp.planning.statistics.regression import OLSResults
 from pandas_dp.planning.statistics.spreads import Sem
 
 T = TypeVar("T")
@@ -84,10 +89,10 @@ class DPGroupBy:
     Created by :meth:`DataFrameDPAccessor.groupby` (through :meth:`of`); a frozen value of
     public parameters only: a selection (``g["x"]``) or the pairs of ``value_counts`` are new
     values (:func:`dataclasses.replace`), never mutated copies, and the budget stays with the
-    frame's session, which :attr:`_target` resolves. Every method releases one table and
-    charges its ε once (parallel composition). Columns are selected as in pandas:
-    ``g["x"].mean(...)`` gives a Series named ``x``, ``g[["x", "y"]].mean(...)`` a DataFrame;
-    ``g.mean("x", ...)`` names the column instead.
+    frame's session, which :attr:`_target` resolves. Every method releases one table (``ols``
+    and ``logit``: one model per key) and charges its ε once (parallel composition).
+    Columns are selected as in pandas: ``g["x"].mean(...)`` gives a Series named ``x``,
+    ``g[["x", "y"]].mean(...)`` a DataFrame; ``g.mean("x", ...)`` names the column instead.
     """
 
     _target: Target
@@ -780,6 +785,104 @@ class DPGroupBy:
             self._target, how, columns, grouping=self._grouping, caps=self._caps, ddof=ddof,
             **options,
         )  # fmt: skip
+        return self._consume(planned)
+
+    @checked_keywords
+    def ols(
+        self, formula: str | None = None, *, y: Hashable | None = None,
+        x: Sequence[Hashable] | None = None, **options: Unpack[OLSArgs],
+    ) -> ModelsByGroup[OLSResults]:  # fmt: skip
+        """Release one linear model per public key, as ``DataFrame.dp.ols`` within each group.
+
+        Parameters
+        ----------
+        formula : str, optional
+            The model, as for ``DataFrame.dp.ols`` (every term reads one row; categorical
+            levels from ``keys``). It must not read the group-by columns: within a group
+            they are constant. Or:
+        y, x : label and list of labels, optional
+            The response and the regressors, for ``y ~ x1 + x2 + ...``.
+        bounds, keys, epsilon, rho, delta, mechanism, alpha : optional
+            As for ``DataFrame.dp.ols``; ``keys`` gives the levels of the formula's
+            categorical variables (the group keys are given to ``groupby``).
+
+        Returns
+        -------
+        ModelsByGroup
+            A read-only mapping from each public key, in the keys' order, to its
+            ``OLSResults`` (``summary()``, ``conf_int()``, ``predict()``, ``t_test()``...),
+            as ``{k: smf.ols(f, d).fit() for k, d in df.groupby("g")}`` gives; plus
+            ``params``, ``bse``, ``tvalues``, ``pvalues`` (one row per key, one column per
+            coefficient), ``nobs`` and ``conf_int()`` (rows: key and coefficient).
+
+        Raises
+        ------
+        DPValueError
+            Without public keys (``groupby(..., keys=...)`` or a schema's ``isin``), with a
+            group-by column in the formula, over time bins or a column selection, or for
+            any of ``DataFrame.dp.ols``'s refusals. Nothing is charged.
+
+        Notes
+        -----
+        Each group's sums are ``DataFrame.dp.ols``'s, over that group's complete rows:
+        values clipped to their public ranges, scaled to ``[-1, 1]`` and rounded to
+        ``2**-16``, ``p = (m + 2)(m + 3) / 2`` sums of products per group. One row is in
+        one group and moves each of its ``p`` sums by at most 1: L1 sensitivity ``p`` for
+        the whole table of groups (L2 ``√p``); under a privacy unit, times ``min(k, g·r)``
+        (L1) or ``√g·r`` (L2) for ``k`` rows, ``g = max_groups_per_unit`` groups and ``r``
+        rows per group. Discrete Laplace noise of scale ``p·l1/ε`` (or discrete Gaussian)
+        on every sum of every group. Budget cost: ``epsilon`` once, whatever the number of
+        groups (parallel composition). Each model is fitted from its group's noisy matrix
+        (post-processing). A group whose noisy count of complete rows is below that
+        count's 95% noise half-width (it may well be empty), or below the number of
+        coefficients plus one, gets a model whose every value is NaN (coefficients,
+        errors, ``nobs``), rather than a fit of noise.
+        """
+        return self._models("ols", formula, y, x, options)
+
+    @checked_keywords
+    def logit(
+        self, formula: str | None = None, *, y: Hashable | None = None,
+        x: Sequence[Hashable] | None = None, **options: Unpack[OLSArgs],
+    ) -> ModelsByGroup[LogitResults]:  # fmt: skip
+        """Release one logistic model per public key, as ``DataFrame.dp.logit`` per group.
+
+        Parameters, results and refusals as :meth:`ols`; each value is a ``LogitResults``
+        (the response binary: bool or 0/1, or an event ``I(income > 50000) ~ ...``).
+
+        Notes
+        -----
+        The measurement is :meth:`ols`'s (the response's range ``[0, 1]``): sensitivity,
+        noise and cost as there, ``epsilon`` once for every group. Each group's model is
+        ``DataFrame.dp.logit``'s fit of its noisy matrix; a group that looks empty (the
+        rule of :meth:`ols`) is NaN throughout.
+        """
+        return self._models("logit", formula, y, x, options)
+
+    def _models(
+        self, how: Literal["ols", "logit"], formula: str | None, y: Hashable | None,
+        x: Sequence[Hashable] | None, options: OLSArgs,
+    ) -> Any:  # fmt: skip
+        """One model per public key (``plan_ols`` or ``plan_logit`` with the grouping)."""
+        if self._selected is not None:
+            raise DPValueError(
+                f"{how}() reads its columns from the formula: call it on the group-by itself, "
+                f"priv.dp.groupby(...).{how}('y ~ x', bounds=..., epsilon=...)"
+            )
+        if self._grouping.binning is not None or self._relabel is not None:
+            raise DPValueError(
+                f"groupby(...).{how}() over time bins is not available: bin the time column "
+                "into a column of public labels first (priv.assign(month=priv['t'].dt."
+                "to_period('M'))) and group by it with keys=..."
+            )
+        per_group = PerGroup(self._grouping, self._caps, self.keys_from)
+        planner = plan_ols if how == "ols" else plan_logit
+        planned = planner(self._target, formula, y=y, x=x, per_group=per_group, **options)
+        if self._renames:
+            names = [self._renames.get(name, name) for name in self.by]
+            planned = planned.then(
+                lambda models: replace(models, index=models.index.set_names(names))
+            )
         return self._consume(planned)
 
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -27,7 +28,7 @@ from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
 from pandas_dp.api.release.types import Finish, Finisher
 from pandas_dp.api.validation import bounds_mapping, check_column, is_summable
 from pandas_dp.errors import DPTypeError, DPValueError, holds_data, shown
-from pandas_dp.measures.aggregates import Aggregate, ProductSums
+from pandas_dp.measures.aggregates import Aggregate, Grouping, ProductSums
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.products import (
     DIGITS,
@@ -37,7 +38,8 @@ from pandas_dp.planning.measurement.products import (
 )
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.planning.planner import noise_choice
-from pandas_dp.planning.request import PlannedOutput, Presentation, Request
+from pandas_dp.planning.request import Caps, PlannedOutput, Presentation, Request
+from pandas_dp.planning.statistics.grouped_models import fit_by_group
 from pandas_dp.planning.statistics.logistic import LogisticModel, LogitResults, fit_logit
 from pandas_dp.planning.statistics.products import PairCovariance
 from pandas_dp.planning.statistics.regression import LinearModel, OLSResults, fit
@@ -45,6 +47,20 @@ from pandas_dp.transformations.design import FormulaDesign, design_of
 from pandas_dp.transformations.formula_grammar import check_formula
 
 Model = TypeVar("Model", OLSResults, LogitResults)
+
+
+@dataclass(frozen=True)
+class PerGroup:
+    """A model per public group key: the group-by's grouping, caps and keys' source.
+
+    Given to :func:`plan_ols` or :func:`plan_logit` by ``DPGroupBy.ols`` / ``.logit``: the
+    sums are measured per group (parallel composition, one charge) and the result is a
+    :class:`~pandas_dp.planning.statistics.grouped_models.ModelsByGroup`.
+    """
+
+    grouping: Grouping
+    caps: Caps
+    keys_from: str = ""
 
 
 def plan_ols(
@@ -60,8 +76,12 @@ def plan_ols(
     rho: Real | None = None,
     mechanism: Mechanism = "laplace",
     alpha: float = 0.05,
-) -> PlannedRelease[OLSResults]:
-    """The planned release of a linear model (see ``DataFrame.dp.ols``)."""
+    per_group: PerGroup | None = None,
+) -> PlannedRelease[Any]:
+    """The planned release of a linear model (see ``DataFrame.dp.ols``).
+
+    An ``OLSResults``; with ``per_group``, a ``ModelsByGroup`` of them (``DPGroupBy.ols``).
+    """
     text = _formula(formula, y, x, "ols")
     level = _alpha(alpha)
     if isinstance(bounds, str) and bounds == "auto":
@@ -69,15 +89,17 @@ def plan_ols(
             target, text, keys, epsilon, rho,
             lambda given: plan_ols(
                 target, text, bounds=given.bounds, keys=keys, epsilon=given.epsilon,
-                delta=delta, rho=rho, mechanism=mechanism, alpha=alpha,
+                delta=delta, rho=rho, mechanism=mechanism, alpha=alpha, per_group=per_group,
             ),
         )  # fmt: skip
     options = ReleaseOptions(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
-    request, part, design, categorical = _measure(target, text, keys, options, "ols")
+    request, part, design, categorical = _measure(
+        target, text, keys, options, "ols", per_group=per_group
+    )
     stat = LinearModel("ols", None, layout=part.layout)
-    notes = _notes(request, part, design, categorical)
+    notes = _notes(request, part, design, categorical, per_group=per_group)
 
     def fitted(gram: np.ndarray, noise_sd: float, laplace: bool) -> OLSResults:
         return fit(gram, noise_sd, design, level, laplace=laplace)
@@ -98,11 +120,13 @@ def plan_logit(
     rho: Real | None = None,
     mechanism: Mechanism = "laplace",
     alpha: float = 0.05,
-) -> PlannedRelease[LogitResults]:
+    per_group: PerGroup | None = None,
+) -> PlannedRelease[Any]:
     """The planned release of a logistic model (see ``DataFrame.dp.logit``).
 
     The measurement is :func:`plan_ols`'s, the response's public range ``[0, 1]``; the fit
-    is :func:`~pandas_dp.planning.statistics.logistic.fit_logit`.
+    is :func:`~pandas_dp.planning.statistics.logistic.fit_logit`. A ``LogitResults``; with
+    ``per_group``, a ``ModelsByGroup`` of them (``DPGroupBy.logit``).
     """
     text = _formula(formula, y, x, "logit")
     level = _alpha(alpha)
@@ -112,7 +136,7 @@ def plan_logit(
             target, text, keys, epsilon, rho,
             lambda given: plan_logit(
                 target, text, bounds=given.bounds, keys=keys, epsilon=given.epsilon,
-                delta=delta, rho=rho, mechanism=mechanism, alpha=alpha,
+                delta=delta, rho=rho, mechanism=mechanism, alpha=alpha, per_group=per_group,
             ),
             fixed=response,
         )  # fmt: skip
@@ -133,10 +157,10 @@ def plan_logit(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
     request, part, design, categorical = _measure(
-        target, text, keys, options, "logit", response=_binary_response
+        target, text, keys, options, "logit", response=_binary_response, per_group=per_group
     )
     stat = LogisticModel("logit", None, layout=part.layout)
-    notes = _notes(request, part, design, categorical, logit=True)
+    notes = _notes(request, part, design, categorical, logit=True, per_group=per_group)
 
     def fitted(gram: np.ndarray, noise_sd: float, laplace: bool) -> LogitResults:
         return fit_logit(gram, noise_sd, design, level, laplace=laplace)
@@ -205,14 +229,23 @@ def _measure(
     query: str,
     *,
     response: Callable[[FormulaDesign], FormulaDesign] | None = None,
+    per_group: PerGroup | None = None,
 ) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
     """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
 
-    ``response`` checks (and may narrow) the design's response, on its public bounds.
+    ``response`` checks (and may narrow) the design's response, on its public bounds. With
+    ``per_group``, one matrix per group (the group-by's caps).
     """
     categorical, numeric = _variable_kinds(target, text, keys)
     placeholders = [PairCovariance((c, c), c) for c in numeric]
-    request = validate(target, placeholders, options, query=query, caps=caps_for(target, False))
+    if per_group is None:
+        request = validate(target, placeholders, options, query=query, caps=caps_for(target, False))
+    else:
+        _check_grouping(per_group.grouping, [*categorical, *numeric], query)
+        request = validate(
+            target, placeholders, options, query=f"groupby.{query}", caps=per_group.caps,
+            grouping=per_group.grouping, keys_from=per_group.keys_from,
+        )  # fmt: skip
     design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)
     if response is not None:
         design = response(design)
@@ -230,6 +263,22 @@ def _measure(
     part = dataclasses.replace(part, measure=measure)
     pricing = dataclasses.replace(request.pricing, shares=shares)
     return dataclasses.replace(request, pricing=pricing), part, design, categorical
+
+
+def _check_grouping(grouping: Grouping, variables: list[Hashable], query: str) -> None:
+    """Refuse, on public inputs, what a model per group cannot be fitted over."""
+    if grouping.keys is None:
+        raise DPValueError(
+            f"groupby(...).{query}() needs public keys: pass keys=[...] to groupby (or a "
+            "schema's isin); keys chosen from the data are for counts and sums"
+        )
+    inside = [column for column in grouping.by if column in variables]
+    if inside:
+        raise DPValueError(
+            f"groupby(...).{query}(): the group-by column(s) {inside} are also in the "
+            "formula; within a group they are constant. Leave them out of the formula, or "
+            f"fit one model with them as regressors: priv.dp.{query}('y ~ x + C(g)', keys=...)"
+        )
 
 
 def _binary_response(design: FormulaDesign) -> FormulaDesign:
@@ -264,16 +313,22 @@ def _planned(
 
 
 def _finisher(part: ProductsPart, fitted: Callable[[np.ndarray, float, bool], Model]) -> Finisher:
+    """Fit the model from the noisy Gram matrix; grouped (``keys``): one per group."""
     noise_sd = math.ldexp(math.sqrt(part.mechanism.variance()), part.exponent)
     laplace = not part.measurement.is_gaussian
 
     def finisher(outputs: tuple[PlannedOutput, ...], shown: Presentation) -> Finish:
         (out,) = outputs
+        assert isinstance(out.stat, LinearModel)
+        stat = out.stat
 
         def finish(
-            _: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
-        ) -> Model:
-            gram = out.stat.value(out.inputs(noisy), None)  # type: ignore[arg-type]
+            keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
+        ) -> Any:
+            inputs = out.inputs(noisy)
+            if keys is not None:
+                return fit_by_group(keys, stat, inputs, lambda g: fitted(g, noise_sd, laplace))
+            gram = stat.value(inputs, None)
             return fitted(np.asarray(gram), noise_sd, laplace)
 
         return finish
@@ -326,6 +381,7 @@ def _notes(
     categorical: dict[Hashable, pd.Index],
     *,
     logit: bool = False,
+    per_group: PerGroup | None = None,
 ) -> tuple[str, ...]:
     layout = part.layout
     assert layout is not None
@@ -349,6 +405,13 @@ def _notes(
         notes.insert(1, "the response clipped into [0, 1] (scaled: 2y - 1)")
     if categorical:
         notes.append(f"levels of {', '.join(map(str, categorical))} public (keys)")
+    if per_group is not None:
+        by = ", ".join(map(str, per_group.grouping.by))
+        notes.append(
+            f"one model per public key of {by}, from its own group's sums (parallel "
+            "composition: one charge); a group whose noisy row count is below its 95% noise "
+            "half-width (or the coefficients + 1) is NaN"
+        )
     if request.caps.noteworthy:
         notes.append(request.caps.describe())
     return tuple(notes)

@@ -532,7 +532,7 @@ class LogitResults:
     @property
     def prsquared(self) -> float:
         """McFadden's pseudo R², ``1 - llf / llnull`` (approximate log-likelihoods)."""
-        return float(min(1.0, max(0.0, 1 - self.llf / self.llnull))) if self.llnull else 0.0
+        return float(np.clip(1 - self.llf / self.llnull, 0.0, 1.0)) if self.llnull else 0.0
 
     @property
     def noise_se(self) -> pd.Series:
