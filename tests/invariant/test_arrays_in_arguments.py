@@ -124,9 +124,11 @@ def test_an_array_in_an_argument_is_never_shown(call: str) -> None:
 
 def test_the_message_says_what_to_pass_instead() -> None:
     priv = BASE.dp.protect(epsilon=1.0)
-    with pytest.raises(TypeError, match=r"a column label is expected here, got a Series"):
+    with pytest.raises(TypeError, match=r"values= names a column of this frame, got a Series"):
         priv.dp.crosstab("g", "h", values=priv["x"], aggfunc="sum", keys=K, bounds=(0, 100),
                          epsilon=0.1)  # fmt: skip
+    with pytest.raises(TypeError, match=r"a column label is expected here, got a Series"):
+        priv.dp.mean(priv["x"], bounds=(0, 100), epsilon=0.1)
     with pytest.raises(TypeError, match=r"y= and x= name columns, got y=a Series"):
         priv.dp.ols(y=priv["y"], x=["x"], bounds=B, epsilon=0.1)
     with pytest.raises(TypeError, match=r"privacy_unit names the id column, got an ndarray"):

@@ -192,7 +192,7 @@ def test_rules_moved_to_their_own_property() -> None:
 
 
 REFUSALS = [
-    ({"columns": ["t"], "epsilon": 1.0}, DPTypeError, "datetime"),
+    ({"columns": ["t"], "epsilon": 1.0, "lower": 0}, DPValueError, "hold dates"),
     ({"columns": ["name"], "epsilon": 1.0}, DPTypeError, "name"),
     ({"columns": ["nope"], "epsilon": 1.0}, DPKeyError, "nope"),
     ({"columns": [], "epsilon": 1.0}, DPValueError, "empty"),
