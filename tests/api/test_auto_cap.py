@@ -89,3 +89,125 @@ def test_refused_for_a_table_added_to_a_session_and_on_dask(charges_nothing) -> 
         dd.from_pandas(frame, npartitions=2).dp.protect(
             epsilon=1.0, privacy_unit="pid", max_rows_per_unit="auto"
         )
+
+
+# --- max_groups_per_unit="auto": the cap on groups per unit, released in each release ------
+
+KEYS = list("abcdefgh")
+
+
+def visits(n: int = 3000, seed: int = 0) -> tuple[pd.DataFrame, np.ndarray]:
+    """People with 1 to 30 rows over 8 public keys; returns the frame and groups per person."""
+    gen = np.random.default_rng(seed)  # test data only, never noise
+    rows = gen.integers(1, 31, n)
+    pid = np.repeat(np.arange(n), rows)
+    spread = np.repeat(gen.integers(1, 9, n), rows)  # a person visits up to this many keys
+    frame = pd.DataFrame(
+        {"pid": pid, "g": [KEYS[j] for j in gen.integers(0, 8, len(pid)) % spread]}
+    )
+    frame["x"] = gen.uniform(0, 10, len(frame))
+    groups = frame.groupby("pid")["g"].nunique().to_numpy()
+    return frame, groups
+
+
+def test_groups_cap_at_huge_epsilon_is_the_lattice_point_at_the_quantile(
+    protect_seeded, noise
+) -> None:
+    frame, groups = visits()
+    auto = protect_seeded(frame, epsilon=1e6, privacy_unit="pid", max_rows_per_unit=30)
+    with noise(auto) as calls:
+        ours = auto.dp.groupby("g", keys=KEYS, max_groups_per_unit="auto").count(epsilon=5e5)
+    needed = unit_caps.CAP_QUANTILE * len(groups)
+    point = next(c for c in POINTS if np.sum(groups <= c) >= needed)
+    cap = max(1, min(30, len(KEYS), math.ceil(point)))
+    manual = protect_seeded(frame, epsilon=1e6, privacy_unit="pid", max_rows_per_unit=30)
+    with noise(manual):
+        theirs = manual.dp.groupby("g", keys=KEYS, max_groups_per_unit=cap).count(
+            epsilon=5e5 * (1 - float(unit_caps.GROUPS_SHARE))
+        )
+    pd.testing.assert_series_equal(ours, theirs)
+    (row,) = auto.dp.session.releases
+    assert row.asked == "epsilon=500000, max_groups_per_unit='auto'"
+    assert row.note.startswith("max_groups_per_unit='auto': 0.1 of ε on bounds")
+    assert f"≤ {cap} groups" in row.note
+    # the count's noise: l1 = min(k, g·r) = min(30, cap·30) rows per unit at 0.9 ε
+    count_scale = calls[-1].mechanism.scale
+    assert float(count_scale) == pytest.approx(30 / (5e5 * 0.9))
+
+
+def test_groups_cap_with_auto_bounds_is_one_charge(protect_seeded) -> None:
+    frame, _ = visits(800)
+    priv = protect_seeded(frame, epsilon=5.0, privacy_unit="pid", max_rows_per_unit=30)
+    g = priv.dp.groupby("g", keys=KEYS, max_groups_per_unit="auto")
+    shown = priv.dp.preview.groupby("g", keys=KEYS, max_groups_per_unit="auto").mean(
+        "x", bounds="auto", epsilon=1.0
+    )
+    assert shown.epsilon == pytest.approx(1.0)
+    assert set(shown.table["how"]) == {"bounds", "mean"}
+    result = g.agg(n="count", m=("x", "mean"), bounds="auto", epsilon=1.0)
+    assert list(result.columns) == ["n", "m"]
+    assert list(result.index) == KEYS
+    (row,) = priv.dp.session.releases
+    assert row.cost.epsilon == 1
+    assert row.asked == "epsilon=1, bounds='auto', max_groups_per_unit='auto'"
+    scans = [m for m in row.measurements if m.mechanism == "sparse_vector"]
+    assert len(scans) == 3  # groups per unit (upper only), x's two ends
+
+
+GROUPS_REFUSALS = {
+    "row level": (lambda f: f.dp.protect(epsilon=1.0), "privacy unit"),
+    "no keys": (
+        lambda f: f.dp.protect(epsilon=1.0, privacy_unit="pid", max_rows_per_unit=30),
+        "public keys",
+    ),
+    "rho": (
+        lambda f: f.dp.protect(rho=1.0, privacy_unit="pid", max_rows_per_unit=30),
+        "epsilon=",
+    ),
+    "cov": (
+        lambda f: f.dp.protect(epsilon=1.0, privacy_unit="pid", max_rows_per_unit=30),
+        "fixed max_groups_per_unit",
+    ),
+    "a word": (
+        lambda f: f.dp.protect(epsilon=1.0, privacy_unit="pid", max_rows_per_unit=30),
+        "whole number or 'auto'",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(GROUPS_REFUSALS))
+def test_groups_cap_refusals_charge_nothing(name: str, charges_nothing) -> None:
+    frame, _ = visits(200)
+    protect, match = GROUPS_REFUSALS[name]
+    priv = protect(frame)
+    calls = {
+        "no keys": lambda: priv.dp.groupby(
+            "g", max_groups_per_unit="auto", selection="threshold"
+        ).count(epsilon=1.0),
+        "rho": lambda: priv.dp.groupby("g", keys=KEYS, max_groups_per_unit="auto").count(rho=0.1),
+        "cov": lambda: priv.dp.groupby("g", keys=KEYS, max_groups_per_unit="auto")[["x"]].cov(
+            bounds={"x": (0, 10)}, epsilon=1.0
+        ),
+        "a word": lambda: priv.dp.groupby("g", keys=KEYS, max_groups_per_unit="some").count(
+            epsilon=1.0
+        ),
+    }
+    call = calls.get(
+        name,
+        lambda: priv.dp.groupby("g", keys=KEYS, max_groups_per_unit="auto").count(epsilon=1.0),
+    )
+    with charges_nothing(priv), pytest.raises(DPValueError, match=match):
+        call()
+
+
+def test_groups_cap_neighbours_agree_in_shape() -> None:
+    frame, _ = visits(300)
+    extra = pd.concat([frame, pd.DataFrame({"pid": [10**6] * 40, "g": KEYS * 5, "x": 1e9})])
+    shapes = []
+    for data in (frame, extra):
+        priv = data.dp.protect(epsilon=10.0, privacy_unit="pid", max_rows_per_unit=30)
+        out = priv.dp.groupby("g", keys=KEYS, max_groups_per_unit="auto").agg(
+            n="count", m=("x", "mean"), bounds={"x": (0, 10)}, epsilon=1.0
+        )
+        shapes.append((list(out.index), list(out.columns), [str(t) for t in out.dtypes]))
+    assert shapes[0] == shapes[1]

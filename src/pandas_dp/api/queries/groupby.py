@@ -34,6 +34,7 @@ from pandas_dp.api.queries.ungrouped import (
     rows_in_level_order,
     with_auto_bounds,
 )
+from pandas_dp.api.queries.unit_caps import after_groups_cap
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import (
     Bound,
@@ -113,6 +114,10 @@ class DPGroupBy:
     _selected: tuple[Hashable, ...] | None = None
     #: Whether one column was selected by its label (results are Series, as in pandas).
     _series: bool = False
+    #: ``max_groups_per_unit="auto"``: the cap released first, in each release's charge;
+    #: with the group-by's ``max_rows_per_group``.
+    _auto_groups: bool = False
+    _rows_per_group: int | None = None
 
     @classmethod
     def of(
@@ -121,7 +126,7 @@ class DPGroupBy:
         by: Hashable | list[Hashable],
         keys: Keys = None,
         *,
-        max_groups_per_unit: int | None = None,
+        max_groups_per_unit: int | Literal["auto"] | None = None,
         max_rows_per_group: int | None = None,
         selection: Literal["threshold", "optimal"] | None = None,
         binning: Binning | None = None,
@@ -151,11 +156,17 @@ class DPGroupBy:
                 parsed, [dtypes[label] for label in labels], schema_domains(target, labels)
             )
         missing = _missing_group(parsed, labels, dropna)
+        auto = isinstance(max_groups_per_unit, str) and max_groups_per_unit == "auto"
+        groups = None if auto or isinstance(max_groups_per_unit, str) else max_groups_per_unit
+        if isinstance(max_groups_per_unit, str) and not auto:
+            raise DPValueError(
+                f"max_groups_per_unit must be a whole number or 'auto', got {max_groups_per_unit!r}"
+            )
         return cls(
             target, labels, parsed, declared or keys_from, chosen,
             Grouping(labels, parsed, binning, missing=missing),
-            caps_for(target, True, max_groups_per_unit, max_rows_per_group), renames, consumer,
-            relabel,
+            caps_for(target, True, groups, max_rows_per_group), renames, consumer,
+            relabel, _auto_groups=auto, _rows_per_group=max_rows_per_group,
         )  # fmt: skip
 
     def __repr__(self) -> str:
@@ -502,8 +513,18 @@ class DPGroupBy:
     ) -> PlannedRelease[Table] | PlannedRelease[pd.DataFrame]:
         """The planned release of ``stats`` per group, shaped as ``shape``.
 
-        ``bounds="auto"``: the bounds of the whole columns first (:func:`with_auto_bounds`).
+        ``bounds="auto"``: the bounds of the whole columns first (:func:`with_auto_bounds`);
+        ``max_groups_per_unit="auto"``: the cap before them (:func:`after_groups_cap`).
         """
+        if self._auto_groups:
+
+            def capped(cap: int | None, given: ReleaseOptions) -> PlannedRelease[Any]:
+                caps = caps_for(self._target, True, cap, self._rows_per_group)
+                fixed = replace(self, _caps=caps, _auto_groups=False)
+                return fixed._plan(stats, shape, query, given)
+
+            grouping = self._grouping
+            return after_groups_cap(self._target, self.by, grouping.keys, options, capped)
 
         def planned(given: ReleaseOptions) -> PlannedRelease[Any]:
             request = validate(
@@ -772,9 +793,19 @@ class DPGroupBy:
         """
         return self._matrices("corr", options)
 
+    def _fixed_caps(self, how: str) -> None:
+        """Refuse ``max_groups_per_unit="auto"`` where a release takes only a fixed cap."""
+        if self._auto_groups:
+            raise DPValueError(
+                f"groupby(...).{how}() takes a fixed max_groups_per_unit=g; 'auto' releases "
+                "the cap for tables of counts and statistics (agg, count, size, sum, mean, "
+                "quantiles, ...)"
+            )
+
     def _matrices(
         self, how: Literal["cov", "corr"], options: MatrixArgs, ddof: int = 1
     ) -> pd.DataFrame:
+        self._fixed_caps(how)
         if self._selected is None or self._series:
             raise DPValueError(
                 f"select the columns first, as in pandas: g[['x', 'y']].{how}(bounds=..., "
@@ -864,6 +895,7 @@ class DPGroupBy:
         x: Sequence[Hashable] | None, options: OLSArgs,
     ) -> Any:  # fmt: skip
         """One model per public key (``plan_ols`` or ``plan_logit`` with the grouping)."""
+        self._fixed_caps(how)
         if self._selected is not None:
             raise DPValueError(
                 f"{how}() reads its columns from the formula: call it on the group-by itself, "

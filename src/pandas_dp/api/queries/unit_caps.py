@@ -29,19 +29,23 @@ people (10 to 20 sessions each). A cap from knowledge of the source (a form fill
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Hashable
+from dataclasses import replace
 from fractions import Fraction
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
 
 from pandas_dp.api.attach import attach
 from pandas_dp.api.queries.ungrouped import plan_bounds
-from pandas_dp.api.release import ReleaseOptions
+from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target
 from pandas_dp.api.release.consumers import Run
 from pandas_dp.api.rowguard import RowGuard
 from pandas_dp.api.session import Session
-from pandas_dp.budget import RhoBudget
+from pandas_dp.budget import RhoBudget, exact
+from pandas_dp.engines.codes import public_codes
+from pandas_dp.errors import DPValueError
 from pandas_dp.transformations.stability import Lineage
 from pandas_dp.units import PrivacyUnit
 
@@ -54,6 +58,12 @@ CAP_QUANTILE = 0.999
 MAX_CAP = 1024
 #: The name of the counts' column in the ledger.
 COLUMN = "rows per unit"
+#: The share of a group-by release's ε spent on ``max_groups_per_unit="auto"``.
+GROUPS_SHARE = Fraction(1, 10)
+#: The name of the groups-per-unit column in the ledger.
+GROUPS_COLUMN = "groups per unit"
+
+T = TypeVar("T")
 
 
 def rows_per_unit(frame: pd.DataFrame, session: Session) -> pd.Series:
@@ -69,16 +79,25 @@ def rows_per_unit(frame: pd.DataFrame, session: Session) -> pd.Series:
     return pd.Series(counts.astype(np.float64), name=COLUMN)
 
 
-def released_cap(frame: pd.DataFrame, session: Session) -> int:
-    """Release the cap for ``frame``'s units (charged to ``session``) and return it."""
-    unit = session.unit.column
-    rows = rows_per_unit(frame, session)
-    step = f"rows per unit of {unit!r}: one row per unit"
+def _per_unit(counts: pd.Series, session: Session, what: str) -> pd.Series:
+    """``counts`` (one number per unit) as a frame of one row per unit, protected as rows.
+
+    Adding or removing a unit adds or removes its one row (its number reads its own rows
+    only), so a release over this view under row-level privacy protects the units.
+    """
+    step = f"{what} of {session.unit.column!r}: one row per unit"
     lineage = Lineage(steps=(step,), tables=session.lineage.tables)
     view = session.view(
-        lineage=lineage, guard=RowGuard(rows.index), unit=PrivacyUnit(), columns=(COLUMN,)
-    )
+        lineage=lineage, guard=RowGuard(counts.index), unit=PrivacyUnit(),
+        columns=(counts.name,),
+    )  # fmt: skip
     view.unit_ids = None  # its rows are the units themselves: no ids to look up
+    return attach(counts, view)
+
+
+def released_cap(frame: pd.DataFrame, session: Session) -> int:
+    """Release the cap for ``frame``'s units (charged to ``session``) and return it."""
+    rows = _per_unit(rows_per_unit(frame, session), session, "rows per unit")
     budget: Any = session.total
     cost = (
         {"rho": budget.rho * CAP_SHARE}
@@ -87,6 +106,66 @@ def released_cap(frame: pd.DataFrame, session: Session) -> int:
     )
     options = ReleaseOptions(**cost)
     levels = (1 - CAP_QUANTILE, CAP_QUANTILE)
-    planned = plan_bounds(attach(rows, view), None, levels, options, lower=0)
+    planned = plan_bounds(rows, None, levels, options, lower=0)
     chosen = Run(tag="max_rows_per_unit='auto'")(planned)
     return max(1, min(MAX_CAP, math.ceil(float(chosen["upper"].iloc[0]))))
+
+
+def groups_per_unit(
+    frame: pd.DataFrame, session: Session, by: tuple[Hashable, ...], keys: pd.Index
+) -> pd.Series:
+    """How many of the public ``keys`` each pinned unit has rows in (one number per unit)."""
+    unit = session.unit.column
+    assert unit is not None
+    assert session.unit_ids is not None  # pinned at protect: a pandas frame
+    units = session.unit_ids.lookup(frame[unit])
+    codes = public_codes(frame, by, keys)
+    inside = (units >= 0) & (codes >= 0)
+    pairs = np.unique(units[inside].astype(np.int64) * len(keys) + codes[inside])
+    counts = np.bincount(pairs // max(len(keys), 1), minlength=len(session.unit_ids.ids))
+    return pd.Series(counts.astype(np.float64), name=GROUPS_COLUMN)
+
+
+def after_groups_cap(
+    target: Target,
+    by: tuple[Hashable, ...],
+    keys: pd.Index | None,
+    options: ReleaseOptions,
+    capped: Callable[[int | None, ReleaseOptions], PlannedRelease[T]],
+) -> PlannedRelease[T]:
+    """``capped(g, rest)`` with ``g`` a cap on groups per unit released first, in one charge.
+
+    ``max_groups_per_unit="auto"`` (Amin et al., ICML 2019, for the L0 bound): a tenth of
+    ``epsilon`` (:data:`GROUPS_SHARE`) releases the :data:`CAP_QUANTILE` quantile of the
+    number of public keys each unit has rows in, by the scan of ``priv.dp.bounds`` over a
+    frame of one row per unit (as ``max_rows_per_unit="auto"``), rounded up, at least 1 and
+    at most ``max_rows_per_unit`` and the number of keys; the release follows with that
+    cap and the rest of ε. Public keys, a pandas frame under a privacy unit, and ``epsilon=``
+    are needed; everything is checked (and priced, with the placeholder cap
+    ``max_rows_per_unit``) before anything is read.
+    """
+    session = target.session
+    if session.unit.column is None or keys is None or session.unit_ids is None:
+        raise DPValueError(
+            "max_groups_per_unit='auto' releases the cap from a pandas frame under a privacy "
+            "unit, over public keys: protect with privacy_unit=..., give keys=..., or give "
+            "max_groups_per_unit=g"
+        )
+    if options.epsilon is None or options.rho is not None:
+        raise DPValueError(
+            "max_groups_per_unit='auto' splits epsilon= between the cap and the release: give "
+            "epsilon= (or a cap, max_groups_per_unit=g)"
+        )
+    epsilon = exact(options.epsilon, "epsilon")
+    rest = replace(options, epsilon=epsilon * (1 - GROUPS_SHARE))
+    counts = _per_unit(groups_per_unit(target.data, session, by, keys), session, "groups per unit")
+    levels = (1 - CAP_QUANTILE, CAP_QUANTILE)
+    prior = plan_bounds(
+        counts, None, levels, ReleaseOptions(epsilon=epsilon * GROUPS_SHARE), lower=0
+    )
+    top = min(session.unit.max_rows, len(keys))
+
+    def cap(table: pd.DataFrame) -> PlannedRelease[T]:
+        return capped(max(1, min(top, math.ceil(float(table["upper"].iloc[0])))), rest)
+
+    return capped(None, rest).after(prior, cap, auto="max_groups_per_unit='auto'")

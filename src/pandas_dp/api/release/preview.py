@@ -178,6 +178,7 @@ def preview(
         prior: PlannedRelease[Any] | None = planned.prior
         while prior is not None:  # (a date's bounds have a prior of their own: its origin)
             outputs, prior = (*prior.outputs, *outputs), prior.prior
+        # (a plan's own prior is in its outputs already: see PlannedRelease.after)
         planned = replace(planned, outputs=outputs, release=planned.charged)
     level = confidence or planned.confidence or DEFAULT_CONFIDENCE
     alpha = 1.0 - level

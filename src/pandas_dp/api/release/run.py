@@ -116,7 +116,7 @@ def _released(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
         return _compute(planned)
     first, found, _ = _released(planned.prior)
     second = planned.replan(found)
-    if second.release.cost != planned.release.cost:  # a bug: never a silent charge
+    if second.charged.cost != planned.release.cost:  # a bug: never a silent charge
         raise AssertionError("the replanned release costs what was checked")
     release, result, dominated = _released(second)
     shown = found if isinstance(found, pd.DataFrame) else None  # the released values

@@ -185,9 +185,17 @@ class PlannedRelease(Generic[T]):
         """The same plan (placeholder inputs) as the second half of a release after ``prior``.
 
         ``replan(prior's result)`` is the release actually run; both are charged as one.
-        ``auto`` is the argument that asked for it, as the ledger's ``asked`` shows it.
+        ``auto`` is the argument that asked for it, as the ledger's ``asked`` shows it. A
+        plan that has a prior of its own (``bounds="auto"`` under ``max_groups_per_unit=
+        "auto"``) follows ``prior`` whole: its release here is everything it charges, and
+        its outputs are its priors' and its own (what a preview lists).
         """
-        return replace(self, prior=prior, replan=replan, auto=auto)
+        outputs, before = self.outputs, self.prior
+        while before is not None:
+            outputs, before = (*before.outputs, *outputs), before.prior
+        return replace(
+            self, release=self.charged, outputs=outputs, prior=prior, replan=replan, auto=auto
+        )
 
     def only_preview(self, reason: str) -> PlannedRelease[T]:
         """The same plan, which :func:`run` refuses (before anything is read) with ``reason``."""
