@@ -35,8 +35,10 @@ import pandas as pd
 import pytest
 
 import pandas_dp
+from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError
-from pandas_dp.planning.measurement.products import UNIT
+from pandas_dp.planning.measurement.products import DIGITS, UNIT, ProductLayout
+from pandas_dp.planning.measurement.weighted import Weights
 
 BOUNDS = {"x": (0.0, 16.0), "z": (0.0, 16.0), "y": (-16.0, 48.0)}
 KEYS = {"g": ["a", "b", "c"]}
@@ -252,3 +254,42 @@ def test_gaussian_noise_and_privacy_units_scale_with_the_weight_bound(
     # the plan's coarser lattice), in p coordinates.
     assert gauss.sensitivity * 2.0**gauss.exponent == pytest.approx(2 * 4, rel=0.01)
     assert gauss.coordinates == _sums(4) + 1  # one group: l0 = 1
+
+
+def test_weighted_sums_are_exact_integers_across_blocks() -> None:
+    """20,000 rows (three of the engine's exact blocks of 2**13): the weighted sums, far
+    beyond float64's exact integers, equal Python integers computed row by row from the
+    documented lattices."""
+    gen = np.random.default_rng(3)  # test data only, never noise
+    rows = 20_000
+    frame = pd.DataFrame(
+        {
+            "x": gen.uniform(-1, 11, rows),  # some outside the bounds: clipped
+            "y": gen.uniform(-5, 5, rows),
+            "w": gen.uniform(-1, 4, rows),  # negative weights clipped to 0, above 3 to 3
+        }
+    )
+    frame.loc[::13, "w"] = np.nan  # counts nowhere
+    frame.loc[::7, "x"] = np.nan  # not a complete row
+    bounds = ((0.0, 10.0), (-5.0, 5.0))
+    layout = ProductLayout.of(
+        ("x", "y"), bounds, (True, True), complete=True, squares=False,
+        weights=Weights("w", 0.0, 3.0), rows=True,
+    )  # fmt: skip
+    measure = layout.ordered().measure()
+    got = aggregate_frame(frame, (measure,)).values[0][0]
+    scale = 2**DIGITS
+    units = [
+        np.rint(np.clip((frame[c] - (lo + hi) / 2) / ((hi - lo) / 2), -1, 1) * scale)
+        for c, (lo, hi) in zip("xy", bounds, strict=True)
+    ]
+    weight = np.rint(frame["w"].clip(0, 3) * 2**14)  # U = 3: steps of 2**-14
+    keep = frame["x"].notna() & frame["y"].notna() & frame["w"].notna()
+    row = [np.full(rows, scale), *units]  # the constant, then the values
+    vectors = [[int(v) for v in column[keep]] for column in row]
+    weights = [int(v) for v in weight[keep]]
+    for position, (i, k) in enumerate(measure.pairs):
+        expected = sum(w * a * b for w, a, b in zip(weights, vectors[i], vectors[k], strict=True))
+        assert got[position] == expected, (i, k)
+    assert got[-1] == int(keep.sum()) * 3 * 2**14 * UNIT  # the rows holding a weight
+    assert max(abs(int(v)) for v in got) > 2**60  # far beyond float64's exact integers
