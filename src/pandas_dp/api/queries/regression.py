@@ -390,11 +390,11 @@ def _notes(
 
 
 def _weights_text(weights: Weights, *, logit: bool = False) -> str:
-    """What the weights are, for the ledger note and the summary's header."""
+    """What the weights do, for the ledger note (the planner adds their bounds' line)."""
     shift, _ = weight_lattice(weights)
     twin = "GLM Binomial freq_weights" if logit else "WLS"
     return (
-        f"each row's products times its weight {weights.column} clipped to "
+        f"each row's products times its weight ({weights.column}) clipped to "
         f"[{weights.lower:g}, {weights.upper:g}] on a lattice of step 2^{shift} (statsmodels' "
-        f"{twin}); a row missing its weight counts nowhere"
+        f"{twin})"
     )
