@@ -123,14 +123,9 @@ class _Work:
     square_rows: IP
     square_cols: IP
 
-    @property
-    def chunk(self) -> int:
-        """Rows per pass: :data:`CHUNK`, or :data:`WEIGHTED_BLOCK` for weighted sums."""
-        return CHUNK if self.measure.weights is None else WEIGHTED_BLOCK
-
     @classmethod
     def of(cls, measure: ProductSums, rows: int) -> _Work:
-        """Buffers for passes of up to ``min(rows, CHUNK)`` rows."""
+        """Buffers for passes of up to ``min(rows, CHUNK)`` rows (weighted: ``WEIGHTED_BLOCK``)."""
         d, q = len(measure.columns), len(measure.present)
         height = max(1, min(rows, CHUNK if measure.weights is None else WEIGHTED_BLOCK))
         design = np.empty((height, d + 1 + q), dtype=np.float64, order="F")
