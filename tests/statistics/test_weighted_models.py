@@ -85,6 +85,27 @@ def test_ols_coefficients_in_statsmodels_order(
     assert list(model.summary().coefficients.index) == names
 
 
+@pytest.mark.parametrize(
+    "formula",
+    [
+        "y ~ x:z + x + C(g)",  # a bucket is placed where the formula first names it
+        "y ~ x * z + C(g)",
+        "y ~ x + C(g):x + C(g) + z",  # within a bucket, by degree
+        "y ~ z + g + g:x + I(x ** 2)",  # a text column with keys, a transform
+        "y ~ C(g) * x + np.log1p(z)",
+    ],
+)
+def test_design_columns_in_patsy_order(formula: str) -> None:
+    """The one ordering (the design's) against patsy's, formula by formula (no release)."""
+    smf = pytest.importorskip("statsmodels.formula.api")
+    from pandas_dp.transformations.design import design_of
+
+    frame = data(200)
+    design = design_of(formula, {c: BOUNDS[c] for c in "xzy"}, {"g": pd.Index(KEYS["g"])})
+    expected = list(smf.ols(formula, data=frame).fit().params.index)
+    assert ["Intercept", *design.columns] == expected
+
+
 def test_wls_at_zero_noise_is_statsmodels_wls(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
