@@ -50,3 +50,21 @@ def test_linear_model_agrees_on_dask(twins: Callable[..., Any], agree: Callable[
     )  # fmt: skip
     dask_priv, pandas_priv = twins(npartitions=4)
     agree(query, dask_priv, pandas_priv, 3)
+
+
+@pytest.mark.parametrize("model", ["ols", "logit"])
+def test_weighted_models_agree_on_dask(
+    model: str, twins: Callable[..., Any], agree: Callable[..., Any]
+) -> None:
+    """Survey weights: the weight column is read per partition; the weighted sums (Python
+    integers beyond int64) add up exactly across partitions."""
+    formula = "amount ~ age + C(country)" if model == "ols" else "member ~ age + C(country)"
+    run = Query(
+        model,
+        lambda p: getattr(p.dp, model)(
+            formula, bounds=BOUNDS, keys={"country": COUNTRIES}, epsilon=1, weights="age",
+            weight_bounds=(0, 90),
+        ).params,
+    )  # fmt: skip
+    dask_priv, pandas_priv = twins(npartitions=4)
+    agree(run, dask_priv, pandas_priv, 3)

@@ -7,9 +7,10 @@ the released vector; weighted counts are compared like sums, since one row moves
 its clipped weight, up to ``W``). The adversarial row carries a hostile *weight* (NaN, ±inf,
 negative, 0, huge, beyond the int64 range, the bound and just above it, missing) in every
 dtype a weight column may take (every release in float64, three in the others), or a
-hostile *value* with an ordinary weight. The default run takes a stratified sample
-(``grid.py``: at least one case per release, hostile column and dtype), ``--full-grid``
-every case; ``REFUSALS`` states which cases both neighbours refuse, and why.
+hostile *value* with an ordinary weight. Weighted models (``ols``, ``logit``) release their
+coefficients: the same names, order and dtype on both neighbours. The default run takes a
+stratified sample (``grid.py``: at least one case per release, hostile column and dtype),
+``--full-grid`` every case; ``REFUSALS`` states which cases both neighbours refuse, and why.
 """
 
 from __future__ import annotations
@@ -69,6 +70,23 @@ RELEASES: dict[str, tuple[str, Release]] = {
     "gaussian sum": (
         "sum",
         lambda p: p.dp.sum("x", bounds=BOUNDS, epsilon=1.0, mechanism="gaussian", **W),
+    ),
+    # Models: the coefficients (a post-processed vector) keep their names, order and dtype.
+    "wls": (
+        "stat",
+        lambda p: (
+            p.dp.ols(
+                "x ~ C(g)", bounds={"x": BOUNDS}, keys={"g": ["a", "b"]}, epsilon=1.0, **W
+            ).params
+        ),
+    ),
+    "weighted logit": (
+        "stat",
+        lambda p: (
+            p.dp.logit(
+                "I(x > 50) ~ C(g)", bounds={"x": BOUNDS}, keys={"g": ["a", "b"]}, epsilon=1.0, **W
+            ).params
+        ),
     ),
 }
 

@@ -19,6 +19,12 @@ chosen on a calibration run, ε bounded on an independent evaluation run at conf
 
 And the noise a release adds has the mechanism's law, one independent variate per sum
 (the distribution test).
+
+Survey weights (``ols(..., weights=, weight_bounds=(0, 3))``): the same two datasets, the row
+of D' carrying a weight of 7 (clipped to 3), the ``p = 7`` weighted sums (six and the count
+of rows) each moved by 3 in the weights' units. Laplace, ε = 1, the smallest sum as above:
+the real calibration stays below 1; the mutant that ignores the weight bound (calibrated as
+if one row moved each sum by 1, really 3ε) is caught.
 """
 
 from __future__ import annotations
@@ -35,7 +41,14 @@ from pandas_dp.mechanisms.gaussian.discrete import plan_gaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.planning.measurement.parts import NoiseChoice
-from pandas_dp.planning.measurement.products import DIGITS, UNIT, ProductLayout, products_part
+from pandas_dp.planning.measurement.products import (
+    DIGITS,
+    UNIT,
+    WEIGHT_DIGITS,
+    ProductLayout,
+    products_part,
+)
+from pandas_dp.planning.measurement.weighted import Weights
 from pandas_dp.units import Contribution
 
 from . import auditing
@@ -150,3 +163,40 @@ def test_released_noise_has_the_mechanisms_law() -> None:
     assert stats.chisquare(observed, expected).pvalue > 1e-4
     correlations = np.corrcoef(noise.T)[np.triu_indices(6, 1)]
     assert np.abs(correlations).max() < 5 / np.sqrt(4000)  # independent sums
+
+
+WEIGHTED = ProductLayout.of(
+    ("x", "y"), BOUNDS, (True, True), complete=True, squares=False,
+    weights=Weights("w", 0.0, 3.0), rows=True,
+)  # fmt: skip
+
+
+def test_weighted_audit_and_the_mutant_that_ignores_the_weight_bound() -> None:
+    part = products_part(WEIGHTED, Fraction(1), Contribution(), NoiseChoice())
+    measure = WEIGHTED.ordered().measure()
+    empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in "xyw"})
+    one = pd.DataFrame({"x": [10.0], "y": [5.0], "w": [7.0]})  # the weight clipped to 3
+    d, d2 = (aggregate_frame(f, (measure,)).values[0][0] for f in (empty, one))
+    row = 3 * 2**14 * UNIT  # U = 3 on its lattice (2**-14 steps), times a product's 2**32
+    assert list(d) == [0] * 7
+    assert list(d2) == [row] * 7
+    rounded = [np.asarray(part.round(np.asarray(s, dtype=object)), dtype=np.int64) for s in (d, d2)]
+    step = (row >> WEIGHT_DIGITS) + 1  # one row's move of a rounded sum, at most
+    assert part.mechanism.scale == 7 * step
+
+    def runs_of(mechanism: DiscreteLaplace, seed: int) -> auditing.Runs:
+        def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
+            noise = mechanism.sample(n * 7, SeededRandomSource(stream)).reshape(n, 7)
+            return smallest((rounded[dataset] + noise) / step)
+
+        return auditing.paired_runs(outputs, seed)
+
+    real = auditing.audit(*runs_of(part.mechanism, seed=9900))
+    print(f"weighted products, Laplace scale p·U/ε (p = 7, U = 3, ε = 1): {real}")
+    assert real.epsilon_lb <= 1.0, f"the weighted sums of products leak more than ε: {real}"
+    assert real.epsilon_lb >= 0.7, f"the weighted sums are noisier than calibrated: {real}"
+
+    unweighted = DiscreteLaplace.calibrated(7 * ((2**14 * UNIT >> WEIGHT_DIGITS) + 1), Fraction(1))
+    caught = auditing.audit(*runs_of(unweighted, seed=9900))
+    print(f"weighted products, mutant that ignores the weight bound: {caught}")
+    assert caught.epsilon_lb > 2.0, f"the mutant ignoring the weight bound was not caught: {caught}"

@@ -83,15 +83,15 @@ def newton_raphson(design: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 def exact_gram(frame: pd.DataFrame) -> np.ndarray:
-    """The Gram matrix of ``(1, z_x, z_z, z_b, z_c, 2y - 1)`` in formulaic's column order."""
+    """The Gram matrix of ``(1, z_b, z_c, z_x, z_z, 2y - 1)``, in statsmodels' order."""
     design, y = kept_design(frame)
     scaled = np.column_stack(
         [
             np.ones(len(y)),
-            (design[:, 3] - 8) / 8,
-            (design[:, 4] - 8) / 8,
             2 * design[:, 1] - 1,
             2 * design[:, 2] - 1,
+            (design[:, 3] - 8) / 8,
+            (design[:, 4] - 8) / 8,
             2 * y - 1,
         ]
     )
@@ -160,7 +160,7 @@ def test_scale_and_charge_are_ols_measurement(
     assert logit.cost.epsilon == Fraction(1, 2)
     (measurement,) = logit.measurements
     assert measurement.sensitivity == sums * UNIT
-    assert measurement.label == "products(x, z, C(g)[T.b], C(g)[T.c], y)"
+    assert measurement.label == "products(C(g)[T.b], C(g)[T.c], x, z, y)"
     assert ("y", 0.0, 1.0) in logit.bounds
     assert "post-processing" in logit.note
 

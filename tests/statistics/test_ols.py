@@ -45,10 +45,10 @@ def least_squares(frame: pd.DataFrame) -> pd.Series:
     design = pd.DataFrame(
         {
             "Intercept": 1.0,
-            "x": kept["x"],
-            "z": kept["z"],
             "C(g)[T.b]": (kept["g"] == "b").astype(float),
             "C(g)[T.c]": (kept["g"] == "c").astype(float),
+            "x": kept["x"],
+            "z": kept["z"],
         }
     )
     design["x:z"] = kept["x"] * kept["z"]
@@ -131,7 +131,7 @@ def test_scale_and_charge(noise: Callable[..., Any], protect_seeded: Callable[..
     assert release.cost.epsilon == Fraction(1, 2)
     (measurement,) = release.measurements
     assert measurement.sensitivity == sums * UNIT
-    assert measurement.label == "products(x, z, C(g)[T.b], C(g)[T.c], x:z, y)"
+    assert measurement.label == "products(C(g)[T.b], C(g)[T.c], x, z, x:z, y)"
     assert ("x", 0.0, 16.0) in release.bounds
 
 

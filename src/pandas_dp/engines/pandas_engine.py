@@ -188,10 +188,11 @@ def _measure(
         together = np.concatenate(counts, axis=1) if counts else np.zeros((groups, 0))
         return np.asarray(together, dtype=np.int64)
     if isinstance(measure, ProductSums):
+        weights = None if measure.weights is None else column(measure.weights)
         if measure.design is not None:  # a model's design, computed from the rows read
             designed = measure.design(frame)
-            return product_sums(designed, measure, bins, groups, designed.__getitem__)
-        return product_sums(frame, measure, bins, groups, column)
+            return product_sums(designed, measure, bins, groups, designed.__getitem__, weights)
+        return product_sums(frame, measure, bins, groups, column, weights)
     if isinstance(measure, Rows):
         return _count(bins, groups, len(frame))
     if isinstance(measure, NonNull):

@@ -11,6 +11,11 @@ that the constant and the indicators stand for multiplies a block's sums afterwa
 of two: exact). Blocks are added in int64 while that cannot wrap (a number of blocks fixed by
 public parameters) and in Python integers beyond: no total depends on row order or float
 rounding, and none can overflow.
+
+Weighted sums (survey weights) multiply each row by its weight's integer ``v <= 2**16``,
+split as ``v = 2**8 h + l`` (``h, l <= 2**8``): the block matrix's weighted Gram matrices by
+``h`` and by ``l`` (:data:`WEIGHTED_BLOCK` rows, each product at most ``2**(2 digits + 8)``)
+are exact in float64 the same way, and ``2**8 H + L`` is added in Python integers.
 """
 
 from __future__ import annotations
@@ -36,6 +41,10 @@ BLOCK = 1 << 16
 CHUNK = 1 << 15
 #: Blocks whose exact sums an int64 total holds (each below ``2**53``): ``2**9 * 2**53``.
 _INT64_BLOCKS = 1 << 9
+#: A weight's integer is split into two parts of at most ``2**WEIGHT_SPLIT``.
+WEIGHT_SPLIT = 8
+#: Rows per exact float64 block of weighted sums: ``2**13 * 2**(2 digits + 8) <= 2**53``.
+WEIGHTED_BLOCK = 1 << 13
 
 
 def product_sums(
@@ -44,23 +53,50 @@ def product_sums(
     bins: I64 | None,
     groups: int,
     column: Callable[[Hashable], pd.Series],
+    weights: pd.Series | None = None,
 ) -> Aggregate:
-    """The ``(groups, measure.size)`` exact sums; ``bins`` 0 (dropped rows) is left out."""
+    """The ``(groups, measure.size)`` exact sums; ``bins`` 0 (dropped rows) is left out.
+
+    ``weights`` is the weight column of a weighted measure (read from the frame itself, not
+    from the design ``column`` reads).
+    """
     if 2 * measure.digits + math.log2(BLOCK) > 53:
         raise ValueError("digits too fine for exact float64 blocks")  # public: a caller bug
     values = [numeric_values(column(name)) for name in measure.columns]
+    units = None
+    if measure.weights is not None:
+        if weights is None or not measure.complete or measure.squares:
+            raise ValueError("weighted sums of products need complete rows and the weights")
+        if measure.weight_units > 1 << (2 * WEIGHT_SPLIT):
+            raise ValueError("weights too fine for exact float64 blocks")  # a caller bug
+        units = (weight_units(weights, measure), ~np.isnan(numeric_values(weights)))
     if bins is None:
         size = len(values[0]) if values else 0
-        return _sums(values, _Work.of(measure, size), None).reshape(1, -1)
+        return _sums(values, _Work.of(measure, size), None, units).reshape(1, -1)
     order = np.argsort(bins, kind="stable")
     ends = np.cumsum(np.bincount(bins, minlength=groups + 1))
     work = _Work.of(measure, int(np.diff(ends).max(initial=0)))
-    out = [_sums(values, work, order[ends[g - 1] : ends[g]]) for g in range(1, groups + 1)]
+    out = [_sums(values, work, order[ends[g - 1] : ends[g]], units) for g in range(1, groups + 1)]
     if any(row.dtype == object for row in out):
         return np.asarray(np.stack([row.astype(object) for row in out]), dtype=object)
     if not out:
         return np.zeros((0, measure.size), dtype=np.int64)
     return np.asarray(np.stack(out), dtype=np.int64)
+
+
+def weight_units(weights: pd.Series, measure: ProductSums) -> F64:
+    """Each row's weight on its lattice: ``clip(rint(clip(w) * 2**-shift), 0, units)``.
+
+    A missing weight gives 0 (the row counts nowhere); ±inf land on the weight bounds.
+    Integers held in float64, as the block matrix.
+    """
+    with np.errstate(all="ignore"):  # nothing data-dependent may surface as a warning
+        units = np.clip(numeric_values(weights), *measure.weight_bounds)
+        units *= math.ldexp(1.0, -measure.weight_shift)
+        np.rint(units, out=units)
+        units[np.isnan(units)] = 0.0
+        np.clip(units, 0.0, float(measure.weight_units), out=units)
+        return units
 
 
 @dataclass
@@ -89,9 +125,9 @@ class _Work:
 
     @classmethod
     def of(cls, measure: ProductSums, rows: int) -> _Work:
-        """Buffers for passes of up to ``min(rows, CHUNK)`` rows."""
+        """Buffers for passes of up to ``min(rows, CHUNK)`` rows (weighted: ``WEIGHTED_BLOCK``)."""
         d, q = len(measure.columns), len(measure.present)
-        height = max(1, min(rows, CHUNK))
+        height = max(1, min(rows, CHUNK if measure.weights is None else WEIGHTED_BLOCK))
         design = np.empty((height, d + 1 + q), dtype=np.float64, order="F")
         design[:, d] = 1.0  # the constant (rewritten by every pass with ``complete``)
         squared = np.empty((height, d), order="F") if measure.squares else None
@@ -108,8 +144,19 @@ class _Work:
         )  # fmt: skip
 
 
-def _sums(values: list[F64], work: _Work, rows: I64 | None) -> Aggregate:
-    """The sums over ``rows`` (all rows when None), block by block."""
+def _sums(
+    values: list[F64],
+    work: _Work,
+    rows: I64 | None,
+    weighing: tuple[F64, npt.NDArray[np.bool_]] | None,
+) -> Aggregate:
+    """The sums over ``rows`` (all rows when None), block by block.
+
+    ``weighing``: each row's weight on its lattice and whether it holds one (None:
+    unweighted).
+    """
+    if weighing is not None:
+        return _weighted_sums(values, work, rows, weighing)
     measure = work.measure
     size = (len(values[0]) if values else 0) if rows is None else len(rows)
     d = len(measure.columns)
@@ -141,6 +188,48 @@ def _sums(values: list[F64], work: _Work, rows: I64 | None) -> Aggregate:
     if total.dtype == object:
         return np.asarray(total + running.astype(object), dtype=object)
     return running
+
+
+def _weighted_sums(
+    values: list[F64], work: _Work, rows: I64 | None, weighing: tuple[F64, npt.NDArray[np.bool_]]
+) -> Aggregate:
+    """The weighted sums over ``rows`` (all rows when None), as Python integers.
+
+    Each pass of :data:`WEIGHTED_BLOCK` rows is an exact block: ``Bᵀ diag(h) B`` and ``Bᵀ
+    diag(l) B`` for the weights' parts ``v = 2**8 h + l``, each sum below ``2**53``, added
+    in int64 for :data:`_INT64_BLOCKS` passes and folded into Python integers. With
+    ``rows``, the complete rows holding a weight are counted too (the last sum).
+    """
+    measure = work.measure
+    units, present = weighing
+    size = (len(values[0]) if values else 0) if rows is None else len(rows)
+    d = len(measure.columns)
+    split = 1 << WEIGHT_SPLIT
+    total = np.zeros(len(measure.pairs), dtype=object)
+    high_total = np.zeros(len(measure.pairs), dtype=np.int64)
+    low_total = np.zeros(len(measure.pairs), dtype=np.int64)
+    counted = passes = 0
+    for start in range(0, size, WEIGHTED_BLOCK):
+        taken = slice(start, min(start + WEIGHTED_BLOCK, size))
+        block, slot = _fill(values, work, taken, rows)
+        weight = units[taken] if rows is None else units[rows[taken]]
+        high = np.floor(weight / split)
+        low = weight - high * split
+        first, second = slot[work.first], slot[work.second]
+        for part, running in ((high, high_total), (low, low_total)):
+            gram = block.T @ (block * part[:, None])
+            running += np.asarray((gram[first, second] * work.scale).astype(np.int64))
+        if measure.rows:  # complete rows (a constant 1) holding a weight
+            held = present[taken] if rows is None else present[rows[taken]]
+            counted += int(np.count_nonzero(block[:, d].astype(np.bool_) & held))
+        passes += 1
+        if passes == _INT64_BLOCKS or taken.stop == size:
+            total = total + high_total.astype(object) * split + low_total.astype(object)
+            high_total[:], low_total[:], passes = 0, 0, 0
+    if measure.rows:
+        unit = measure.weight_units << (2 * measure.digits)
+        total = np.concatenate([total, np.array([counted * unit], dtype=object)])
+    return np.asarray(total, dtype=object)
 
 
 def _fill(values: list[F64], work: _Work, taken: slice, rows: I64 | None) -> tuple[F64, IP]:

@@ -158,6 +158,13 @@ class ProductSums:
     ``Σ a_i a_k`` for ``(i, k)`` in ``pairs``, then ``Σ u_j² · present_p`` for ``(j, p)`` in
     ``squares`` (``p`` an index into ``present``). Every term is an integer of magnitude at
     most ``2**(2 * digits)``, whatever the values (NaN, ±inf, 1e308).
+
+    With ``weights`` (survey weights; only with ``complete`` and no ``squares``), each row's
+    products are multiplied by the integer ``v = clip(rint(clip(w, *weight_bounds) *
+    2**-weight_shift), 0, weight_units)`` (0 for a missing weight: the row counts nowhere),
+    so every term is at most ``weight_units * 2**(2 * digits)``; with ``rows``, one more
+    sum follows: the rows that are complete and hold a weight, each counted as
+    ``weight_units * 2**(2 * digits)`` (the weighted sums' largest term).
     """
 
     columns: tuple[Hashable, ...]
@@ -167,6 +174,11 @@ class ProductSums:
     complete: bool = False
     pairs: tuple[tuple[int, int], ...] = ()
     squares: tuple[tuple[int, int], ...] = ()
+    weights: Hashable | None = None
+    weight_bounds: tuple[float, float] = (0.0, 1.0)
+    weight_shift: int = 0
+    weight_units: int = 1
+    rows: bool = False
     #: A public, row-wise function the engine applies to the frame first (a model's design
     #: matrix from a formula): ``columns`` then name its output's columns, ``reads`` the
     #: frame's columns it needs. It must never raise.
@@ -176,7 +188,7 @@ class ProductSums:
     @property
     def size(self) -> int:
         """The number of sums per group."""
-        return len(self.pairs) + len(self.squares)
+        return len(self.pairs) + len(self.squares) + int(self.rows)
 
 
 Measure = (

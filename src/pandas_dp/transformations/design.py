@@ -62,6 +62,7 @@ class FormulaDesign:
 
     formula: str
     spec: Any  # formulaic ModelSpecs (lhs, rhs)
+    #: The design's columns but the intercept, in statsmodels' order (:func:`statsmodels_order`).
     columns: tuple[str, ...]
     response: str
     numeric: Mapping[Hashable, tuple[float, float]]
@@ -186,6 +187,7 @@ def design_of(
     if matrices.lhs.shape[1] != 1:
         raise DPValueError(f"formula {formula!r} must have one response column")
     columns = tuple(name for name in names if name != "Intercept")
+    columns = tuple(columns[i] for i in statsmodels_order(formula, spec.rhs, columns))
     frames = [matrices.rhs[list(columns)], matrices.lhs.iloc[:, [0]]]
     ranges = pd.concat(frames, axis=1).to_numpy(dtype=np.float64)
     bounds = tuple(_span(ranges[:, j], formula) for j in range(ranges.shape[1]))
@@ -197,6 +199,45 @@ def design_of(
     )
     check_rows_alone(design)
     return design
+
+
+def statsmodels_order(formula: str, spec: Any, columns: tuple[str, ...]) -> list[int]:
+    """The positions of ``columns`` (formulaic's, the intercept left out) in statsmodels' order.
+
+    patsy, statsmodels' formula parser, puts the terms into buckets by the set of numeric
+    factors they hold: the bucket without numeric factors (the intercept, then categorical
+    terms) first, the others in the order in which the formula first names them; within a
+    bucket, terms by degree (their number of factors), in the formula's order. So
+    ``y ~ x + C(g) + x:z + z`` gives ``Intercept, C(g)[T.b], x, x:z, z``; formulaic sorts
+    by degree alone (``x, C(g)[T.b], z, x:z``). A factor is categorical where its columns'
+    names carry a level (``C(g)[T.b]``, ``g[T.b]``). Each term's columns keep formulaic's
+    order (levels in the keys' order, as patsy's).
+    """
+    from formulaic import Formula
+
+    written = [str(term) for term in Formula(formula, _ordering="none").rhs]
+    where = {name: i for i, name in enumerate(columns)}
+    buckets: dict[frozenset[str], list[tuple[int, int, list[int]]]] = {}
+    for term in spec.structure:
+        positions = [where[name] for name in term.columns if name in where]
+        if not positions:  # the intercept
+            continue
+        factors = [str(factor) for factor in term.term.factors]
+        parts = columns[positions[0]].split(":")
+        numeric = frozenset(
+            factor
+            for i, factor in enumerate(factors)
+            if len(parts) != len(factors) or parts[i] == factor
+        )
+        at = written.index(str(term.term)) if str(term.term) in written else len(written)
+        buckets.setdefault(numeric, []).append((at, len(factors), positions))
+    ordered = sorted(buckets.items(), key=lambda item: (bool(item[0]), min(t[0] for t in item[1])))
+    return [
+        position
+        for _, terms in ordered
+        for _, _, positions in sorted(terms, key=lambda t: (t[1], t[0]))
+        for position in positions
+    ]
 
 
 def check_rows_alone(design: FormulaDesign) -> None:

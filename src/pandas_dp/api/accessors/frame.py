@@ -1077,6 +1077,14 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             with the square root of the number of sums, Laplace's with the number).
         alpha : float, default 0.05
             The level of the intervals :meth:`summary` shows.
+        weights : label, optional
+            A numeric column of non-negative survey weights: the model is then statsmodels'
+            WLS, ``smf.wls(formula, df, weights=df.w).fit()``. Each row's products count
+            with its weight clipped to ``weight_bounds``; a row missing its weight counts
+            nowhere (as a row missing a variable).
+        weight_bounds : (float, float), optional
+            Public ``(lower, upper)`` limits of one row's weight, ``0 <= lower < upper``;
+            required with ``weights`` unless the session's schema bounds the weight column.
 
         Returns
         -------
@@ -1097,6 +1105,14 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         (zero unless the noise makes it ill-conditioned); standard errors add the noise's
         variance (delta method) to the sampling variance, so intervals cover the model's
         coefficients, not only the exact fit. Budget cost: ``epsilon``.
+
+        With ``weights``, each row's products are multiplied by its weight clipped to
+        ``[lower, upper]`` (rounded to ``2**-16`` of the power of two at or above
+        ``upper``), so one row moves each sum by at most ``upper``: the sensitivity and the
+        noise's scale are ``upper`` times the unweighted ones, for ``p + 1`` sums (the
+        rows holding a weight are counted too, for the residual degrees of freedom of
+        WLS: ``scale = Σ w r² / (nobs - k)``). Coefficients and standard errors are then
+        statsmodels' WLS on the clipped rows, up to the noise and the rounding.
 
         Each term of the formula must give a row a value computed from that row alone and
         public constants; a term that reads other rows (``I(x - x.mean())``,
@@ -1177,6 +1193,10 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             As :meth:`ols`.
         alpha : float, default 0.05
             The level of the intervals :meth:`~LogitResults.summary` shows.
+        weights, weight_bounds : optional
+            Survey weights, as :meth:`ols`'s: each row counts its clipped weight times, as
+            statsmodels' ``smf.glm(formula, df, family=sm.families.Binomial(),
+            freq_weights=df.w).fit()`` (``nobs`` is then the noisy sum of the weights).
 
         Returns
         -------
@@ -1209,7 +1229,11 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         by at most 1 when a row is added or removed (L1 sensitivity ``p``, L2 ``√p``; times
         the rows a privacy unit may add) and get discrete Laplace (scale ``p/ε``) or
         discrete Gaussian noise. Budget cost: ``epsilon``. Everything after is
-        post-processing.
+        post-processing. With ``weights``, the sums are weighted as :meth:`ols`'s (the
+        sensitivity times the upper weight bound, no count of rows): the weighted
+        sufficient statistics of a log-likelihood in which a row counts ``w`` times, which
+        is statsmodels' ``freq_weights`` (``var_weights`` gives the same coefficients and
+        standard errors for a Binomial family, but counts rows, not weights, in ``nobs``).
 
         Why this mechanism: the logistic log-likelihood reads the data through ``Σ y x``
         and through the law of the design, whose mean and covariance those sums give.

@@ -24,7 +24,8 @@ from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_keys
 from pandas_dp.api.queries.ungrouped import with_auto_bounds
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
-from pandas_dp.api.release.arguments import Bounds, Mechanism, Real
+from pandas_dp.api.release.arguments import Bound, Bounds, Mechanism, Real
+from pandas_dp.api.release.options import parse_weights
 from pandas_dp.api.release.types import Finish, Finisher
 from pandas_dp.api.validation import bounds_mapping, check_column, is_summable
 from pandas_dp.errors import DPTypeError, DPValueError, holds_data, shown
@@ -35,7 +36,9 @@ from pandas_dp.planning.measurement.products import (
     ProductLayout,
     ProductsPart,
     products_part,
+    weight_lattice,
 )
+from pandas_dp.planning.measurement.weighted import Weights
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.planning.planner import noise_choice
 from pandas_dp.planning.request import Caps, PlannedOutput, Presentation, Request
@@ -77,32 +80,39 @@ def plan_ols(
     mechanism: Mechanism = "laplace",
     alpha: float = 0.05,
     per_group: PerGroup | None = None,
+    weights: Hashable | None = None,
+    weight_bounds: Bound | None = None,
 ) -> PlannedRelease[Any]:
     """The planned release of a linear model (see ``DataFrame.dp.ols``).
 
     An ``OLSResults``; with ``per_group``, a ``ModelsByGroup`` of them (``DPGroupBy.ols``).
+    With ``weights``, statsmodels' WLS: the sums are weighted, and the rows holding a
+    weight are counted too (one more sum), for the residual degrees of freedom.
     """
     text = _formula(formula, y, x, "ols")
     level = _alpha(alpha)
+    weighing = parse_weights(target, weights, weight_bounds)  # before any bounds are released
     if isinstance(bounds, str) and bounds == "auto":
         return _auto(
             target, text, keys, epsilon, rho,
             lambda given: plan_ols(
                 target, text, bounds=given.bounds, keys=keys, epsilon=given.epsilon,
                 delta=delta, rho=rho, mechanism=mechanism, alpha=alpha, per_group=per_group,
+                weights=weights, weight_bounds=weight_bounds,
             ),
         )  # fmt: skip
     options = ReleaseOptions(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
     request, part, design, categorical = _measure(
-        target, text, keys, options, "ols", per_group=per_group
+        target, text, keys, options, "ols", per_group=per_group, weights=weighing
     )
     stat = LinearModel("ols", None, layout=part.layout)
     notes = _notes(request, part, design, categorical, per_group=per_group)
+    shown = "" if weighing is None else weighing.describe().split(";")[0]
 
-    def fitted(gram: np.ndarray, noise_sd: float, laplace: bool) -> OLSResults:
-        return fit(gram, noise_sd, design, level, laplace=laplace)
+    def fitted(gram: np.ndarray, rows: float | None, noise_sd: float, laplace: bool) -> OLSResults:
+        return fit(gram, noise_sd, design, level, laplace=laplace, rows=rows, weights=shown)
 
     return _planned(target, request, part, stat, notes, fitted)
 
@@ -121,22 +131,27 @@ def plan_logit(
     mechanism: Mechanism = "laplace",
     alpha: float = 0.05,
     per_group: PerGroup | None = None,
+    weights: Hashable | None = None,
+    weight_bounds: Bound | None = None,
 ) -> PlannedRelease[Any]:
     """The planned release of a logistic model (see ``DataFrame.dp.logit``).
 
     The measurement is :func:`plan_ols`'s, the response's public range ``[0, 1]``; the fit
     is :func:`~pandas_dp.planning.statistics.logistic.fit_logit`. A ``LogitResults``; with
-    ``per_group``, a ``ModelsByGroup`` of them (``DPGroupBy.logit``).
+    ``per_group``, a ``ModelsByGroup`` of them (``DPGroupBy.logit``). With ``weights``, the
+    sums are weighted (statsmodels' GLM Binomial with ``freq_weights``).
     """
     text = _formula(formula, y, x, "logit")
     level = _alpha(alpha)
     response = _response_column(target, text)
+    weighing = parse_weights(target, weights, weight_bounds)  # before any bounds are released
     if isinstance(bounds, str) and bounds == "auto":  # the response's range is [0, 1]
         return _auto(
             target, text, keys, epsilon, rho,
             lambda given: plan_logit(
                 target, text, bounds=given.bounds, keys=keys, epsilon=given.epsilon,
                 delta=delta, rho=rho, mechanism=mechanism, alpha=alpha, per_group=per_group,
+                weights=weights, weight_bounds=weight_bounds,
             ),
             fixed=response,
         )  # fmt: skip
@@ -157,13 +172,23 @@ def plan_logit(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
     request, part, design, categorical = _measure(
-        target, text, keys, options, "logit", response=_binary_response, per_group=per_group
+        target,
+        text,
+        keys,
+        options,
+        "logit",
+        response=_binary_response,
+        per_group=per_group,
+        weights=weighing,
     )
     stat = LogisticModel("logit", None, layout=part.layout)
     notes = _notes(request, part, design, categorical, logit=True, per_group=per_group)
+    shown = "" if weighing is None else weighing.describe().split(";")[0]
 
-    def fitted(gram: np.ndarray, noise_sd: float, laplace: bool) -> LogitResults:
-        return fit_logit(gram, noise_sd, design, level, laplace=laplace)
+    def fitted(
+        gram: np.ndarray, rows: float | None, noise_sd: float, laplace: bool
+    ) -> LogitResults:
+        return fit_logit(gram, noise_sd, design, level, laplace=laplace, weights=shown)
 
     return _planned(target, request, part, stat, notes, fitted)
 
@@ -230,12 +255,20 @@ def _measure(
     *,
     response: Callable[[FormulaDesign], FormulaDesign] | None = None,
     per_group: PerGroup | None = None,
+    weights: Weights | None = None,
 ) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
     """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
 
     ``response`` checks (and may narrow) the design's response, on its public bounds. With
-    ``per_group``, one matrix per group (the group-by's caps).
+    ``per_group``, one matrix per group (the group-by's caps). ``weights`` weighs every sum
+    (and, for ``ols``, counts the rows holding a weight).
     """
+    if per_group is not None and weights is not None:
+        raise DPValueError(
+            f"groupby(...).{query}() with weights= is not available yet: fit each group's "
+            f"weighted model apart (priv[priv.g == key].dp.{query}(..., weights=...)), or "
+            "leave the weights out"
+        )
     categorical, numeric = _variable_kinds(target, text, keys)
     placeholders = [PairCovariance((c, c), c) for c in numeric]
     if per_group is None:
@@ -251,8 +284,9 @@ def _measure(
         design = response(design)
     size = len(design.labels)
     layout = ProductLayout.of(
-        design.labels, design.bounds, (True,) * size, complete=True, squares=False
-    )
+        design.labels, design.bounds, (True,) * size, complete=True, squares=False,
+        weights=weights, rows=query == "ols",
+    )  # fmt: skip
     shares = (Fraction(1),)
     part = products_part(
         layout, request.pricing.budget_of(shares[0]), request.caps.contribution,
@@ -262,7 +296,13 @@ def _measure(
     measure = dataclasses.replace(part.measure, design=design, reads=design.reads)
     part = dataclasses.replace(part, measure=measure)
     pricing = dataclasses.replace(request.pricing, shares=shares)
-    return dataclasses.replace(request, pricing=pricing), part, design, categorical
+    columns = dataclasses.replace(request.columns, weights=weights)
+    return (
+        dataclasses.replace(request, pricing=pricing, columns=columns),
+        part,
+        design,
+        categorical,
+    )
 
 
 def _check_grouping(grouping: Grouping, variables: list[Hashable], query: str) -> None:
@@ -305,14 +345,16 @@ def _planned(
     part: ProductsPart,
     stat: LinearModel,
     notes: tuple[str, ...],
-    fitted: Callable[[np.ndarray, float, bool], Model],
+    fitted: Callable[[np.ndarray, float | None, float, bool], Model],
 ) -> PlannedRelease[Model]:
     request = dataclasses.replace(request, stats=(stat,), notes=notes)
     assert part.layout is not None
     return plan(target, request, _finisher(part, fitted), calibrated={part.layout.key: part})
 
 
-def _finisher(part: ProductsPart, fitted: Callable[[np.ndarray, float, bool], Model]) -> Finisher:
+def _finisher(
+    part: ProductsPart, fitted: Callable[[np.ndarray, float | None, float, bool], Model]
+) -> Finisher:
     """Fit the model from the noisy Gram matrix; grouped (``keys``): one per group."""
     noise_sd = math.ldexp(math.sqrt(part.mechanism.variance()), part.exponent)
     laplace = not part.measurement.is_gaussian
@@ -326,10 +368,12 @@ def _finisher(part: ProductsPart, fitted: Callable[[np.ndarray, float, bool], Mo
             keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
         ) -> Any:
             inputs = out.inputs(noisy)
-            if keys is not None:
-                return fit_by_group(keys, stat, inputs, lambda g: fitted(g, noise_sd, laplace))
+            if keys is not None:  # (grouped models are unweighted: rows is None)
+                return fit_by_group(
+                    keys, stat, inputs, lambda g: fitted(g, None, noise_sd, laplace)
+                )
             gram = stat.value(inputs, None)
-            return fitted(np.asarray(gram), noise_sd, laplace)
+            return fitted(np.asarray(gram), stat.weighted_rows(inputs), noise_sd, laplace)
 
         return finish
 
@@ -393,14 +437,19 @@ def _notes(
         else "coefficients, ridge (AdaSSP's rule on the noisy Gram matrix) and standard "
         "errors are post-processing"
     )
+    weights = layout.weights
+    model = ("Logit" if logit else "OLS") if weights is None else ("Logit" if logit else "WLS")
+    moved = "1" if weights is None else f"{layout.weight_unit:g} (the upper weight bound)"
     notes = [
-        f"{'Logit' if logit else 'OLS'} {design.formula} over the complete rows from "
-        f"{len(layout.monomials)} noisy sums "
+        f"{model} {design.formula} over the complete rows from {len(layout.monomials)} noisy "
+        f"{'weighted ' if weights is not None else ''}sums "
         f"of products of its {len(design.columns)} design columns and the response, each "
         f"scaled to [-1, 1] over its public range and rounded to 2^-{DIGITS}; one row moves "
-        "each sum by at most 1",
+        f"each sum by at most {moved}",
         fitted,
     ]
+    if weights is not None:
+        notes.insert(1, _weights_text(weights, logit=logit))
     if logit:
         notes.insert(1, "the response clipped into [0, 1] (scaled: 2y - 1)")
     if categorical:
@@ -415,3 +464,14 @@ def _notes(
     if request.caps.noteworthy:
         notes.append(request.caps.describe())
     return tuple(notes)
+
+
+def _weights_text(weights: Weights, *, logit: bool = False) -> str:
+    """What the weights do, for the ledger note (the planner adds their bounds' line)."""
+    shift, _ = weight_lattice(weights)
+    twin = "GLM Binomial freq_weights" if logit else "WLS"
+    return (
+        f"each row's products times its weight ({weights.column}) clipped to "
+        f"[{weights.lower:g}, {weights.upper:g}] on a lattice of step 2^{shift} (statsmodels' "
+        f"{twin})"
+    )

@@ -118,6 +118,9 @@ class OLSArgs(TypedDict, total=False):
     rho: Real | None
     mechanism: Mechanism
     alpha: float
+    #: Survey weights: a column of non-negative row weights and their public bounds.
+    weights: Hashable | None
+    weight_bounds: Bound | None
 
 
 class GridArgs(TypedDict, total=False):

@@ -100,6 +100,7 @@ def _columns(
             needed.append(measure.column)
         elif isinstance(measure, ProductSums):
             needed.extend(measure.columns if measure.design is None else measure.reads)
+            needed.extend([] if measure.weights is None else [measure.weights])
         elif isinstance(measure, JointCounts | ManyTables):
             tables = measure.tables if isinstance(measure, ManyTables) else (measure,)
             needed.extend(axis.column for t in tables for axis in (*t.axes, *t.within))

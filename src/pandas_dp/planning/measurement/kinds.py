@@ -348,9 +348,12 @@ class Products(_Joint):
 
     @property
     def label(self) -> str:
-        """``products(x, y, z)``."""
-        return f"{self.word}({names(self.column)})"
+        """``products(x, y, z)``; ``products(x, y, z, weights=w)`` with survey weights."""
+        weights = "" if self.weights is None else f", weights={self.weights}"
+        return f"{self.word}({names(self.column)}{weights})"
 
     def describe(self) -> str:
-        """``the sums of products of x, y, z``."""
+        """``the sums of products of x, y, z`` (``the weighted sums ... (weights w)``)."""
+        if self.weights is not None:
+            return f"the weighted sums of products of {names(self.column)} (weights {self.weights})"
         return f"the sums of products of {names(self.column)}"

@@ -9,11 +9,19 @@ indicators, each in ``[-1, 1]`` per row (:class:`Monomial`). One row therefore m
 the ``p`` sums by at most 1 (``2**(2 DIGITS)`` lattice units): ``p`` in L1 norm and ``√p``
 in L2 norm, times the rows a privacy unit may add. All ``p`` sums get independent discrete
 Laplace (or Gaussian) noise of one scale.
+
+Survey weights (models only: complete rows) multiply each row's products by its weight
+clipped to public bounds ``0 <= L < U``, on a lattice of ``2**WEIGHT_DIGITS`` steps up to
+the power of two at or above ``U`` (:func:`weight_lattice`): one row then moves each sum
+by at most ``U`` (in the weights' units), so the sensitivity is ``p U`` (L1) or ``√p U``
+(L2) and the noise grows with ``U``, never with the data.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import math
 from collections.abc import Hashable
 from dataclasses import dataclass
 from fractions import Fraction
@@ -28,6 +36,7 @@ from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.kinds import Products
 from pandas_dp.planning.measurement.parts import NoiseChoice, Part
+from pandas_dp.planning.measurement.weighted import Weights
 from pandas_dp.units import Contribution
 
 if TYPE_CHECKING:
@@ -37,6 +46,23 @@ if TYPE_CHECKING:
 DIGITS = 16
 #: One product's largest magnitude in lattice units: the sums' unit.
 UNIT = 1 << (2 * DIGITS)
+#: A row's weight is rounded to ``2**-WEIGHT_DIGITS`` of the power of two at or above its
+#: upper bound (the engine's exact blocks hold ``2**(2 DIGITS + WEIGHT_DIGITS)`` per row).
+WEIGHT_DIGITS = 16
+
+
+def weight_lattice(weights: Weights) -> tuple[int, int]:
+    """``(shift, units)``: a weight ``w`` is ``rint(clip(w) * 2**-shift)``, at most ``units``.
+
+    ``2**shift`` is ``2**-WEIGHT_DIGITS`` of the smallest power of two at or above the upper
+    bound ``U``, and ``units`` is ``U`` on that lattice (``<= 2**WEIGHT_DIGITS``), so a row's
+    weight moves a sum by at most ``units * 2**shift ≈ U`` (exactly ``U`` when it is dyadic).
+    """
+    mantissa, exponent = math.frexp(weights.upper)  # U = mantissa * 2**exponent
+    if mantissa == 0.5:  # a power of two
+        exponent -= 1
+    shift = exponent - WEIGHT_DIGITS
+    return shift, round(math.ldexp(weights.upper, -shift))
 
 
 @dataclass(frozen=True, order=True)
@@ -80,6 +106,9 @@ class ProductLayout:
     ``complete``, rows missing any column are left out (listwise), so no indicator is
     needed; otherwise each pair is computed over the rows that hold both (pandas' rule).
     ``squares``: a pair's sums of squares over its own rows (correlations) are measured.
+    With ``weights`` (``complete`` only), each row's products are weighted by its clipped
+    weight (:func:`weight_lattice`); ``rows`` adds one last sum, the complete rows holding
+    a weight (each counted as ``U``, the weighted sums' largest term).
     """
 
     columns: tuple[Hashable, ...]
@@ -88,6 +117,8 @@ class ProductLayout:
     complete: bool
     squares: bool
     monomials: tuple[Monomial, ...] = ()
+    weights: Weights | None = None
+    rows: bool = False
 
     @classmethod
     def of(
@@ -98,8 +129,12 @@ class ProductLayout:
         *,
         complete: bool,
         squares: bool,
+        weights: Weights | None = None,
+        rows: bool = False,
     ) -> ProductLayout:
         """The layout measuring every pair's sums, each monomial once."""
+        if weights is not None and not (complete and not squares):
+            raise ValueError("weighted sums of products are for complete rows")  # a caller bug
         layout = cls(columns, bounds, nullable, complete, squares)
         needed = [
             monomial
@@ -107,7 +142,38 @@ class ProductLayout:
             for k in range(j, len(columns))
             for monomial in layout._pair_monomials(j, k)
         ]
-        return cls(columns, bounds, nullable, complete, squares, tuple(dict.fromkeys(needed)))
+        return cls(
+            columns, bounds, nullable, complete, squares, tuple(dict.fromkeys(needed)),
+            weights, rows and weights is not None,
+        )  # fmt: skip
+
+    @property
+    def size(self) -> int:
+        """The number of sums measured (the monomials, and the count of ``rows``)."""
+        return len(self.monomials) + int(self.rows)
+
+    @property
+    def rows_position(self) -> int:
+        """Where the count of weighted ``rows`` sits (after the monomials)."""
+        return len(self.monomials)
+
+    @property
+    def weight_shift(self) -> int:
+        """The weights' lattice exponent (0 unweighted), see :func:`weight_lattice`."""
+        return 0 if self.weights is None else weight_lattice(self.weights)[0]
+
+    @property
+    def weight_unit(self) -> float:
+        """The upper weight bound on its lattice, ``units * 2**shift`` (1 unweighted)."""
+        if self.weights is None:
+            return 1.0
+        shift, units = weight_lattice(self.weights)
+        return math.ldexp(units, shift)
+
+    @property
+    def unit(self) -> int:
+        """One row's largest move of a sum, in lattice units: ``2**(2 DIGITS)`` times ``U``'s."""
+        return UNIT if self.weights is None else UNIT * weight_lattice(self.weights)[1]
 
     def _reduced(self, values: tuple[int, ...], present: tuple[int, ...]) -> Monomial:
         """The monomial with only the indicators that matter (none when ``complete``)."""
@@ -147,7 +213,8 @@ class ProductLayout:
     @property
     def key(self) -> MeasurementKey:
         """The one measurement of the release."""
-        return Products(self.columns)
+        weights = None if self.weights is None else self.weights.column
+        return Products(self.columns, weights=weights)
 
     def measure(self) -> ProductSums:
         """The engine's exact sums, in the order of :attr:`monomials`."""
@@ -166,19 +233,24 @@ class ProductLayout:
             axes += [0] * (2 - len(axes))  # the constant fills what the monomial lacks
             pairs.append((min(axes), max(axes)))
         # The engine gives the pairs, then the squares: keep the monomials in that order.
-        return ProductSums(
+        measure = ProductSums(
             self.columns, self.bounds, DIGITS, present, self.complete, tuple(pairs),
-            tuple(squares),
+            tuple(squares), rows=self.rows,
+        )  # fmt: skip
+        if self.weights is None:
+            return measure
+        shift, units = weight_lattice(self.weights)
+        return dataclasses.replace(
+            measure, weights=self.weights.column,
+            weight_bounds=(self.weights.lower, self.weights.upper), weight_shift=shift,
+            weight_units=units,
         )  # fmt: skip
 
     def ordered(self) -> ProductLayout:
         """The same layout, its monomials in the engine's order (pairs, then squares)."""
         plain = [m for m in self.monomials if not (len(m.values) == 2 and m.present)]
         crossed = [m for m in self.monomials if len(m.values) == 2 and m.present]
-        return ProductLayout(
-            self.columns, self.bounds, self.nullable, self.complete, self.squares,
-            (*plain, *crossed),
-        )  # fmt: skip
+        return dataclasses.replace(self, monomials=(*plain, *crossed))
 
 
 @dataclass(frozen=True)
@@ -191,12 +263,14 @@ class ProductsPart(Part):
     def exponent(self) -> int:
         """A noise unit is ``2**exponent`` products of scaled values (``z_j z_k``).
 
+        (times the weights' lattice step with survey weights: the weights' units).
         So :meth:`to_real` gives the sums in those units and :meth:`halfwidth` one sum's
         error bound (the noise's exact quantile, and half a noise unit of rounding when
         the sums are rounded to a coarser lattice; each value's own rounding, at most
         ``2**-17`` of its half-width, is left out).
         """
-        return self.shift - 2 * DIGITS
+        weight_shift = 0 if self.layout is None else self.layout.weight_shift
+        return self.shift - 2 * DIGITS + weight_shift
 
     def release(self, exact: Aggregate, source: NoiseSource) -> Aggregate:
         """One independent noise variate per sum (and group)."""
@@ -210,30 +284,39 @@ def products_part(
 ) -> ProductsPart:
     """Calibrate the noise of every sum of ``layout`` for ``epsilon`` (and δ or ρ).
 
-    ``p`` sums each moved by at most ``UNIT`` by one row: L1 sensitivity ``p · UNIT · l1``
-    (discrete Laplace), or ``UNIT · linf`` in each of ``p · l0`` coordinates (discrete
-    Gaussian, as the other measurements' L0 × L∞ bound).
+    ``p`` sums each moved by at most ``UNIT`` by one row (``UNIT`` times the weights' upper
+    bound on their lattice, with survey weights): L1 sensitivity ``p · UNIT · l1`` (discrete
+    Laplace), or ``UNIT · linf`` in each of ``p · l0`` coordinates (discrete Gaussian, as the
+    other measurements' L0 × L∞ bound). Weighted sums get Laplace noise on a lattice
+    ``2**WEIGHT_DIGITS`` times coarser (each sum rounded first; a rounded sum moves by one
+    step more), so that its scale stays within the exact sampler's range.
     """
     layout = layout.ordered()
     measure = layout.measure()
     key = layout.key
-    label, size = key.label, len(layout.monomials)
+    label, size, unit = key.label, layout.size, layout.unit
     if not noise.gaussian:
-        sensitivity = size * UNIT * contribution.l1
+        # Weighted sums are rounded to 2**WEIGHT_DIGITS of their units first (noise on the
+        # unweighted sums' scale, within the sampler's range): one row then moves a rounded
+        # sum by at most ``row // 2**WEIGHT_DIGITS + 1``, the rounding's one step included.
+        shift = 0 if layout.weights is None else WEIGHT_DIGITS
+        row = unit * contribution.l1
+        sensitivity = size * (row if shift == 0 else (row >> shift) + 1)
         laplace = DiscreteLaplace.calibrated(sensitivity, epsilon)
         record = LaplaceMeasurement(
-            label, laplace.name, epsilon, sensitivity, laplace.effective_scale, -2 * DIGITS,
-            coordinates=size,
+            label, laplace.name, epsilon, sensitivity, laplace.effective_scale,
+            shift + layout.weight_shift - 2 * DIGITS, coordinates=size,
         )  # fmt: skip
-        return ProductsPart(label, measure, laplace, record, layout=layout)
+        return ProductsPart(label, measure, laplace, record, shift=shift, layout=layout)
     coordinates = size * contribution.l0
     if noise.zcdp:
-        plan = plan_gaussian_rho(UNIT * contribution.linf, coordinates, epsilon**2 / 2)
+        plan = plan_gaussian_rho(unit * contribution.linf, coordinates, epsilon**2 / 2)
     else:
-        plan = plan_gaussian(UNIT * contribution.linf, coordinates, epsilon, noise.delta)
+        plan = plan_gaussian(unit * contribution.linf, coordinates, epsilon, noise.delta)
     gauss = plan.mechanism
     record_g = GaussianMeasurement(
-        label, gauss.name, epsilon, plan.sensitivity, gauss.scale, plan.shift - 2 * DIGITS,
+        label, gauss.name, epsilon, plan.sensitivity, gauss.scale,
+        plan.shift - 2 * DIGITS + layout.weight_shift,
         delta=noise.delta, coordinates=plan.coordinates, sigma2=gauss.sigma2,
     )  # fmt: skip
     return ProductsPart(label, measure, gauss, record_g, shift=plan.shift, layout=layout)

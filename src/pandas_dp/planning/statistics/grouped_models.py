@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.planning.statistics.base import DOMINATED_ALPHA, Inputs
-from pandas_dp.planning.statistics.logistic import LogitResults, statsmodels_order
+from pandas_dp.planning.statistics.logistic import LogitResults
 from pandas_dp.planning.statistics.regression import LinearModel, OLSResults
 
 Model = TypeVar("Model", OLSResults, LogitResults)
@@ -136,13 +136,10 @@ class ModelsByGroup(Mapping[Hashable, Model], Generic[Model]):
         return len(self.models)
 
     def _table(self, read: Callable[[Model], pd.Series]) -> pd.DataFrame:
-        """One row per key of ``read(model)``, its columns in statsmodels' order."""
+        """One row per key of ``read(model)``, its columns in statsmodels' order (the models')."""
         values = np.vstack([read(model).to_numpy(np.float64) for model in self.models])
         names = list(read(self.models[0]).index)
-        order = statsmodels_order(names)
-        return pd.DataFrame(
-            values[:, order], index=self.index.copy(), columns=pd.Index([names[i] for i in order])
-        )
+        return pd.DataFrame(values, index=self.index.copy(), columns=pd.Index(names))
 
     @property
     def params(self) -> pd.DataFrame:

@@ -255,19 +255,34 @@ def fit_logit(
     alpha_level: float = 0.05,
     *,
     laplace: bool = False,
+    weights: str = "",
 ) -> LogitResults:
-    """Coefficients, their covariance and fit statistics from the noisy Gram matrix."""
+    """Coefficients, their covariance and fit statistics from the noisy Gram matrix.
+
+    With survey weights the Gram matrix is weighted (``Σ w x̃ x̃ᵀ``, in the weights' units):
+    each row counts ``w`` times, as statsmodels' GLM Binomial with ``freq_weights`` (``nobs``
+    is the noisy sum of the weights).
+    """
     with np.errstate(all="ignore"), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         try:
-            return _fit(gram, noise_sd, design, alpha_level, laplace=laplace)
+            return _fit(gram, noise_sd, design, alpha_level, laplace=laplace, weights=weights)
         except Exception:  # pragma: no cover - numerical failure: an uninformative result
             k = gram.shape[0] - 1
-            return _fit(np.eye(k + 1) * (k + 1), noise_sd, design, alpha_level, laplace=laplace)
+            return _fit(
+                np.eye(k + 1) * (k + 1), noise_sd, design, alpha_level, laplace=laplace,
+                weights=weights,
+            )  # fmt: skip
 
 
 def _fit(
-    gram: np.ndarray, noise_sd: float, design: Design, alpha_level: float, *, laplace: bool
+    gram: np.ndarray,
+    noise_sd: float,
+    design: Design,
+    alpha_level: float,
+    *,
+    laplace: bool,
+    weights: str = "",
 ) -> LogitResults:
     k = gram.shape[0] - 1
     gram = np.where(np.isfinite(gram), gram, 0.0)
@@ -298,10 +313,7 @@ def _fit(
     jacobian[0, 0] = 1.0
     jacobian[0, 1:] = -centres / reach
     jacobian[1:, 1:] = np.diag(1 / reach)
-    names = ["Intercept", *design.columns]
-    order = statsmodels_order(names)
-    jacobian = jacobian[order]
-    names = [names[i] for i in order]
+    names = ["Intercept", *design.columns]  # statsmodels' order (the design's)
     params = jacobian @ theta
     return LogitResults(
         params=pd.Series(params, index=names),
@@ -317,25 +329,8 @@ def _fit(
         llnull=float(llnull),
         design=design,
         alpha=alpha_level,
+        weights=weights,
     )
-
-
-def statsmodels_order(names: list[str]) -> list[int]:
-    """The positions of ``names`` (formulaic's design columns) in statsmodels' order.
-
-    patsy, statsmodels' formula parser, puts the intercept first, then the terms made of
-    categorical factors only, then the others, each group in the formula's order
-    (``y ~ x + C(g)`` gives ``Intercept, C(g)[T.b], x``). A factor is categorical when its
-    name carries a level (``C(g)[T.b]``, ``g[T.b]``).
-    """
-
-    def rank(i: int) -> int:
-        if names[i] == "Intercept":
-            return 0
-        factors = names[i].split(":")
-        return 1 if all(factor.endswith("]") and "[" in factor for factor in factors) else 2
-
-    return sorted(range(len(names)), key=rank)
 
 
 def _ridge(gram: np.ndarray, noise_sd: float) -> float:
@@ -474,8 +469,8 @@ class LogitResults:
     ----------
     params : Series
         The coefficients (log-odds), named as statsmodels' formulas name them
-        (``Intercept``, ``C(g)[T.b]``, ``x``, ``x:z``), in its order: the intercept, the
-        terms of categorical factors only, then the others.
+        (``Intercept``, ``C(g)[T.b]``, ``x``, ``x:z``), in its order (the design's, see
+        :func:`~pandas_dp.transformations.design.statsmodels_order`)
     nobs : float
         The noisy number of complete rows.
     df_model, df_resid : float
@@ -498,6 +493,8 @@ class LogitResults:
     #: (intervals give it its own quantile).
     noise_covariance: pd.DataFrame | None = None
     laplace: bool = False
+    #: The survey weights, in words (empty: unweighted; each row counts its weight times).
+    weights: str = ""
 
     resid = property(_private("resid"))
     fittedvalues = property(_private("fittedvalues"))
@@ -653,6 +650,8 @@ class LogitResults:
             "LL-Null:": f"{self.llnull:.5g}",
             "Std. errors:": "sampling + noise",
         }
+        if self.weights:
+            header["Weights:"] = f"{self.weights} (freq_weights)"
         return ModelSummary("Logit Regression Results (differentially private)", header, table)
 
     def predict(self, exog: pd.DataFrame, *, which: str = "mean") -> pd.Series:

@@ -99,6 +99,18 @@ class LinearModel(Statistic):
         gram[0, 0] = sums[self.layout.pair(0, 0).rows]
         return gram
 
+    def weighted_rows(self, inputs: Inputs) -> float | None:
+        """The noisy count of the complete rows holding a weight (weighted ``ols``), or None.
+
+        Measured as a sum whose every row counts the upper weight bound (the weighted sums'
+        largest term), so it is divided by that bound.
+        """
+        assert self.layout is not None
+        if not self.layout.rows:
+            return None
+        sums = np.asarray(inputs.real(0), dtype=np.float64).reshape(-1)
+        return float(sums[self.layout.rows_position]) / self.layout.weight_unit
+
 
 def fit(
     gram: np.ndarray,
@@ -107,11 +119,20 @@ def fit(
     alpha_level: float = 0.05,
     *,
     laplace: bool = False,
+    rows: float | None = None,
+    weights: str = "",
 ) -> OLSResults:
-    """Coefficients, their covariance and fit statistics from the noisy Gram matrix."""
+    """Coefficients, their covariance and fit statistics from the noisy Gram matrix.
+
+    With survey weights the Gram matrix is weighted (``Σ w x̃ x̃ᵀ``, in the weights' units)
+    and ``rows`` the noisy number of rows: the fit is then statsmodels' WLS, ``σ² = Σ w r²
+    / (rows - k)`` and the total sum of squares centred at the weighted mean.
+    """
     k = gram.shape[0] - 1  # regressors, the intercept included
     a, b, yy = gram[:k, :k], gram[:k, k], gram[k, k]
-    rows = max(a[0, 0], k + 1.0)
+    weighted = rows is not None
+    rows = max(a[0, 0] if rows is None else rows, k + 1.0)
+    weight = max(float(a[0, 0]), 1e-12 * rows) if weighted else rows  # Σ w (or the rows)
     tau = noise_sd * (2.0 * math.sqrt(k) + 2.0)
     ridge = max(0.0, tau - float(np.linalg.eigvalsh(a)[0]))
     penalty = np.eye(k)
@@ -140,7 +161,7 @@ def fit(
     params = jacobian @ w
     params[0] += cy
     names = ["Intercept", *design.columns]
-    tss = max(yy - gram[0, k] ** 2 / rows, 1e-12 * rows)
+    tss = max(yy - gram[0, k] ** 2 / weight, 1e-12 * rows)
     return OLSResults(
         params=pd.Series(params, index=names, name="coef"),
         ridge_bias=pd.Series(np.abs(jacobian @ bias), index=names, name="ridge_bias"),
@@ -157,6 +178,7 @@ def fit(
         ridge=float(ridge),
         design=design,
         alpha=alpha_level,
+        weights=weights,
     )
 
 
@@ -200,8 +222,10 @@ class OLSResults:
     Attributes
     ----------
     params : Series
-        The coefficients, named as statsmodels' formulas name them (``Intercept``, ``x``,
-        ``C(g)[T.b]``, ``x:z``).
+        The coefficients, named as statsmodels' formulas name them (``Intercept``,
+        ``C(g)[T.b]``, ``x``, ``x:z``), in its order (the design's, see
+        :func:`~pandas_dp.transformations.design.statsmodels_order`); ``bse``,
+        ``conf_int()``, ``cov_params()`` and ``summary()`` follow it.
     nobs : float
         The noisy number of complete rows.
     df_resid : float
@@ -239,6 +263,8 @@ class OLSResults:
     noise_se: pd.Series | None = None
     laplace: bool = False
     noise_covariance: pd.DataFrame | None = None
+    #: The survey weights, in words (empty: unweighted); the model is then statsmodels' WLS.
+    weights: str = ""
 
     @property
     def df_model(self) -> float:
@@ -408,9 +434,10 @@ class OLSResults:
                 high: ends[1],
             }
         )
+        model = "WLS" if self.weights else "OLS"
         header = {
             "Dep. Variable:": self.design.formula.split("~")[0].strip(),
-            "Model:": "OLS",
+            "Model:": model,
             "Method:": "DP, sufficient statistics",
             "No. Observations:": f"{self.nobs:.0f} (noisy)",
             "Df Residuals:": f"{self.df_resid:.0f}",
@@ -422,7 +449,9 @@ class OLSResults:
             "Ridge:": f"{self.ridge:.3g}",
             "Std. errors:": "sampling + noise",
         }
-        return ModelSummary("OLS Regression Results (differentially private)", header, table)
+        if self.weights:
+            header["Weights:"] = self.weights
+        return ModelSummary(f"{model} Regression Results (differentially private)", header, table)
 
     def predict(self, exog: pd.DataFrame) -> pd.Series:
         """Predictions for public rows: their design (the model's formula) times ``params``.
