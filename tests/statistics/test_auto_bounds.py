@@ -14,6 +14,7 @@ the bounds and their share, its ``bounds`` column the bounds). Checked here:
 
 from __future__ import annotations
 
+from dataclasses import replace
 from fractions import Fraction
 
 import numpy as np
@@ -186,7 +187,7 @@ def test_a_failure_after_the_check_is_charged_and_data_free() -> None:
         raise RuntimeError(f"private detail {found}")
 
     with pytest.raises(ReleaseFailedError) as caught:
-        run(planned.after(planned.prior, replan))
+        run(replace(planned, replan=replan))
     assert "private detail" not in str(caught.value)
     assert caught.value.__context__ is None
     assert priv.dp.session.spent.epsilon == 1  # charged in full
