@@ -110,8 +110,8 @@ class ModelsByGroup(Mapping[Hashable, Model], Generic[Model]):
         ``keys()`` iterates).
     params, bse, tvalues, pvalues : DataFrame
         One row per key (index: :attr:`index`), one column per coefficient in statsmodels'
-        order (the intercept, categorical terms, then the others; ``OLSResults.params``
-        keeps the formula's order); NaN rows for groups that look empty.
+        order (each model's: the intercept, categorical terms, then the others); NaN rows
+        for groups that look empty.
     nobs : Series
         Each group's noisy number of complete rows (NaN where the group looks empty).
     """
