@@ -41,6 +41,34 @@ def test_below_cap_is_the_lexsort_rank_below_the_cap(seed, span, ties, cap) -> N
     np.testing.assert_array_equal(below_cap(groups, priority, cap), expected)
 
 
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("rows_per_group", [3, 11, 40, 700], ids=lambda m: f"{m} per group")
+@pytest.mark.parametrize("ties", [False, True, "top bits"], ids=["distinct", "tied", "top bits"])
+@pytest.mark.parametrize("cap", [1, 2, 5, 30])
+def test_counting_then_ranking_is_the_lexsort_rank_below_the_cap(
+    monkeypatch, seed, rows_per_group, ties, cap
+) -> None:
+    # the counting pass on every size (it runs from 2**15 rows over the cap in production)
+    monkeypatch.setattr(bounding, "_COUNTING_ROWS", 0)
+    gen = np.random.default_rng(seed)  # test data only
+    n = 3_000
+    groups = gen.integers(0, max(1, n // rows_per_group), n)
+    if ties == "top bits":  # equal buckets, then equal words: every step's tie-break
+        priority = gen.integers(0, 4, n, dtype=np.uint64) << np.uint64(58)
+    else:
+        priority = gen.integers(0, 4 if ties else 2**64, n, dtype=np.uint64, endpoint=False)
+    expected = ranks_within(groups, priority) < cap
+    np.testing.assert_array_equal(below_cap(groups, priority, cap), expected)
+
+
+def test_below_cap_on_many_rows() -> None:
+    gen = np.random.default_rng(43)  # test data only
+    groups = gen.integers(0, 10_000, 100_000)  # about 10 rows per group, most over the cap
+    priority = gen.integers(0, 2**64, groups.size, dtype=np.uint64, endpoint=False)
+    expected = ranks_within(groups, priority) < 5
+    np.testing.assert_array_equal(below_cap(groups, priority, 5), expected)
+
+
 def test_below_cap_on_few_rows() -> None:
     priority = np.array([5, 1, 9], dtype=np.uint64)
     assert below_cap(np.zeros(0, dtype=np.int64), priority[:0], 2).tolist() == []
