@@ -28,10 +28,11 @@ import numpy.typing as npt
 import pandas as pd
 
 from pandas_dp.engines.integers import unit_codes
-from pandas_dp.measures.bounding import Bounding
+from pandas_dp.measures.bounding import Bounding, Priorities
 
 I64 = npt.NDArray[np.int64]
 Bools = npt.NDArray[np.bool_]
+Words = npt.NDArray[np.uint64]
 
 
 class SystemPriorities:
@@ -104,11 +105,60 @@ def ranks_within(groups: I64, priority: npt.NDArray[np.uint64]) -> I64:
 _KEY_PRIORITY_BITS = 32
 #: Below this many rows in groups over the cap, one sort ranks them all (no counting pass).
 _COUNTING_ROWS = 1 << 15
-#: The counting pass splits a priority's range into at most ``2**_BUCKET_BITS`` buckets.
+#: The counting pass splits a priority's range into at most ``2**_BUCKET_BITS`` buckets (the
+#: top byte of a priority, all that a drawn source reads of most rows).
 _BUCKET_BITS = 8
 
 
-def below_cap(groups: I64, priority: npt.NDArray[np.uint64], cap: int) -> Bools:
+class _Given:
+    """Priorities given as one array (a stream's words, kept in step; or tests')."""
+
+    def __init__(self, priority: Words) -> None:
+        self.priority = priority
+
+    def every(self) -> Words:
+        return self.priority
+
+    def buckets(self, bits: int) -> I64:
+        """Each row's top ``bits`` bits (a new array)."""
+        return (self.priority >> np.uint64(64 - bits)).view(np.int64)
+
+    def within(self, rows: I64, bits: int) -> Words:
+        """The priorities of ``rows`` with their top ``bits`` bits shifted out."""
+        return self.priority[rows] << np.uint64(bits)
+
+
+class _Drawn:
+    """Priorities of ``n`` rows drawn from a stateless source as they are read.
+
+    A priority is a uniform 64-bit word: its top byte, then 56 more bits. The top bytes of
+    every row are drawn first (all that the counting pass reads); the other bits only for
+    the rows that are ranked further (a threshold bucket's), in one draw. Each row's word
+    is uniform and independent of the others' and of the data, as if drawn whole at once,
+    and the bits never drawn are bits nobody reads: the rows kept are those a full draw
+    would keep, with an eighth of the random bytes for most rows.
+    """
+
+    def __init__(self, draw: Priorities, n: int) -> None:
+        self.draw, self.n = draw, n
+        self.top: npt.NDArray[np.uint8] | None = None
+
+    def every(self) -> Words:
+        return self.draw(self.n)
+
+    def buckets(self, bits: int) -> I64:
+        self.top = self.draw((self.n + 7) // 8).view(np.uint8)[: self.n]
+        return (self.top >> np.uint8(8 - bits)).astype(np.int64)
+
+    def within(self, rows: I64, bits: int) -> Words:
+        assert self.top is not None, "buckets are read first"
+        word = self.top[rows].astype(np.uint64) << np.uint64(56)
+        word |= self.draw(rows.size) >> np.uint64(8)
+        word <<= np.uint64(bits)
+        return word
+
+
+def below_cap(groups: I64, priority: Words | Priorities, cap: int) -> Bools:
     """``ranks_within(groups, priority) < cap``, exactly, in linear time for most rows.
 
     Rows of groups holding at most ``cap`` rows are all kept. The others are first
@@ -122,7 +172,13 @@ def below_cap(groups: I64, priority: npt.NDArray[np.uint64], cap: int) -> Bools:
     (:func:`_ranked`), each group keeping as many as its lower buckets left. Which rows are
     kept is exactly what :func:`ranks_within` says, whatever the priorities (ties included):
     the same rows for the same priorities, in a few linear passes and one small sort.
+
+    ``priority`` is each row's word, or a stateless source (``os.urandom``) from which the
+    words are drawn as they are read (:class:`_Drawn`: the top byte of every row, the rest
+    only for the rows ranked): the rows kept then follow the same law as with words drawn
+    whole, from fewer random bytes.
     """
+    words = _Given(priority) if isinstance(priority, np.ndarray) else _Drawn(priority, groups.size)
     keep = np.ones(groups.size, dtype=np.bool_)
     if groups.size <= cap:
         return keep
@@ -133,12 +189,12 @@ def below_cap(groups: I64, priority: npt.NDArray[np.uint64], cap: int) -> Bools:
     if ranked.size == 0:
         return keep
     if int(counts[ranked].sum()) < _COUNTING_ROWS:
-        return _ranked(groups, priority, counts, cap)
+        return _ranked(groups, words.every(), counts, cap)
     # 2**bits buckets per group, about as many as rows per group, at most one per row: the
     # (group, bucket) counts never outgrow the rows.
     bits = min(_BUCKET_BITS, max(1, (groups.size // counts.size).bit_length() - 1))
     buckets = 1 << bits
-    cell = (priority >> np.uint64(64 - bits)).view(np.int64)  # the bucket (a new array)
+    cell = words.buckets(bits)
     cell += groups << bits
     counted = np.bincount(cell, minlength=counts.size << bits).reshape(counts.size, buckets)
     counted = counted[ranked]
@@ -164,7 +220,7 @@ def below_cap(groups: I64, priority: npt.NDArray[np.uint64], cap: int) -> Bools:
     quota[ranked] = left
     # Within a bucket the top bits are equal: shifted out, the rest orders the same way.
     candidates = groups[tied]
-    shifted = priority[tied] << np.uint64(bits)
+    shifted = words.within(tied, bits)
     per_group = np.bincount(candidates, minlength=counts.size)
     keep[tied] = _ranked(candidates, shifted, per_group, quota)
     return keep
@@ -245,7 +301,7 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
     if group_codes is not None and bounding.max_groups is not None:
         pair = appearance_codes(_cells(unit, width, group_codes, rows))
         pairs = int(pair.max()) + 1 if pair.size else 0
-        pair_priority = bounding.priorities(pairs)
+        pair_priority = _priorities(bounding, pairs)
         pair_unit = np.empty(pairs, dtype=np.int64)
         pair_unit[pair] = unit  # every row of a pair has the pair's unit
         if not _within(pair_unit, bounding.max_groups):
@@ -253,11 +309,11 @@ def keep_mask(frame: pd.DataFrame, bounding: Bounding, group_codes: I64 | None) 
             rows, unit = _filter(rows, unit, pair_kept[pair])
     if group_codes is not None and bounding.max_rows_per_group is not None:
         cell = _cells(unit, width, group_codes, rows)
-        kept = below_cap(cell, bounding.priorities(unit.size), bounding.max_rows_per_group)
+        kept = below_cap(cell, _priorities(bounding, unit.size), bounding.max_rows_per_group)
         rows, unit = _filter(rows, unit, kept)
     within = _within(unit, bounding.max_rows)
     if not within or not getattr(bounding.priorities, "stateless", False):
-        priority = bounding.priorities(unit.size)  # drawn all the same from a stream
+        priority = _priorities(bounding, unit.size)  # drawn all the same from a stream
         if not within:
             kept = below_cap(unit, priority, bounding.max_rows)
             if rows is None:
@@ -290,6 +346,18 @@ def appearance_codes(values: I64) -> I64:
     del position
     appeared -= 1
     return np.asarray(appeared[at], dtype=np.int64)
+
+
+def _priorities(bounding: Bounding, n: int) -> Words | Priorities:
+    """``n`` words drawn now from a stream (kept in step), or a stateless source itself.
+
+    A stateless source (``os.urandom``) is handed to :func:`below_cap`, which draws only
+    the bits it reads.
+    """
+    assert bounding.priorities is not None
+    if getattr(bounding.priorities, "stateless", False):
+        return bounding.priorities
+    return bounding.priorities(n)
 
 
 def _within(codes: I64, cap: int) -> bool:
