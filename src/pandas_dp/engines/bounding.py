@@ -193,26 +193,27 @@ def below_cap(groups: I64, priority: Words | Priorities, cap: int) -> Bools:
     # 2**bits buckets per group, about as many as rows per group, at most one per row: the
     # (group, bucket) counts never outgrow the rows.
     bits = min(_BUCKET_BITS, max(1, (groups.size // counts.size).bit_length() - 1))
-    buckets = 1 << bits
-    cell = words.buckets(bits)
-    cell += groups << bits
-    counted = np.bincount(cell, minlength=counts.size << bits).reshape(counts.size, buckets)
-    counted = counted[ranked]
-    below = np.cumsum(counted, axis=1)
-    bucket = np.argmax(below >= cap, axis=1)  # each group's threshold bucket
-    each = np.arange(ranked.size)
-    inside = counted[each, bucket]  # rows in the threshold bucket
-    left = cap - (below[each, bucket] - inside)  # of which the group keeps this many
-    del counted, below
-    # What each (group, bucket) does with its rows: 0 keep, 1 rank, 2 drop.
-    state = np.zeros((counts.size, buckets), dtype=np.uint8)
-    step = np.arange(buckets)
-    at = np.where(inside > left, 1, 0).astype(np.uint8)[:, None]
-    state[ranked] = np.where(step < bucket[:, None], 0, np.where(step == bucket[:, None], at, 2))
+    buckets, size = 1 << bits, counts.size
+    cell = words.buckets(bits)  # bucket-major cells: bucket * size + group
+    cell *= size
+    cell += groups
+    below = np.bincount(cell, minlength=size << bits).reshape(buckets, size)
+    np.cumsum(below, axis=0, out=below)  # rows of each group in its buckets up to each
+    # Each group's threshold bucket: the buckets before it hold fewer than ``cap`` rows
+    # (all of them, ``buckets``, for a group within the cap).
+    bucket = np.count_nonzero(below < cap, axis=0)
+    at = bucket[ranked] * size + ranked  # the threshold cells, flat
+    before = np.where(at >= size, below.reshape(-1)[np.maximum(at - size, 0)], 0)
+    inside = below.reshape(-1)[at] - before  # rows in the threshold bucket
+    left = cap - before  # of which the group keeps this many
+    del below
+    # What each (bucket, group) does with its rows: 0 keep, 1 drop, 2 rank.
+    state = np.greater(np.arange(buckets)[:, None], bucket).view(np.uint8)
+    state.reshape(-1)[at] = np.where(inside > left, 2, 0)
     what = state.reshape(-1)[cell]
     del cell, state
     np.equal(what, 0, out=keep)
-    tied = np.flatnonzero(what == 1)
+    tied = np.flatnonzero(what == 2)
     del what
     if tied.size == 0:
         return keep
