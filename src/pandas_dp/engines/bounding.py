@@ -3,7 +3,9 @@
 Each cap keeps a *random* subset: every row (and every unit-group pair) gets an independent
 priority from the session's CSPRNG, and within a unit the lowest priorities are kept. The
 choice depends only on the unit's own rows and on randomness, never on other units' data,
-so the sensitivities computed from the caps hold.
+so the sensitivities computed from the caps hold. :func:`below_cap` finds the kept rows by
+counting (linear time for most rows), and from a stateless source (the OS CSPRNG) draws only
+the bits of the priorities it reads; a stream (seeded tests) has every word drawn, in step.
 
 Engines that bound rows in other processes (Dask workers) never receive the session: they
 call :attr:`~pandas_dp.measures.bounding.Bounding.spawn` once per release, on the client, and
