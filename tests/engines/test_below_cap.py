@@ -45,14 +45,15 @@ def test_below_cap_is_the_lexsort_rank_below_the_cap(seed, span, ties, cap) -> N
 @pytest.mark.parametrize("rows_per_group", [3, 11, 40, 700], ids=lambda m: f"{m} per group")
 @pytest.mark.parametrize("ties", [False, True, "top bits"], ids=["distinct", "tied", "top bits"])
 @pytest.mark.parametrize("cap", [1, 2, 5, 30])
+@pytest.mark.parametrize("spread", [1, 7], ids=["dense codes", "sparse codes"])
 def test_counting_then_ranking_is_the_lexsort_rank_below_the_cap(
-    monkeypatch, seed, rows_per_group, ties, cap
+    monkeypatch, seed, rows_per_group, ties, cap, spread
 ) -> None:
     # the counting pass on every size (it runs from 2**15 rows over the cap in production)
     monkeypatch.setattr(bounding, "_COUNTING_ROWS", 0)
     gen = np.random.default_rng(seed)  # test data only
     n = 3_000
-    groups = gen.integers(0, max(1, n // rows_per_group), n)
+    groups = gen.integers(0, max(1, n // rows_per_group), n) * spread
     if ties == "top bits":  # equal buckets, then equal words: every step's tie-break
         priority = gen.integers(0, 4, n, dtype=np.uint64) << np.uint64(58)
     else:

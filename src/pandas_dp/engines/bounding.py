@@ -119,6 +119,7 @@ class _Given:
         self.priority = priority
 
     def every(self) -> Words:
+        """Every row's word."""
         return self.priority
 
     def buckets(self, bits: int) -> I64:
@@ -146,13 +147,16 @@ class _Drawn:
         self.top: npt.NDArray[np.uint8] | None = None
 
     def every(self) -> Words:
+        """Every row's whole word (when the rows are ranked by one sort)."""
         return self.draw(self.n)
 
     def buckets(self, bits: int) -> I64:
+        """Each row's top ``bits`` bits, from a byte drawn per row (kept for :meth:`within`)."""
         self.top = self.draw((self.n + 7) // 8).view(np.uint8)[: self.n]
         return (self.top >> np.uint8(8 - bits)).astype(np.int64)
 
     def within(self, rows: I64, bits: int) -> Words:
+        """The words of ``rows``, their other 56 bits drawn now, top ``bits`` shifted out."""
         assert self.top is not None, "buckets are read first"
         word = self.top[rows].astype(np.uint64) << np.uint64(56)
         word |= self.draw(rows.size) >> np.uint64(8)
@@ -187,13 +191,17 @@ def below_cap(groups: I64, priority: Words | Priorities, cap: int) -> Bools:
     if int(groups.max()) >= 4 * groups.size + 4096:  # wide codes (cells): renumber them
         groups = np.asarray(pd.factorize(groups)[0], dtype=np.int64)
     counts = np.bincount(groups)
+    if counts.size > groups.size:  # codes sparser than rows: number those present, in order
+        present = counts > 0
+        groups = (np.cumsum(present) - 1)[groups]
+        counts = counts[present]
     ranked = np.flatnonzero(counts > cap)  # the groups over the cap
     if ranked.size == 0:
         return keep
     if int(counts[ranked].sum()) < _COUNTING_ROWS:
         return _ranked(groups, words.every(), counts, cap)
-    # 2**bits buckets per group, about as many as rows per group, at most one per row: the
-    # (group, bucket) counts never outgrow the rows.
+    # 2**bits buckets per group, about as many as rows per group (at least 2): the
+    # (group, bucket) counts never outgrow twice the rows.
     bits = min(_BUCKET_BITS, max(1, (groups.size // counts.size).bit_length() - 1))
     buckets, size = 1 << bits, counts.size
     cell = words.buckets(bits)  # bucket-major cells: bucket * size + group
@@ -229,7 +237,7 @@ def below_cap(groups: I64, priority: Words | Priorities, cap: int) -> Bools:
     return keep
 
 
-def _ranked(groups: I64, priority: npt.NDArray[np.uint64], counts: I64, quota: int | I64) -> Bools:
+def _ranked(groups: I64, priority: Words, counts: I64, quota: int | I64) -> Bools:
     """``ranks_within(groups, priority) < quota``, by one sort of one word per row.
 
     ``counts`` are the rows per group; ``quota`` is one cap, or each group's own. Each row
