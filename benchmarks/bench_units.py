@@ -8,7 +8,9 @@ spread at random over the rows), ``max_rows_per_unit=5``, at each size in the sa
 - the plain pandas agg, and pandas-dp at row level (no unit).
 
 Best of 3 wall times, the ratios, and the peak memory each release allocates (tracemalloc,
-which numpy and pandas report their buffers to) next to pandas' ``head`` + agg.
+which numpy and pandas report their buffers to) next to pandas' ``head`` + agg. A second
+table puts each ratio next to issue 43's goal: at most 1.5x pandas' ``head`` + agg at every
+size, at most 1.5x its peak memory, and at most 5x the plain agg at 10**7 rows.
 """
 
 from __future__ import annotations
@@ -28,6 +30,10 @@ SIZES = [100_000, 1_000_000, 10_000_000]
 KEYS = [f"k{i:02d}" for i in range(20)]
 CAP = 5
 BOUNDS = (0.0, 100.0)
+#: Issue 43's goals: × pandas' head + agg (every size), × its peak memory, × the plain agg.
+HEAD_GOAL, PEAK_GOAL, PLAIN_GOAL = 1.5, 1.5, 5.0
+#: The plain agg's goal holds from this size on (below it, fixed costs weigh most).
+PLAIN_GOAL_ROWS = 10_000_000
 
 
 def make_frame(rows: int) -> pd.DataFrame:
@@ -96,17 +102,38 @@ def measure(rows: int, repeat: int = 3) -> list[object]:
 
 def run(sizes: list[int] | None = None, repeat: int = 3) -> str:
     """The unit-level table at each of ``sizes`` (default 10**5, 10**6, 10**7 rows)."""
-    rows = [measure(n, repeat) for n in (SIZES if sizes is None else sizes)]
+    chosen = SIZES if sizes is None else sizes
+    rows = [measure(n, repeat) for n in chosen]
     headers = [
         "rows", "dp, unit (ms)", "head(5)+agg (ms)", "× head", "plain agg (ms)", "× plain",
         "dp, row (ms)", "dp peak (MB)", "head peak (MB)", "× peak",
+    ]  # fmt: skip
+    goals = []
+    for n, row in zip(chosen, rows, strict=True):
+        head, plain, peak = (float(row[i]) for i in (3, 5, 9))  # type: ignore[arg-type]
+        plain_goal = n >= PLAIN_GOAL_ROWS
+        goals.append([
+            row[0], head, f"≤ {HEAD_GOAL}", _met(head, HEAD_GOAL),
+            plain, f"≤ {PLAIN_GOAL:g}" if plain_goal else "-",
+            _met(plain, PLAIN_GOAL) if plain_goal else "-",
+            peak, f"≤ {PEAK_GOAL}", _met(peak, PEAK_GOAL),
+        ])  # fmt: skip
+    goal_headers = [
+        "rows", "× head", "goal", "met", "× plain", "goal", "met", "× peak", "goal", "met",
     ]  # fmt: skip
     return (
         "## Releases under a privacy unit (pandas)\n\n"
         f"`agg(n=count, m=mean)` over {len(KEYS)} public keys, one unit per 10 rows, "
         f"`max_rows_per_unit={CAP}`; best of {repeat}; peak memory by tracemalloc.\n\n"
         + table(headers, rows)
+        + "\n\n### Goals (issue 43), measured in this run\n\n"
+        + table(goal_headers, goals)
     )
+
+
+def _met(ratio: float, goal: float) -> str:
+    """``"yes"`` when ``ratio`` is within ``goal``, else ``"no"``."""
+    return "yes" if ratio <= goal else "no"
 
 
 if __name__ == "__main__":

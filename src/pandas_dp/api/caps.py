@@ -68,7 +68,7 @@ def caps_for(
         k,
         max_groups=groups if grouped and groups < k else None,
         max_rows_per_group=per_group if grouped and per_group < k else None,
-        priorities=target.session.priorities,
+        priorities=target.session.cap_priorities,
         spawn=target.session.spawn_priorities,
     )
     contribution = Contribution(l1=min(k, groups * per_group), l0=groups, linf=per_group)

@@ -24,7 +24,7 @@ from pandas_dp.api.unit_ids import UnitIds
 from pandas_dp.budget import AnyBudget, number_text
 from pandas_dp.engines.bounding import SeededPriorities, SystemPriorities
 from pandas_dp.errors import DPTypeError, PrivacyLeakWarning, warn
-from pandas_dp.measures.bounding import PartitionPriorities
+from pandas_dp.measures.bounding import PartitionPriorities, Priorities
 from pandas_dp.mechanisms.random import RandomSource, SeededRandomSource, SystemRandomSource
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.schema import SchemaRules
@@ -211,6 +211,18 @@ class Session:
     def priorities(self, n: int) -> npt.NDArray[np.uint64]:
         """``n`` uniform 64-bit words, for choosing at random which rows a unit keeps."""
         return self._source.randbytes(8 * n).view(np.uint64)
+
+    @property
+    def cap_priorities(self) -> Priorities:
+        """The source of the caps' priorities, for engines that bound rows in this process.
+
+        The OS CSPRNG read directly (:class:`~pandas_dp.engines.bounding.SystemPriorities`,
+        stateless: the caps draw only the bits they read), or this session's own stream
+        (a seeded session, tests only), whose words are drawn all the same to stay in step.
+        """
+        if isinstance(self._source, SystemRandomSource):
+            return SystemPriorities()
+        return self.priorities
 
     def spawn_priorities(self) -> PartitionPriorities:
         """A picklable priority source for engines that bound rows in other processes.

@@ -131,18 +131,21 @@ def integer_codes(column: pd.Series, keys: pd.Index) -> I64 | None:
 
 #: Unit ids are coded by a table when their range spans at most this many slots per row.
 _ID_SLOTS_PER_ROW = 8
+#: Within this many slots per row, an id's offset from the smallest is its code as it is.
+_OFFSET_SLOTS_PER_ROW = 2
 
 
 def unit_codes(ids: pd.Series) -> I64:
-    """Dense codes ``0 .. k-1`` of a column of unit ids, -1 for missing ids.
+    """Codes of a column of unit ids, one per unit, below ``2 * len(ids) + 4096``; -1 missing.
 
-    Integer ids within a range of a few slots per row (after a shuffle by unit, or in a
-    partition of a collection indexed by unit) are coded by a table: mark the ids present,
-    number them in increasing order, look each row up. Four times faster than the hash
-    pass it replaces, with codes that differ only in their labelling (increasing id rather
-    than first appearance), which the caps never read: which rows a unit keeps depends on
-    the rows' priorities only. Other ids are factorised. Decided from the dtype and the
-    range, never from a value's meaning.
+    Integer ids within a range of a few slots per row (after a shuffle by unit, in a
+    partition of a collection indexed by unit, or the pinned unit numbers of a release) are
+    coded without hashing: within two slots per row, a row's code is its id's offset from
+    the smallest id (codes may skip numbers); within eight, ids present are marked and
+    numbered in increasing order. Both differ from the hash pass's codes only in their
+    labelling (increasing id rather than first appearance), which the caps never read:
+    which rows a unit keeps depends on the rows' priorities only. Other ids are
+    factorised. Decided from the dtype and the range, never from a value's meaning.
 
     A nullable integer column (the pinned unit numbers a release carries, missing for rows
     of no unit) takes the table too: its missing rows get -1, as the hash pass gives them.
@@ -164,6 +167,10 @@ def unit_codes(ids: pd.Series) -> I64:
         low, high = int(values.min()), int(values.max())
         if high - low < _ID_SLOTS_PER_ROW * values.size + _TABLE_SLACK:
             offsets = values - low
+            if high - low < _OFFSET_SLOTS_PER_ROW * values.size + _TABLE_SLACK:
+                if missing is not None:
+                    offsets[missing] = -1
+                return offsets
             present = np.zeros(high - low + 1, dtype=np.bool_)
             present[offsets] = True
             dense = np.cumsum(present, dtype=np.int64) - 1
