@@ -288,3 +288,24 @@ def test_histogram_range_auto_refusals_charge_nothing(name: str, charges_nothing
     priv = data(100).dp.protect(epsilon=1.0, delta=1e-6, accounting="zcdp")
     with charges_nothing(priv), pytest.raises(DPValueError, match=match):
         call(priv)
+
+
+def test_an_integer_column_gets_whole_bounds_and_an_integer_sum(protect_seeded, noise) -> None:
+    # The released bounds are rounded outwards to whole numbers within ±2**53, so a sum of an
+    # integer column stays an exact integer (int64 per group), as pandas sums it, whatever
+    # the scans found; at zero noise on few rows the scans reach the lattice's ends (2**64).
+    gen = np.random.default_rng(5)  # test data only, never noise
+    frame = pd.DataFrame({"n": gen.integers(0, 1000, 40), "g": gen.choice(["a", "b"], 40)})
+    odd = pd.concat([frame, pd.DataFrame({"n": [2**62], "g": ["a"]})], ignore_index=True)
+    for data in (frame, odd):
+        priv = protect_seeded(data, epsilon=100.0)
+        with noise(priv):
+            total = priv.dp.sum("n", bounds="auto", epsilon=1.0)
+            table = priv.dp.groupby("g", keys=["a", "b"]).sum("n", bounds="auto", epsilon=1.0)
+        assert isinstance(total, int)
+        assert str(table.dtype) == "int64"
+        for release in priv.dp.session.releases:
+            ((_, lower, upper),) = release.bounds
+            assert float(lower).is_integer()
+            assert float(upper).is_integer()
+            assert -(2**53) <= lower < upper <= 2**53

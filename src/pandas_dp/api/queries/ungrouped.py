@@ -27,7 +27,7 @@ from pandas_dp.api.release.types import Table
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.budget import exact
-from pandas_dp.engines.temporal import NANOSECONDS, nanoseconds
+from pandas_dp.engines.temporal import NANOSECONDS, is_temporal, nanoseconds
 from pandas_dp.errors import DPKeyError, DPTypeError, DPValueError, holds_data, shown
 from pandas_dp.measures.grids import LATTICE_END, lattice
 from pandas_dp.mechanisms.quantile import MAX_LEVEL_DENOMINATOR
@@ -81,6 +81,8 @@ def plan_many(
 
 T = TypeVar("T")
 
+#: The widest released bounds of an integer column: every integer within is a float64.
+WHOLE = 2.0**53
 #: The share of a release's ε that ``bounds="auto"`` spends on releasing the bounds.
 AUTO_SHARE = Fraction(1, 5)
 
@@ -121,9 +123,10 @@ def after_bounds(
 
     :data:`AUTO_SHARE` of ``options.epsilon`` releases the bounds (as ``priv.dp.bounds``);
     ``planned`` gets the rest and, as ``bounds``, the released table (``lower``/``upper``
-    by column). It is planned first with placeholder bounds, so that everything public is
-    checked (and the cost known) before anything is read. ``auto`` is the argument as the
-    ledger shows it.
+    by column; an integer column's rounded outwards to whole numbers within ±2**53, so that
+    its sums stay exact integers, released as pandas sums them). It is planned first with
+    placeholder bounds, so that everything public is checked (and the cost known) before
+    anything is read. ``auto`` is the argument as the ledger shows it.
     """
     if options.rho is not None or options.epsilon is None:
         raise DPValueError(
@@ -141,7 +144,24 @@ def after_bounds(
         index=pd.Index(columns),
     )
     first = planned(replace(rest, bounds=placeholder))
-    return first.after(prior, lambda released: planned(replace(rest, bounds=released)), auto)
+    whole = [c for c in columns if c in types and _integral(types[c])]
+
+    def replanned(released: pd.DataFrame) -> PlannedRelease[T]:
+        if whole:  # integer columns: whole-number bounds within ±2**53 (exact integer sums,
+            # released as integers as pandas sums them, whatever the scans found)
+            released = released.copy()
+            lower = np.floor(released.loc[whole, "lower"].astype(float)).clip(-WHOLE, WHOLE - 1)
+            upper = np.ceil(released.loc[whole, "upper"].astype(float)).clip(-WHOLE, WHOLE)
+            released.loc[whole, "lower"] = np.minimum(lower, upper - 1)
+            released.loc[whole, "upper"] = upper
+        return planned(replace(rest, bounds=released))
+
+    return first.after(prior, replanned, auto)
+
+
+def _integral(dtype: Any) -> bool:
+    """Whether a column holds whole numbers (integers or bools), from its dtype alone."""
+    return is_bool_dtype(dtype) or (is_integer_dtype(dtype) and not is_temporal(dtype))
 
 
 def _placeholder(dtype: object) -> tuple[Any, Any]:
