@@ -425,3 +425,27 @@ def test_auto_bounds_are_released_in_the_same_charge(protect_seeded: Callable[..
     (entry,) = priv.dp.session.releases  # the bounds and the models: one ledger row
     assert entry.query == "groupby.ols"
     assert entry.cost.epsilon == 2
+
+
+def test_weighted_models_per_group_are_wls_per_group(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """``weights=`` per group: each group's WLS (and its count of weighted rows), one charge."""
+    smf = pytest.importorskip("statsmodels.formula.api")
+    frame = data()
+    gen = np.random.default_rng(11)  # test data only, never noise
+    frame["w"] = gen.integers(1, 9, len(frame)) / 2  # within the public bounds (0, 4)
+    priv = protect_seeded(frame, epsilon=10.0)
+    with noise(priv):
+        models = release(priv, weights="w", weight_bounds=(0, 4))
+    (row,) = priv.dp.session.releases
+    assert row.cost.epsilon == 1
+    for key, part in frame.dropna().groupby("g"):
+        exact = smf.wls(FORMULA, data=part, weights=part["w"]).fit()
+        model = models[key]
+        pd.testing.assert_series_equal(
+            model.params[exact.params.index], exact.params, check_names=False, rtol=1e-9
+        )
+        assert model.nobs == exact.nobs  # the rows holding a weight, per group
+        assert model.df_resid == exact.df_resid
+    assert models.params.notna().all().all()

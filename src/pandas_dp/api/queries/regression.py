@@ -263,12 +263,6 @@ def _measure(
     ``per_group``, one matrix per group (the group-by's caps). ``weights`` weighs every sum
     (and, for ``ols``, counts the rows holding a weight).
     """
-    if per_group is not None and weights is not None:
-        raise DPValueError(
-            f"groupby(...).{query}() with weights= is not available yet: fit each group's "
-            f"weighted model apart (priv[priv.g == key].dp.{query}(..., weights=...)), or "
-            "leave the weights out"
-        )
     categorical, numeric = _variable_kinds(target, text, keys)
     placeholders = [PairCovariance((c, c), c) for c in numeric]
     if per_group is None:
@@ -368,10 +362,11 @@ def _finisher(
             keys: pd.Index | None, noisy: dict[MeasurementKey, Aggregate], source: NoiseSource
         ) -> Any:
             inputs = out.inputs(noisy)
-            if keys is not None:  # (grouped models are unweighted: rows is None)
+            if keys is not None:  # one model per group, each with its own count of rows
                 return fit_by_group(
-                    keys, stat, inputs, lambda g: fitted(g, None, noise_sd, laplace)
-                )
+                    keys, stat, inputs,
+                    lambda g, part: fitted(g, stat.weighted_rows(part), noise_sd, laplace),
+                )  # fmt: skip
             gram = stat.value(inputs, None)
             return fitted(np.asarray(gram), stat.weighted_rows(inputs), noise_sd, laplace)
 

@@ -35,14 +35,11 @@ Model = TypeVar("Model", OLSResults, LogitResults)
 _PUBLIC = frozenset({"alpha", "df_model", "laplace"})
 
 
-def group_grams(stat: LinearModel, inputs: Inputs) -> list[np.ndarray]:
-    """Each group's noisy Gram matrix (``stat``'s value on that group's sums)."""
+def group_inputs(inputs: Inputs) -> list[Inputs]:
+    """Each group's inputs: the same measurement, that group's row of noisy sums."""
     (noisy,) = inputs.noisy
     rows = np.asarray(noisy).reshape(np.shape(noisy)[0], -1)
-    return [
-        np.asarray(stat.value(dataclasses.replace(inputs, noisy=(row,)), None))  # type: ignore[arg-type]
-        for row in rows
-    ]
+    return [dataclasses.replace(inputs, noisy=(row,)) for row in rows]  # type: ignore[arg-type]
 
 
 def looks_empty(gram: np.ndarray, inputs: Inputs) -> bool:
@@ -79,18 +76,24 @@ def fit_by_group(
     keys: pd.Index,
     stat: LinearModel,
     inputs: Inputs,
-    fitted: Callable[[np.ndarray], Model],
+    fitted: Callable[[np.ndarray, Inputs], Model],
 ) -> ModelsByGroup[Model]:
     """Each group's model from its noisy Gram matrix, NaN where the group looks empty.
 
+    ``fitted(gram, group's inputs)`` (the inputs give a weighted model its count of rows).
     A group that looks empty is not fitted: it gets an emptied copy of another group's model
     (the same labels and design), or of the first group's when every group looks empty.
     """
-    grams = group_grams(stat, inputs)
-    fits = {i: fitted(gram) for i, gram in enumerate(grams) if not looks_empty(gram, inputs)}
+    parts = group_inputs(inputs)
+    grams = [np.asarray(stat.value(part, None)) for part in parts]
+    fits = {
+        i: fitted(gram, parts[i])
+        for i, gram in enumerate(grams)
+        if not looks_empty(gram, inputs)
+    }
     if len(fits) == len(grams):
         return ModelsByGroup(keys, tuple(fits.values()))
-    blank = emptied(next(iter(fits.values())) if fits else fitted(grams[0]))
+    blank = emptied(next(iter(fits.values())) if fits else fitted(grams[0], parts[0]))
     return ModelsByGroup(keys, tuple(fits.get(i, blank) for i in range(len(grams))))
 
 
