@@ -16,8 +16,8 @@ import pytest
 
 import pandas_dp
 from pandas_dp.accounting.events import BoundedRangeMeasurement
-from pandas_dp.api.attach import ATTRS_KEY
 from pandas_dp.budget import zcdp_to_epsilon
+from pandas_dp.marks import ATTRS_KEY
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
 from pandas_dp.mechanisms.laplace import DiscreteLaplace

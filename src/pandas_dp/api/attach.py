@@ -26,12 +26,11 @@ import pandas as pd
 from pandas_dp.api.handles import SessionHandle
 from pandas_dp.engines import engine_for
 from pandas_dp.errors import NotProtectedError
+from pandas_dp.marks import ATTRS_KEY
 
 if TYPE_CHECKING:
     from pandas_dp.api.session import Session
 
-#: Key of the handle in ``DataFrame.attrs`` / ``Series.attrs``.
-ATTRS_KEY = "pandas_dp"
 
 HOW_TO_PROTECT = (
     "If you are the data owner, protect the raw frame with "

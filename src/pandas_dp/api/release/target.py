@@ -7,12 +7,13 @@ from typing import Any
 
 import pandas as pd
 
-from pandas_dp.api.attach import ATTRS_KEY, session_of
+from pandas_dp.api.attach import session_of
 from pandas_dp.api.release.types import Target
 from pandas_dp.api.session import Session
 from pandas_dp.api.unit_ids import PINNED
 from pandas_dp.engines import Engine, engine_for
 from pandas_dp.errors import DuplicatedRowsError, NotProtectedError
+from pandas_dp.marks import ATTRS_KEY
 
 #: Name given to a Series' values when it has no name of its own.
 SERIES_COLUMN = "values"

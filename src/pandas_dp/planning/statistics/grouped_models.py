@@ -87,9 +87,7 @@ def fit_by_group(
     parts = group_inputs(inputs)
     grams = [np.asarray(stat.value(part, None)) for part in parts]
     fits = {
-        i: fitted(gram, parts[i])
-        for i, gram in enumerate(grams)
-        if not looks_empty(gram, inputs)
+        i: fitted(gram, parts[i]) for i, gram in enumerate(grams) if not looks_empty(gram, inputs)
     }
     if len(fits) == len(grams):
         return ModelsByGroup(keys, tuple(fits.values()))

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.errors import DPValueError
+from pandas_dp.marks import carries_mark
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.products import ProductLayout
 from pandas_dp.planning.statistics.base import F64, Context, Inputs, Statistic
@@ -193,7 +194,18 @@ def linear_predictor(design: Design, params: pd.Series, exog: pd.DataFrame) -> p
 
 
 def design_rows(design: Design, columns: list[str], exog: pd.DataFrame) -> np.ndarray:
-    """The model matrix of public rows ``exog`` in ``columns``' order (NaN rows if missing)."""
+    """The model matrix of public rows ``exog`` in ``columns``' order (NaN rows if missing).
+
+    Protected rows (a frame carrying a session, or derived from one) are refused: each row's
+    prediction is that person's, as ``fittedvalues`` would be.
+    """
+    if carries_mark(exog):
+        raise DPValueError(
+            "predict takes public rows: these rows are protected (or derived from a protected "
+            "frame), and a prediction per protected row is private, as fittedvalues are. "
+            "Predict on new, public rows (a grid of values, a public sample), or release an "
+            "aggregate (priv.dp.mean(...) of a derived column)"
+        )
     inputs = design.inputs(exog, clip=False)
     for name in design.categorical:
         if name not in exog.columns:
