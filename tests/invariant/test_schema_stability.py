@@ -1,10 +1,13 @@
 """What the library builds from private rows is shaped by public inputs only (PRIVACY.md §10).
 
 Issue 37. For every frame the library itself derives from a protected one (a merge, time bins,
-a formula's design, group keys matched to public ones) and every release family, a frame D and
-D plus one adversarial row must give:
+a formula's design, group keys matched to public ones; a one-to-many public join, ``explode``
+and ``melt``, the join of two protected tables on the privacy unit and the private join of
+two row-level ones, each capped at 15 rows per unit or key, which D's rows meet exactly and
+D' crosses) and every release family, a frame D and D plus one adversarial row must give:
 
-- the same columns, dtypes and index type, of the derived frame and of each release;
+- the same columns, dtypes, index type (and stability) of the derived frame and of each
+  release;
 - the same refusals (type and text) and the same warnings;
 - pre-noise values within the charged sensitivity.
 
@@ -96,13 +99,84 @@ def neighbour(name: str, codes: str = "codes 0-3") -> pd.DataFrame:
 
 # --- derived frames ---------------------------------------------------------------------------
 
+#: A public table in which a key matches up to three rows: a row-level one-to-many join.
+MANY = pd.DataFrame({"code": [1, 2, 2, 3, 3, 3], "day": ["Mo", "Tu", "We", "Mo", "We", "Fr"]})
+DAYS = ["Mo", "Tu", "We", "Fr"]
+#: A second table, protected in D's session: about the same units (``code`` the privacy
+#: unit), or row-level for a private join; two rows of key 2, none of key 0.
+PEOPLE = pd.DataFrame({"code": [0, 1, 2, 3, 5], "age": [20, 30, 40, 50, 60]})
+OTHER = pd.DataFrame({"code": [1, 2, 2, 3], "y": [1.0, 2.0, 3.0, 4.0]})
+#: The cap on rows per unit or per key: D's "codes 0-3" has exactly 15 rows of each code, so
+#: D' (a row of a code more, or ``True``/``1.0`` for code 1) crosses it; the other codes
+#: have 20 or 30 rows each, so both neighbours are truncated.
+CAP = 15
+#: explode's ``max_items``: each row's list holds three items, so every row is truncated.
+ITEMS = 2
+
+
+def _items(p: Any) -> Any:
+    """A list column built row by row from the key (the adversarial value among its items)."""
+    return p.assign(items=p["code"].map(lambda code: [code, "z", code]))
+
+
+def _join_people(visits: Any) -> Any:
+    """D is the visits table (``code`` its unit); a people table joins its session."""
+    people = PEOPLE.dp.protect(
+        session=visits.dp.session, privacy_unit="code", max_rows_per_unit=1, name="people"
+    )
+    return people.dp.merge(visits, on="code")
+
+
+def _join_visits(people: Any) -> Any:
+    """D is the people table (``code`` its unit); a visits table joins its session."""
+    visits = OTHER.dp.protect(
+        session=people.dp.session, privacy_unit="code", max_rows_per_unit=2, name="visits"
+    )
+    return people.dp.merge(visits, on="code")
+
+
+def _private_join(left: Any) -> Any:
+    """D is the left table of a private join (row-level) with another protected table."""
+    right = OTHER.dp.protect(session=left.dp.session, name="right")
+    return left.dp.merge(right, on="code", max_rows_per_key=CAP)
+
+
 DERIVED: dict[str, Callable[[Any], Any]] = {
     "merge inner": lambda p: p.dp.merge(PUBLIC, on="code", how="inner"),
     "merge left": lambda p: p.dp.merge(PUBLIC, on="code", how="left"),
     "merge left, public key as text": lambda p: p.dp.merge(
         PUBLIC.assign(code=PUBLIC["code"].astype(str)), on="code", how="left"
     ),
+    "merge one-to-many": lambda p: p.dp.merge(MANY, on="code"),
+    "merge one-to-many, left": lambda p: p.dp.merge(MANY, on="code", how="left"),
+    "explode a list column": lambda p: _items(p).dp.explode("items", max_items=ITEMS),
+    "explode a column of scalars": lambda p: p.dp.explode("code", max_items=ITEMS),
+    "melt two dtypes": lambda p: p.dp.melt(id_vars=["code"], value_vars=["x", "t"]),
+    "melt one dtype": lambda p: p.assign(y=p["x"]).dp.melt(id_vars=["code"], value_vars=["x", "y"]),
+    "join on the unit, D the visits": _join_people,
+    "join on the unit, D the people": _join_visits,
+    "private join": _private_join,
+    "private join with itself": lambda p: p.dp.merge(p, on="code", max_rows_per_key=CAP),
 }
+
+#: How D is protected where a family needs more than a row-level session (default ``{}``).
+PROTECTED_AS: dict[str, dict[str, Any]] = {
+    "join on the unit, D the visits": {
+        "privacy_unit": "code",
+        "max_rows_per_unit": CAP,
+        "name": "visits",
+    },
+    "join on the unit, D the people": {
+        "privacy_unit": "code",
+        "max_rows_per_unit": CAP,
+        "name": "people",
+    },
+    "private join": {"name": "left"},
+}
+
+
+def _protect(frame: pd.DataFrame, family: str, epsilon: float) -> Any:
+    return frame.dp.protect(epsilon=epsilon, **PROTECTED_AS.get(family, {}))
 
 
 def _schema(frame: pd.DataFrame) -> tuple[object, ...]:
@@ -143,8 +217,9 @@ def test_derived_frames_take_their_schema_from_public_inputs(
 ) -> None:
     schemas = []
     for frame in (base(codes), neighbour(row, codes)):
-        priv = frame.dp.protect(epsilon=10.0)
-        schemas.append(_schema(DERIVED[derive](priv)))
+        priv = _protect(frame, derive, epsilon=10.0)
+        derived = DERIVED[derive](priv)
+        schemas.append((*_schema(derived), derived.dp.session.stability))
     assert schemas[0] == schemas[1]
 
 
@@ -205,6 +280,8 @@ class Release:
     run: Callable[[Any], Any]
     #: The largest change one row may make to one pre-noise value (the sensitivity).
     sensitivity: float
+    #: The derived frame whose protection D takes (``PROTECTED_AS``; "": row-level).
+    protected_as: str = ""
 
 
 RELEASES: dict[str, Release] = {
@@ -303,6 +380,80 @@ RELEASES: dict[str, Release] = {
         ),
         math.inf,  # one fit per key: its shape (keys, coefficients) and refusals are compared
     ),
+    # the other derived frames (§10), each with a grouped count and a sum or mean; a row
+    # moves at most (stability × a row's sensitivity), where the cap draws the same rows
+    "merge one-to-many, then groupby count": Release(
+        lambda p: p.dp.merge(MANY, on="code").dp.groupby("day", keys=DAYS).count(epsilon=1.0),
+        3,  # a key matches up to three public rows
+    ),
+    "merge one-to-many, left, then sum": Release(
+        lambda p: p.dp.merge(MANY, on="code", how="left").dp.sum("x", bounds=BOUNDS, epsilon=1.0),
+        3 * 100,
+    ),
+    "explode, then groupby count": Release(
+        lambda p: (
+            _items(p)
+            .dp.explode("items", max_items=ITEMS)
+            .dp.groupby("items", keys=KEYS)
+            .count(epsilon=1.0)
+        ),
+        ITEMS,
+    ),
+    "explode, then sum": Release(
+        lambda p: (
+            _items(p).dp.explode("items", max_items=ITEMS).dp.sum("x", bounds=BOUNDS, epsilon=1.0)
+        ),
+        ITEMS * 100,
+    ),
+    "melt, then groupby count": Release(
+        lambda p: (
+            p.dp.melt(id_vars=["code"], value_vars=["x", "t"])
+            .dp.groupby("variable", keys=["x", "t"])
+            .count(epsilon=1.0)
+        ),
+        2,  # two melted columns
+    ),
+    "melt, then mean": Release(
+        lambda p: (
+            p.assign(y=p["x"])
+            .dp.melt(id_vars=["code"], value_vars=["x", "y"])
+            .dp.mean("value", bounds=BOUNDS, epsilon=1.0)
+        ),
+        100,  # a mean stays within the bounds (its shape and refusals are what is compared)
+    ),
+    "join on the unit, D the visits, then groupby count": Release(
+        lambda p: _join_people(p).dp.groupby("age", keys=[20, 30, 40, 50]).count(epsilon=1.0),
+        # one unit is one group: a cell holds at most its cap of joined rows, whichever
+        # rows the cap keeps (it draws afresh on each neighbour: coupled draws are brute-
+        # forced in tests/api/test_several_tables.py)
+        CAP,
+        "join on the unit, D the visits",
+    ),
+    "join on the unit, D the visits, then sum": Release(
+        lambda p: _join_people(p).dp.sum("x", bounds=BOUNDS, epsilon=1.0),
+        math.inf,  # the cap draws afresh on each neighbour: shape and refusals compared
+        "join on the unit, D the visits",
+    ),
+    "join on the unit, D the people, then groupby count": Release(
+        lambda p: _join_visits(p).dp.groupby("code", keys=KEYS).count(epsilon=1.0),
+        2 * CAP,  # a unit is one group: at most the view's cap, CAP · 2, joined rows
+        "join on the unit, D the people",
+    ),
+    "join on the unit, D the people, then mean": Release(
+        lambda p: _join_visits(p).dp.mean("y", bounds=BOUNDS, epsilon=1.0),
+        100,  # a mean stays within the bounds (its shape and refusals are what is compared)
+        "join on the unit, D the people",
+    ),
+    "private join, then groupby count": Release(
+        lambda p: _private_join(p).dp.groupby("code", keys=KEYS).count(epsilon=1.0),
+        2 * CAP,  # a key's cell holds at most CAP left rows times 2 right rows
+        "private join",
+    ),
+    "private join, then sum": Release(
+        lambda p: _private_join(p).dp.sum("x", bounds=BOUNDS, epsilon=1.0),
+        math.inf,  # truncation draws afresh on each neighbour (coupled: test_private_join.py)
+        "private join",
+    ),
 }
 
 
@@ -333,7 +484,7 @@ class Outcome:
 
 
 def _observe(frame: pd.DataFrame, release: Release) -> Outcome:
-    priv = frame.dp.protect(epsilon=1000.0)
+    priv = _protect(frame, release.protected_as, epsilon=1000.0)
     seen: list[tuple[str, str]] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

@@ -29,10 +29,11 @@ T0, T1 = pd.Timestamp("2024-01-01"), pd.Timestamp("2025-01-01")
 B = {"x": (0.0, 10.0), "y": (0.0, 10.0)}
 
 
-def frame() -> pd.DataFrame:
+def frame(unit: bool = False) -> pd.DataFrame:
+    """200 rows; with ``unit``, a privacy unit ``pid`` of one to three rows each."""
     gen = np.random.default_rng(5)  # test data only, never noise
     n = 200
-    return pd.DataFrame(
+    data = pd.DataFrame(
         {
             "g": gen.choice(G, n),
             "k": gen.choice(K, n),
@@ -41,6 +42,9 @@ def frame() -> pd.DataFrame:
             "t": T0 + pd.to_timedelta(gen.integers(0, 366 * 86400, n), unit="s"),
         }
     )
+    if unit:
+        data["pid"] = np.sort(gen.integers(0, 100, n))
+    return data
 
 
 def noise(gaussian: bool) -> dict:
@@ -84,18 +88,53 @@ FAMILIES = {
     "tables": lambda p, n: p.dp.tables([["g", "k"], ["g"]], keys={"g": G, "k": K}, **n),
     "hierarchy": lambda p, n: p.dp.hierarchy(["g", "k"], keys={"g": G, "k": K}).count(**n),
     "synthesize": lambda p, n: p.dp.synthesize(["g", "k"], keys={"g": G, "k": K}, rows=50, **n),
+    # bounds and caps released from the data (issue 41): a bounds scan, and the releases that
+    # run one first with a share of their epsilon (charged as one release)
+    "bounds": lambda p, n: p.dp.bounds(["x", "y"], **n),
+    "mean.bounds_auto": lambda p, n: p.dp.mean("x", bounds="auto", **n),
+    "histogram.range_auto": lambda p, n: p["x"].dp.histogram(bins=4, range="auto", **n),
+    "groupby.count.max_groups_auto": lambda p, n: p.dp.groupby(
+        "g", keys=G, max_groups_per_unit="auto"
+    )["x"].count(**n),
+    # the release is protect's own: the cap scan, charged to the new session
+    "protect.max_rows_auto": lambda p, n: p,
 }
 #: Families whose noise kind is chosen by δ (Gaussian when δ > 0), not by ``mechanism``.
 BY_DELTA = {"tables", "synthesize"}
+#: Families run on a frame protected under the privacy unit ``pid`` (≤ 3 rows each).
+UNIT = {"groupby.count.max_groups_auto": 3}
+#: Families whose release is ``protect(..., max_rows_per_unit="auto")`` itself: it takes no
+#: noise kind, so the Gaussian cell gives the budget as ``rho`` (the Gaussian's accounting).
+AT_PROTECT = {"protect.max_rows_auto"}
+
+
+def protect(family: str, accounting: str, gaussian: bool) -> pd.DataFrame:
+    if family in AT_PROTECT:
+        budget: dict = {"rho": 1.0} if gaussian else {"epsilon": 10.0, "delta": 1e-5}
+        return frame(unit=True).dp.protect(
+            **budget, accounting=accounting, privacy_unit="pid", max_rows_per_unit="auto"
+        )
+    if family in UNIT:
+        return frame(unit=True).dp.protect(
+            epsilon=10.0,
+            delta=1e-5,
+            accounting=accounting,
+            privacy_unit="pid",
+            max_rows_per_unit=UNIT[family],
+        )
+    return frame().dp.protect(epsilon=10.0, delta=1e-5, accounting=accounting)
 
 
 def run_cell(family: str, accounting: str, kind: str) -> dict:
     import pandas_dp  # noqa: F401
 
     gaussian = kind == "gaussian"
-    priv = frame().dp.protect(epsilon=10.0, delta=1e-5, accounting=accounting)
-    session = priv.dp.session
-    before_spent, before_n = session.spent, len(session.releases)
+    session = None  # at protect, the session the release makes (None if refused)
+    if family not in AT_PROTECT:
+        priv = protect(family, accounting, gaussian)
+        session = priv.dp.session
+    before_spent = session.spent if session is not None else None
+    before_n = len(session.releases) if session is not None else 0
     args = tables_noise(gaussian) if family in BY_DELTA else noise(gaussian)
     start = time.perf_counter()
     outcome, error = "released", ""
@@ -103,13 +142,18 @@ def run_cell(family: str, accounting: str, kind: str) -> dict:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            FAMILIES[family](priv, args)
+            if family in AT_PROTECT:
+                session = protect(family, accounting, gaussian).dp.session
+            else:
+                FAMILIES[family](priv, args)
     except Exception as exc:  # recorded: the parent asserts it was refused uncharged
         outcome, error = "raised", f"{type(exc).__name__}: {exc}"[:300]
     finally:
         signal.alarm(0)
     seconds = time.perf_counter() - start
-    after_n = len(session.releases)
+    after_n = len(session.releases) if session is not None else 0
+    # a refused protect makes no session: nothing was charged
+    unchanged = session is None or (session.spent == before_spent and after_n == before_n)
     return {
         "family": family,
         "accounting": accounting,
@@ -118,7 +162,7 @@ def run_cell(family: str, accounting: str, kind: str) -> dict:
         "error": error,
         "seconds": seconds,
         "charged": after_n - before_n,
-        "unchanged": session.spent == before_spent and after_n == before_n,
+        "unchanged": unchanged,
         "error_type": error.split(":")[0],
         "peak_rss_mb": peak_rss_mb(),
     }

@@ -3,14 +3,21 @@
 The matrix: every release family of the README and the cheat sheet (count, sum, mean, var,
 std, quantile, median, mode, top_k, describe, group-by agg/size/count, value_counts,
 crosstab, pivot_table, histogram, cov, corr, ols, logit, resample, running totals, tables,
-hierarchy, synthesize) × every accountant (basic, advanced, zcdp, pld) × both noise kinds
-(Laplace; Gaussian with the session's δ), on a small frame. The cells run in two child
+hierarchy, synthesize; and the bounds and caps read from the data: ``priv.dp.bounds``,
+``bounds="auto"`` on a mean, ``range="auto"`` on a histogram, ``max_groups_per_unit="auto"``
+on a grouped count under a privacy unit, ``protect(..., max_rows_per_unit="auto")``) × every
+accountant (basic, advanced, zcdp, pld) × both noise kinds (Laplace; Gaussian with the
+session's δ), on a small frame. The cells run in two child
 processes (``bounded_work_child.py``), each with its address space capped at 2 GiB and a
 60 s alarm per cell; a cell that needs more is a failure, not a hang. A cell either releases
 (and charges one release) or is refused before any charge (budget and ledger unchanged) with
 a pandas-dp error: the families that take no noise kind (selections by the exponential
-mechanism, quantiles, describe, hierarchy counts: Laplace noise only) refuse
-``mechanism="gaussian"`` so. The largest time and peak RSS are written to
+mechanism, quantiles, describe, hierarchy counts, the bounds scan: Laplace noise only)
+refuse ``mechanism="gaussian"`` so. The releases that run a scan first (``"auto"`` bounds,
+range and group cap) take either noise kind for the statistic and charge one release; the
+cap released at ``protect`` is charged to the new session as its one release, and its
+Gaussian cell (a ``rho`` budget) is refused before any session exists where the accountant
+is not zCDP. The largest time and peak RSS are written to
 ``bounded_work.json`` in the test's tmp dir and printed.
 """
 
@@ -30,12 +37,17 @@ FAMILIES = (
     "count", "sum", "mean", "var", "std", "quantile", "median", "mode", "top_k", "describe",
     "groupby.agg", "groupby.size", "groupby.count", "value_counts", "crosstab", "pivot_table",
     "histogram", "cov", "corr", "ols", "logit", "resample.size", "running_totals", "tables",
-    "hierarchy", "synthesize",
+    "hierarchy", "synthesize", "bounds", "mean.bounds_auto", "histogram.range_auto",
+    "groupby.count.max_groups_auto", "protect.max_rows_auto",
 )  # fmt: skip
 ACCOUNTANTS = ("basic", "advanced", "zcdp", "pld")
 NOISES = ("laplace", "gaussian")
 #: Families with no Gaussian form: ``mechanism="gaussian"`` is refused before any charge.
-LAPLACE_ONLY = {"quantile", "median", "mode", "top_k", "describe", "hierarchy"}
+LAPLACE_ONLY = {"quantile", "median", "mode", "top_k", "describe", "hierarchy", "bounds"}
+#: ``protect(..., max_rows_per_unit="auto")`` takes no noise kind: its Gaussian cell gives the
+#: budget as ``rho``, which only zCDP accounts (``accounting="basic"``, the default, becomes
+#: zCDP); the other accountants refuse it before any session exists.
+RHO_REFUSED = {"advanced", "pld"}
 #: Errors a refusal before the charge may raise (never ReleaseFailedError: that is charged).
 REFUSALS = {"DPTypeError", "DPValueError", "BudgetExceededError"}
 BATCHES = 2
@@ -73,6 +85,15 @@ def run_batches(cells: list[list[str]]) -> list[dict[str, object]]:
     return rows
 
 
+def refused(family: str, accounting: str, noise: str) -> bool:
+    """Whether the cell must be refused before any charge."""
+    if noise != "gaussian":
+        return False
+    if family == "protect.max_rows_auto":
+        return accounting in RHO_REFUSED
+    return family in LAPLACE_ONLY
+
+
 def test_every_release_under_every_accountant_is_bounded(tmp_path: Path) -> None:
     cells = [[f, a, n] for f in FAMILIES for a in ACCOUNTANTS for n in NOISES]
     rows = run_batches(cells)
@@ -80,7 +101,7 @@ def test_every_release_under_every_accountant_is_bounded(tmp_path: Path) -> None
     failures = []
     for row in rows:
         cell = f"{row['family']} / {row['accounting']} / {row['noise']}"
-        refused_expected = row["noise"] == "gaussian" and row["family"] in LAPLACE_ONLY
+        refused_expected = refused(str(row["family"]), str(row["accounting"]), str(row["noise"]))
         if row["outcome"] == "crashed":
             failures.append(f"{cell}: {row['error']}")
         elif row["outcome"] == "released":
