@@ -21,8 +21,9 @@ from pandas_dp.api.protect import protect
 from pandas_dp.api.queries.choice import plan_top_k
 from pandas_dp.api.queries.counts import plan_histogram
 from pandas_dp.api.queries.covariance import plan_matrix
-from pandas_dp.api.queries.crosstab import plan_crosstab, plan_pivot_table
+from pandas_dp.api.queries.crosstab import plan_crosstab, plan_pivot_table, plan_pred_table
 from pandas_dp.api.queries.groupby import DPGroupBy
+from pandas_dp.api.queries.grouped.counts import count_options
 from pandas_dp.api.queries.grouper import grouper_groupby, has_grouper
 from pandas_dp.api.queries.hierarchy.counts import DPHierarchy
 from pandas_dp.api.queries.joins import merge_protected
@@ -1279,6 +1280,56 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
                 "data=df) is priv.dp.logit('y ~ x', bounds=..., epsilon=...) here"
             )
         return self._consume(plan_logit(resolve(self._obj), formula, y=y, x=x, **options))
+
+    @checked_keywords
+    def pred_table(
+        self, model: object, threshold: float = 0.5, **options: Unpack[CountArgs]
+    ) -> pd.DataFrame:
+        """Release a logit model's table of observed against predicted outcomes.
+
+        statsmodels' ``LogitResults.pred_table(threshold)`` counts the rows it was fitted on;
+        here the rows are private, so the table is a release of its own on the protected
+        frame, the one ``.dp`` is called on (often the model's own).
+
+        Parameters
+        ----------
+        model : LogitResults
+            A released logit model (``priv.dp.logit(...)``): its coefficients are public.
+        threshold : float, default 0.5
+            A row is predicted 1 when its predicted probability exceeds it.
+        epsilon, nonnegative, ...
+            As for counts.
+
+        Returns
+        -------
+        DataFrame
+            2 × 2 noisy counts: rows ``observed`` 0 and 1, columns ``predicted`` 0 and 1
+            (statsmodels returns the same layout as an array).
+
+        Notes
+        -----
+        Each row is read through the model's design (variables clipped to the model's
+        bounds, categories on its levels; the response as the model read it, observed 1
+        when at least 1/2) and falls in one cell; a row missing a variable counts nowhere.
+        One row changes one cell by one (a privacy unit's rows: by its cap): discrete
+        Laplace noise of scale ``l1/ε`` on each of the four counts. Budget cost: ``epsilon``
+        once (parallel composition over the cells).
+
+        Examples
+        --------
+        >>> import numpy as np, pandas as pd, pandas_dp
+        >>> rng = np.random.default_rng(0)  # test-only: example data, never noise
+        >>> x = rng.uniform(-3, 3, 20_000)
+        >>> df = pd.DataFrame({"x": x, "y": rng.uniform(size=20_000) < 1 / (1 + np.exp(-2 * x))})
+        >>> priv = df.dp.protect(epsilon=2.0)
+        >>> model = priv.dp.logit("y ~ x", bounds={"x": (-3, 3)}, epsilon=1.0)
+        >>> table = priv.dp.pred_table(model, epsilon=1.0)
+        >>> table.index.name, table.columns.name, table.shape
+        ('observed', 'predicted', (2, 2))
+        """
+        return self._consume(
+            plan_pred_table(self._obj, model, threshold, count_options(options, None))
+        )
 
     @checked_keywords
     def merge(

@@ -30,7 +30,9 @@ from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.planning.request import PlannedOutput, Presentation
 from pandas_dp.planning.statistics import Count, Statistic, statistic_class
+from pandas_dp.planning.statistics.logistic import LogitResults
 from pandas_dp.planning.statistics.postprocess import PostProcess
+from pandas_dp.transformations.design import FormulaDesign
 
 _NORMALIZE = {True: "all", "all": "all", "index": "index", "columns": "columns"}
 
@@ -396,3 +398,58 @@ def _flag(margins: object) -> bool:
     if not isinstance(margins, bool):
         raise DPTypeError(f"margins must be True or False, got {type(margins).__name__}")
     return margins
+
+
+#: The derived columns of ``pred_table`` (names no frame is expected to hold).
+_OBSERVED, _PREDICTED = "__pandas_dp_observed__", "__pandas_dp_predicted__"
+
+
+def plan_pred_table(
+    obj: pd.DataFrame, model: object, threshold: float, options: ReleaseOptions
+) -> PlannedRelease[pd.DataFrame]:
+    """Noisy counts of observed (rows) against predicted (columns) outcomes of a logit model.
+
+    statsmodels' ``LogitResults.pred_table(threshold)``, released: each row of ``obj`` is
+    read through the model's design (its clipped variables, the response as the model read
+    it) and counted in one of four cells, observed ``y >= 1/2`` or not by predicted
+    probability above ``threshold`` or not (a row missing a variable counts nowhere). Both
+    are functions of that row and the released coefficients (public): stability 1. One
+    charge of ``epsilon`` for the four cells (parallel composition).
+    """
+    design = getattr(model, "design", None)
+    if not isinstance(model, LogitResults) or not isinstance(design, FormulaDesign):
+        raise DPTypeError(
+            f"pred_table takes a released logit model (priv.dp.logit(...)), got "
+            f"{type(model).__name__}"
+        )
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+        raise DPTypeError(f"threshold must be a number in (0, 1), got {threshold!r}")
+    if not 0 < threshold < 1:
+        raise DPValueError(f"threshold must lie in (0, 1), got {threshold}")
+    target = resolve(obj)
+    if not target.engine.in_memory or target.column is not None:
+        raise DPValueError(
+            "pred_table reads the model's design row by row: call it on a protected pandas "
+            "DataFrame (priv.dp.pred_table(model, epsilon=...))"
+        )
+    rows = design(target.data)  # total and row-local: a failing row is all NaN
+    params = model.params
+    scores = float(params["Intercept"]) + rows[list(design.columns)].to_numpy() @ params[
+        list(design.columns)
+    ].to_numpy(np.float64)
+    observed = rows[design.response].to_numpy(np.float64)
+    cut = np.log(threshold / (1 - threshold))
+    derived = target.data.assign(**{
+        _OBSERVED: np.where(np.isnan(observed), np.nan, (observed >= 0.5).astype(np.float64)),
+        _PREDICTED: np.where(np.isnan(scores), np.nan, (scores > cut).astype(np.float64)),
+    })  # fmt: skip
+    keys = {_OBSERVED: [0.0, 1.0], _PREDICTED: [0.0, 1.0]}
+    planned = plan_crosstab(derived, _OBSERVED, _PREDICTED, options, keys=keys)
+
+    def shaped(table: pd.DataFrame) -> pd.DataFrame:
+        out = table.copy()
+        out.index = pd.Index([0, 1], name="observed")
+        out.columns = pd.Index([0, 1], name="predicted")
+        return out
+
+    return planned.then(shaped)
