@@ -434,9 +434,9 @@ def plan_pred_table(
         )
     rows = design(target.data)  # total and row-local: a failing row is all NaN
     params = model.params
-    scores = float(params["Intercept"]) + rows[list(design.columns)].to_numpy() @ params[
-        list(design.columns)
-    ].to_numpy(np.float64)
+    intercept = float(params.get("Intercept", 0.0))  # (a model without one: "y ~ x - 1")
+    columns = list(design.columns)
+    scores = intercept + rows[columns].to_numpy() @ params[columns].to_numpy(np.float64)
     observed = rows[design.response].to_numpy(np.float64)
     cut = np.log(threshold / (1 - threshold))
     derived = target.data.assign(**{
