@@ -1297,8 +1297,10 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
             A released logit model (``priv.dp.logit(...)``): its coefficients are public.
         threshold : float, default 0.5
             A row is predicted 1 when its predicted probability exceeds it.
-        epsilon, nonnegative, ...
-            As for counts.
+        epsilon : float
+            The table's cost (or ``rho=`` in a zCDP session), charged once.
+        nonnegative : bool, default False
+            Clamp the noisy counts at 0 (free post-processing).
 
         Returns
         -------
