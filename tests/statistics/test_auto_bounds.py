@@ -14,6 +14,7 @@ the bounds and their share, its ``bounds`` column the bounds). Checked here:
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import replace
 from fractions import Fraction
 
@@ -309,3 +310,21 @@ def test_an_integer_column_gets_whole_bounds_and_an_integer_sum(protect_seeded, 
             assert float(lower).is_integer()
             assert float(upper).is_integer()
             assert -(2**53) <= lower < upper <= 2**53
+
+
+def test_a_scan_that_finds_no_end_is_said_after_the_charge(protect_seeded, noise) -> None:
+    # On 30 rows a fifth of ε = 1 cannot see the 99.9% quantile: at zero noise both scans
+    # run to the lattice's end (±2**64). The release goes through, charged, and says so in
+    # a NoiseDominatedWarning read off the released bounds alone; bounds the scans resolve
+    # (20,000 rows at ε = 20) give no such warning.
+    small = data(30)
+    priv = protect_seeded(small, epsilon=10.0)
+    with noise(priv), pytest.warns(pandas_dp.NoiseDominatedWarning, match="found no end"):
+        priv.dp.mean("x", bounds="auto", epsilon=1.0)
+    assert priv.dp.session.spent.epsilon == 1
+    table = priv.dp.session.releases[-1]
+    assert table.bounds[0][2] >= 2.0**64
+    large = protect_seeded(data(), epsilon=100.0)
+    with noise(large), warnings.catch_warnings():
+        warnings.simplefilter("error", pandas_dp.NoiseDominatedWarning)
+        large.dp.mean("x", bounds="auto", epsilon=EPSILON)

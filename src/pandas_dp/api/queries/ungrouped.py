@@ -23,7 +23,7 @@ from pandas_dp.api.outputs import Estimate
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, plan, resolve, validate
 from pandas_dp.api.release.arguments import Bounds, Real
 from pandas_dp.api.release.finish import Shape, scalar, suffixed
-from pandas_dp.api.release.types import Table
+from pandas_dp.api.release.types import UNRESOLVED, Table
 from pandas_dp.api.temporal import ValueKind
 from pandas_dp.api.validation import bounds_mapping
 from pandas_dp.budget import exact
@@ -566,12 +566,20 @@ def plan_bounds(
             u if u > lo else float(points[points.size // 2 + 1])
             for lo, u in zip(lowers, uppers, strict=True)
         ]
+        # Scans that ran to the lattice's end found no end of the data (the threshold's noise
+        # was high, or too little data for the budget): said by the released values alone.
+        unresolved = [
+            c for c, lo, u in zip(names, lowers, uppers, strict=True)
+            if lo <= -LATTICE_END or u >= LATTICE_END
+        ]  # fmt: skip
         if durations:  # as Timedeltas in the column's unit, rounded outwards (public)
             lowers = [
                 _duration(lo, durations.get(c), -1) for c, lo in zip(names, lowers, strict=True)
             ]
             uppers = [_duration(u, durations.get(c), 1) for c, u in zip(names, uppers, strict=True)]
-        return pd.DataFrame({"lower": lowers, "upper": uppers}, index=pd.Index(names))
+        out = pd.DataFrame({"lower": lowers, "upper": uppers}, index=pd.Index(names))
+        out.attrs[UNRESOLVED] = unresolved
+        return out
 
     return planned.then(table)
 
@@ -642,6 +650,7 @@ def _date_bounds(
 
         def dated(table: pd.DataFrame) -> pd.DataFrame:
             out = table.astype(object)
+            out.attrs = dict(table.attrs)  # the columns whose scans found no end
             for c in dates:
                 spot: Any = c
                 rows: Any = table.loc[spot]

@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from pandas_dp.accounting.events import Release
-from pandas_dp.api.release.types import PlannedRelease, chained
+from pandas_dp.api.release.types import UNRESOLVED, PlannedRelease, chained
 from pandas_dp.errors import DPValueError, NoiseDominatedWarning, ReleaseFailedError, warn
 from pandas_dp.measures.aggregates import Aggregate
 from pandas_dp.planning.measurement.keys import MeasurementKey
@@ -120,7 +120,20 @@ def _released(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
         raise AssertionError("the replanned release costs what was checked")
     release, result, dominated = _released(second)
     shown = found if isinstance(found, pd.DataFrame) else None  # the released values
+    unresolved = [] if shown is None else list(shown.attrs.get(UNRESOLVED, ()))
+    if unresolved:  # from the released bounds alone, warned after the charge
+        dominated = "; ".join(filter(None, [dominated, _unresolved(planned.auto, unresolved)]))
     return chained(first, release, shown, planned.auto), result, dominated
+
+
+def _unresolved(auto: str, columns: list[object]) -> str:
+    """What a release whose bounds' scans ran to the lattice's end says of its values."""
+    return (
+        f"{auto}: the scans found no end of the data of {columns} (one ran to the lattice's "
+        "end, ±2**64: too little data for the bounds' share of ε, or the threshold's noise "
+        "drew high), so the statistic is clipped to bounds that wide and may be mostly noise "
+        "or coarse. Give bounds (from the domain, or priv.dp.bounds(...) with more ε)"
+    )
 
 
 def _noise_dominated(planned: PlannedRelease[T], noisy: dict[MeasurementKey, Aggregate]) -> str:

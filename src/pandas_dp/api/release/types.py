@@ -202,6 +202,11 @@ class PlannedRelease(Generic[T]):
         return replace(self, preview_only=reason)
 
 
+#: The ``attrs`` key of a released bounds table listing the columns whose scan ran to the
+#: lattice's end (no end of the data found): the runner warns of it after the charge.
+UNRESOLVED = "unresolved"
+
+
 def chained(
     first: Release,
     second: Release,
