@@ -121,6 +121,7 @@ def test_categories_output_and_values_outside_them_are_uniform():
 # --- estimators ------------------------------------------------------------------------------
 
 
+@pytest.mark.statistical  # a seeded distribution test: runs once in CI (.ci/run)
 def test_estimates_are_unbiased_and_intervals_cover(rng):
     """300 seeded surveys of n = 2,000 answers (true share 0.3) through the public API.
 

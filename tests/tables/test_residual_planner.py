@@ -179,6 +179,7 @@ def test_analytic_variance_is_residual_planners_optimum(order, protect_seeded):
     assert before > 1.2
 
 
+@pytest.mark.statistical  # a seeded distribution test: runs once in CI (.ci/run)
 def test_empirical_variance_and_mean_match_the_analytic_ones(protect_seeded):
     """1,500 seeded releases of the 2-way plan's noise through the exact sampler, rebuilt into
     three tables by the library's own estimate and assembly. Per cell, the sample variance
