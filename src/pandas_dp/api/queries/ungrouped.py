@@ -662,8 +662,9 @@ def _date_bounds(
                 least = max(MIN_DATE_SPAN, pd.Timedelta(1, unit=origin[c].unit))
                 upper = min(max(upper, lower + least), high)
                 lower = min(lower, upper - least)
-                out.loc[spot, "lower"] = origin[c] + lower
-                out.loc[spot, "upper"] = origin[c] + upper
+                unit: Any = origin[c].unit  # whole ticks of it: the sums are exact in it
+                out.loc[spot, "lower"] = (origin[c] + lower).as_unit(unit)
+                out.loc[spot, "upper"] = (origin[c] + upper).as_unit(unit)
             return out
 
         return plan_bounds(moved, None if single else names, q, rest).then(dated)
