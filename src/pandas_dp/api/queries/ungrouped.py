@@ -137,7 +137,8 @@ def after_bounds(
     epsilon = exact(options.epsilon, "epsilon")
     prior = plan_bounds(obj, columns, None, ReleaseOptions(epsilon=epsilon * AUTO_SHARE))
     rest = replace(options, epsilon=epsilon * (1 - AUTO_SHARE))
-    types = dict(resolve(obj).engine.dtypes(resolve(obj).data).items())
+    target = resolve(obj)  # once: it checks the frame's session and row guard
+    types = dict(target.engine.dtypes(target.data).items())
     ends = [_placeholder(types.get(c)) for c in columns]
     placeholder = pd.DataFrame(
         {"lower": [lo for lo, _ in ends], "upper": [hi for _, hi in ends]},
