@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 import dask
+import numpy as np
+import pandas as pd
 import pytest
 
 from .conftest import COUNTRIES, Query
@@ -68,3 +70,27 @@ def test_weighted_models_agree_on_dask(
     )  # fmt: skip
     dask_priv, pandas_priv = twins(npartitions=4)
     agree(run, dask_priv, pandas_priv, 3)
+
+
+@pytest.mark.parametrize("value", [0, 3])
+def test_logit_in_two_steps_agrees_on_dask(
+    value: int, twins: Callable[..., Any], agree: Callable[..., Any], noise: Callable[..., Any]
+) -> None:
+    """A logit on 20,000 rows takes two steps (count, first fit, score at it): the score's
+    row-local residual is computed per partition and its sums add up exactly."""
+    gen = np.random.default_rng(11)  # test data only
+    rows = 20_000
+    x = gen.uniform(0, 10, rows)
+    z = gen.uniform(-5, 5, rows)
+    y = gen.uniform(size=rows) < 1 / (1 + np.exp(-(-0.5 + 0.2 * x - 0.3 * z)))
+    frame = pd.DataFrame({"user_id": np.arange(rows), "x": x, "z": z, "y": y.astype(np.int64)})
+    run = Query(
+        "logit",
+        lambda p: p.dp.logit("y ~ x + z", bounds={"x": (0, 10), "z": (-5, 5)}, epsilon=1).params,
+    )
+    dask_priv, pandas_priv = twins(npartitions=4, data=frame)
+    with noise(pandas_priv, value=value) as calls:
+        run.run(pandas_priv)
+    assert [c.size for c in calls] == [1, 10, 3]  # the count, the Gram matrix, the score
+    dask_priv, pandas_priv = twins(npartitions=4, data=frame)
+    agree(run, dask_priv, pandas_priv, value)

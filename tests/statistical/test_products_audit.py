@@ -29,6 +29,7 @@ if one row moved each sum by 1, really 3ε) is caught.
 
 from __future__ import annotations
 
+import dataclasses
 from fractions import Fraction
 
 import numpy as np
@@ -47,8 +48,10 @@ from pandas_dp.planning.measurement.products import (
     WEIGHT_DIGITS,
     ProductLayout,
     products_part,
+    score_layout,
 )
 from pandas_dp.planning.measurement.weighted import Weights
+from pandas_dp.transformations.design import ScoreResiduals, design_of
 from pandas_dp.units import Contribution
 
 from . import auditing
@@ -200,3 +203,45 @@ def test_weighted_audit_and_the_mutant_that_ignores_the_weight_bound() -> None:
     caught = auditing.audit(*runs_of(unweighted, seed=9900))
     print(f"weighted products, mutant that ignores the weight bound: {caught}")
     assert caught.epsilon_lb > 2.0, f"the mutant ignoring the weight bound was not caught: {caught}"
+
+
+def test_logit_score_audit_and_the_one_sum_mutant() -> None:
+    """A logit's second step: the score ``Σ (σ(x̃ᵀθ₁) - y) x̃`` at a released fit (issue 42).
+
+    Two regressors on [0, 10] and [-5, 5], ``θ₁`` public (a score of 40 at the upper bounds:
+    ``σ = 1`` to 2^-57). D is empty; D' holds one row at the upper bounds with ``y = 0``:
+    its residual rounds to 1 and it moves each of the ``k = 3`` sums by one unit, the most a
+    row can. Laplace, ε = 1, the smallest of the three sums: the real calibration stays below
+    1; the mutant calibrated for one sum (really ``3ε``) is caught.
+    """
+    design = design_of("y ~ x + z", {"x": (0.0, 10.0), "z": (-5.0, 5.0), "y": (0.0, 1.0)}, {})
+    applied = ScoreResiduals(design, (0.0, 20.0, 20.0))
+    layout = score_layout(applied.labels, applied.bounds)
+    part = products_part(layout, Fraction(1), Contribution(), NoiseChoice())
+    assert part.mechanism.scale == 3 * UNIT
+    measure = dataclasses.replace(part.measure, design=applied, reads=applied.reads)
+    empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in "xzy"})
+    one = pd.DataFrame({"x": [10.0], "z": [5.0], "y": [0.0]})
+    d, d2 = (
+        np.asarray(aggregate_frame(f, (measure,)).values[0][0], dtype=np.int64)
+        for f in (empty, one)
+    )
+    np.testing.assert_array_equal(d, 0)
+    np.testing.assert_array_equal(d2, UNIT)
+
+    def runs_of(mechanism: DiscreteLaplace, seed: int) -> auditing.Runs:
+        def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
+            noise = mechanism.sample(n * 3, SeededRandomSource(stream)).reshape(n, 3)
+            return smallest(((d, d2)[dataset] + noise) / UNIT)
+
+        return auditing.paired_runs(outputs, seed)
+
+    real = auditing.audit(*runs_of(part.mechanism, seed=9950))
+    print(f"logit score, Laplace scale k/ε (k = 3, ε = 1): {real}")
+    assert real.epsilon_lb <= 1.0, f"the score's sums leak more than ε: {real}"
+    assert real.epsilon_lb >= 0.7, f"the score's sums are noisier than calibrated: {real}"
+
+    one_sum = DiscreteLaplace.calibrated(UNIT, Fraction(1))
+    caught = auditing.audit(*runs_of(one_sum, seed=9950))
+    print(f"logit score, mutant with the scale of one sum: {caught}")
+    assert caught.epsilon_lb > 2.0, f"the one-sum mutant was not caught: {caught}"

@@ -152,13 +152,17 @@ def test_scale_and_charge_are_ols_measurement(
     with noise(priv) as calls:
         release(priv, epsilon=0.5)
     sums = (4 + 2) * (4 + 3) // 2  # m = 4 design columns: the Gram matrix of (1, z_1..z_4, z_y)
-    (call,) = calls
+    # A twentieth of ε on the row count; 4,000 rows at ε = 0.5 are too few for two steps
+    # (test_logit_steps.py), so one fit takes the rest.
+    count, call = calls
+    assert count.size == 1
+    assert count.mechanism.scale == Fraction(1) / Fraction(1, 40)
     assert call.size == sums
-    assert call.mechanism.scale == Fraction(sums * UNIT) / Fraction(1, 2)
+    assert call.mechanism.scale == Fraction(sums * UNIT) / Fraction(19, 40)
     (logit,) = priv.dp.session.releases
     assert logit.query == "logit"
     assert logit.cost.epsilon == Fraction(1, 2)
-    (measurement,) = logit.measurements
+    _, measurement = logit.measurements
     assert measurement.sensitivity == sums * UNIT
     assert measurement.label == "products(C(g)[T.b], C(g)[T.c], x, z, y)"
     assert ("y", 0.0, 1.0) in logit.bounds
@@ -166,7 +170,8 @@ def test_scale_and_charge_are_ols_measurement(
 
 
 def test_the_measurement_is_exactly_ols_one(protect_seeded: Callable[..., Any]) -> None:
-    """logit adds no mechanism: its one measurement is ``ols``' with the response on [0, 1].
+    """A logit's one fit adds no mechanism: its Gram matrix is ``ols``' with the response on
+    [0, 1] (after a twentieth of ε on the row count, whose plan's placeholder is that fit).
 
     ``ols`` sums of products are audited (tests/statistical/test_products_audit.py); the
     same measure, sensitivity, mechanism and exact sums here.
@@ -175,7 +180,9 @@ def test_the_measurement_is_exactly_ols_one(protect_seeded: Callable[..., Any]) 
     frame.loc[3, "y"] = 5  # clipped into [0, 1] alike
     priv = protect_seeded(frame, epsilon=4.0)
     logit = plan_logit(resolve(priv), FORMULA, bounds=BOUNDS, keys=KEYS, epsilon=1.0)
-    ols = plan_ols(resolve(priv), FORMULA, bounds={**BOUNDS, "y": (0, 1)}, keys=KEYS, epsilon=1.0)
+    ols = plan_ols(
+        resolve(priv), FORMULA, bounds={**BOUNDS, "y": (0, 1)}, keys=KEYS, epsilon=0.95
+    )
     (mine,), (theirs,) = logit.parts.values(), ols.parts.values()
     assert mine.measurement == theirs.measurement
     assert mine.mechanism == theirs.mechanism
@@ -314,7 +321,7 @@ def test_preview_charges_nothing(protect_seeded: Callable[..., Any]) -> None:
     priv = protect_seeded(data(), epsilon=4.0)
     preview = priv.dp.preview.logit(FORMULA, bounds=BOUNDS, keys=KEYS, epsilon=1.0)
     assert preview.epsilon == 1.0
-    assert list(preview.table["how"]) == ["logit"]
+    assert list(preview.table["how"]) == ["count", "logit"]  # the row count, then one fit
     assert not priv.dp.session.releases
 
 
@@ -436,10 +443,11 @@ def test_privacy_unit_caps_multiply_the_sensitivity(
     with noise(priv) as calls:
         model = release(priv, epsilon=1.0)
     sums = (4 + 2) * (4 + 3) // 2
-    (call,) = calls
-    assert call.mechanism.scale == Fraction(3 * sums * UNIT)
+    count, call = calls  # the row count first (a unit moves it by 3), then one fit
+    assert count.mechanism.scale == Fraction(3) / Fraction(1, 20)
+    assert call.mechanism.scale == Fraction(3 * sums * UNIT) / Fraction(19, 20)
     (logit,) = priv.dp.session.releases
-    (measurement,) = logit.measurements
+    _, measurement = logit.measurements
     assert measurement.sensitivity == 3 * sums * UNIT
     assert model.nobs <= 3 * 150  # at most 3 of each unit's 4 rows are kept
 
@@ -450,7 +458,8 @@ def test_degenerate_data_release_finite_and_uninformative_where_they_should(
 ) -> None:
     """No rows, or one outcome only: released like any data (same shape, no error, no
     warning). With one outcome the exact log-odds are infinite; the fit takes the count of
-    ones within (0.5, n - 0.5) and predicts that outcome, with wide intervals."""
+    ones within (0.5, n - 0.5) and predicts that outcome, with wide intervals. (How close to
+    0 or 1 depends on the noise drawn: within 0.015 for seeds 0-5; asserted within 0.05.)"""
     frame = data(2000)
     ones = case == "all ones"
     frame = frame.iloc[:0] if case == "empty" else frame.assign(y=int(ones))
@@ -461,7 +470,7 @@ def test_degenerate_data_release_finite_and_uninformative_where_they_should(
     if case != "empty":
         row = pd.DataFrame({"x": [8.0], "z": [8.0], "g": ["a"]})
         probability = float(model.predict(row).iloc[0])
-        assert probability > 0.99 if ones else probability < 0.01
+        assert probability > 0.95 if ones else probability < 0.05
         assert model.bse["Intercept"] > 1
 
 

@@ -126,6 +126,53 @@ class FormulaDesign:
         return pd.DataFrame(data, index=frame.index)
 
 
+@dataclass(frozen=True, eq=False)
+class ScoreResiduals:
+    """A logistic design's columns and each row's residual ``σ(x̃ᵀθ) - y`` at public ``θ``.
+
+    ``θ`` is in the design's scaled units (``z = (x - c) / r`` over each column's public
+    bounds, the intercept first), released by a first fit. The residual reads the row's own
+    design and response (clipped into ``[0, 1]``) and ``θ``: a row-local function of public
+    inputs (stability 1), within ``[-1, 1]``; a row missing any input gives NaN (left out, as
+    by the design). Sums of it times each scaled column are the likelihood's gradient at
+    ``θ``. It never raises.
+    """
+
+    design: FormulaDesign
+    theta: tuple[float, ...]
+    label: str = "score residual"
+
+    @property
+    def reads(self) -> tuple[Hashable, ...]:
+        """The frame's columns the design needs."""
+        return self.design.reads
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        """The design's columns, then the residual."""
+        return (*self.design.columns, self.label)
+
+    @property
+    def bounds(self) -> tuple[tuple[float, float], ...]:
+        """The design columns' public bounds, then the residual's, ``[-1, 1]``."""
+        return (*self.design.bounds[:-1], (-1.0, 1.0))
+
+    def __call__(self, frame: pd.DataFrame) -> pd.DataFrame:
+        """The design's columns and the residual of ``frame``'s rows."""
+        designed = self.design(frame)  # total
+        values = designed.to_numpy(dtype=np.float64, copy=True)
+        with np.errstate(all="ignore"):
+            lower = np.array([lo for lo, _ in self.design.bounds[:-1]], dtype=np.float64)
+            upper = np.array([hi for _, hi in self.design.bounds[:-1]], dtype=np.float64)
+            centre, reach = (lower + upper) / 2, (upper - lower) / 2
+            scaled = np.clip((values[:, :-1] - centre) / np.where(reach > 0, reach, 1.0), -1, 1)
+            theta = np.asarray(self.theta, dtype=np.float64)
+            score = theta[0] + scaled @ theta[1:]
+            fitted = 0.5 * (1.0 + np.tanh(score / 2))  # σ, without overflow
+            values[:, -1] = fitted - np.clip(values[:, -1], 0.0, 1.0)
+        return pd.DataFrame(values, index=designed.index, columns=self.labels)
+
+
 def design_of(
     formula: str,
     numeric: Mapping[Hashable, tuple[float, float]],

@@ -22,12 +22,13 @@ import pandas as pd
 
 from pandas_dp.api.caps import caps_for
 from pandas_dp.api.keys import parse_keys
-from pandas_dp.api.queries.ungrouped import with_auto_bounds
+from pandas_dp.api.queries.ungrouped import plan_one, with_auto_bounds
 from pandas_dp.api.release import PlannedRelease, ReleaseOptions, Target, plan, validate
 from pandas_dp.api.release.arguments import Bound, Bounds, Mechanism, Real
 from pandas_dp.api.release.options import parse_weights
 from pandas_dp.api.release.types import Finish, Finisher
 from pandas_dp.api.validation import bounds_mapping, check_column, is_summable
+from pandas_dp.budget import exact
 from pandas_dp.errors import DPTypeError, DPValueError, holds_data, shown
 from pandas_dp.measures.aggregates import Aggregate, Grouping, ProductSums
 from pandas_dp.planning.measurement.keys import MeasurementKey
@@ -36,6 +37,7 @@ from pandas_dp.planning.measurement.products import (
     ProductLayout,
     ProductsPart,
     products_part,
+    score_layout,
     weight_lattice,
 )
 from pandas_dp.planning.measurement.weighted import Weights
@@ -43,10 +45,19 @@ from pandas_dp.planning.noise import NoiseSource
 from pandas_dp.planning.planner import noise_choice
 from pandas_dp.planning.request import Caps, PlannedOutput, Presentation, Request
 from pandas_dp.planning.statistics.grouped_models import fit_by_group
-from pandas_dp.planning.statistics.logistic import LogisticModel, LogitResults, fit_logit
+from pandas_dp.planning.statistics.logistic import (
+    FirstFit,
+    LogisticModel,
+    LogitResults,
+    LogitScore,
+    first_fit,
+    fit_logit,
+    refine_logit,
+    refit_logit,
+)
 from pandas_dp.planning.statistics.products import PairCovariance
 from pandas_dp.planning.statistics.regression import LinearModel, OLSResults, fit
-from pandas_dp.transformations.design import FormulaDesign, design_of
+from pandas_dp.transformations.design import FormulaDesign, ScoreResiduals, design_of
 from pandas_dp.transformations.formula_grammar import check_formula
 
 Model = TypeVar("Model", OLSResults, LogitResults)
@@ -171,26 +182,112 @@ def plan_logit(
     options = ReleaseOptions(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
-    request, part, design, categorical = _measure(
-        target,
-        text,
-        keys,
-        options,
-        "logit",
-        response=_binary_response,
-        per_group=per_group,
-        weights=weighing,
-    )
-    stat = LogisticModel("logit", None, layout=part.layout)
-    notes = _notes(request, part, design, categorical, logit=True, per_group=per_group)
     shown = "" if weighing is None else weighing.describe().split(";")[0]
 
-    def fitted(
-        gram: np.ndarray, rows: float | None, noise_sd: float, laplace: bool
-    ) -> LogitResults:
-        return fit_logit(gram, noise_sd, design, level, laplace=laplace, weights=shown)
+    def measured(asked: ReleaseOptions, step: Step = None) -> PlannedRelease[Any]:
+        """The Gram matrix's release and its fit, or the score at a first fit.
 
-    return _planned(target, request, part, stat, notes, fitted)
+        ``None``: one fit; ``"first"``: a fit to refine; a first fit: the score at it and
+        the refinement; coefficients alone: the score's placeholder plan.
+        """
+        theta = step.theta if isinstance(step, FirstFit) and step.steady else step
+        theta = theta if isinstance(theta, np.ndarray) else None
+        request, part, design, categorical = _measure(
+            target, text, keys, asked, "logit", response=_binary_response,
+            per_group=per_group, weights=weighing, score=theta,
+        )  # fmt: skip
+        if isinstance(step, FirstFit) and not step.steady:  # the Gram matrix again
+            unsteady = step
+            notes = (*_notes(request, part, design, categorical, logit=True), _AGAIN)
+            return _planned(
+                target, request, part, LogisticModel("logit", None, layout=part.layout),
+                notes, lambda gram, rows, noise_sd, laplace: refit_logit(unsteady, gram, noise_sd),
+            )  # fmt: skip
+        if isinstance(step, FirstFit):
+            first = step
+            notes = _notes(request, part, design, categorical, logit=True, scored=True)
+            return _planned(
+                target, request, part, LogitScore("logit", None, layout=part.layout), notes,
+                lambda score, rows, noise_sd, laplace: refine_logit(first, score, noise_sd),
+            )  # fmt: skip
+        notes = _notes(request, part, design, categorical, logit=True, per_group=per_group)
+        fit = first_fit if isinstance(step, str) else fit_logit
+
+        def fitted(gram: np.ndarray, rows: float | None, noise_sd: float, laplace: bool) -> Any:
+            return fit(gram, noise_sd, design, level, laplace=laplace, weights=shown)
+
+        stat = LogisticModel("logit", None, layout=part.layout)
+        return _planned(target, request, part, stat, notes, fitted)
+
+    return _in_two_steps(target, options, per_group, measured)
+
+
+#: A logit's two-step fit (pure ε, one model; see :func:`_in_two_steps`): the share of ε on a
+#: row count that chooses it, then of the rest the first fit's (the score gets the others).
+COUNT_SHARE = Fraction(1, 20)
+FIRST_SHARE = Fraction(3, 10)
+#: The two-step fit runs when the noisy count times ε is at least this many times the
+#: number of the Gram matrix's sums; below, the first fit's design moments are too noisy
+#: for a step from it to beat one fit on the whole of ε.
+STEP_RATE = 200
+
+_AGAIN = (
+    "the first fit's design sums were too noisy for a step from it (their smallest "
+    "eigenvalue under 1.5 times the noise's): the sums measured again, the two averaged by "
+    "their noise's variance"
+)
+#: What :func:`plan_logit`'s ``measured`` plans: one fit (None), a first fit ("first"), the
+#: score at a first fit (its refinement), or at coefficients alone (a placeholder).
+Step = str | FirstFit | np.ndarray | None
+
+
+def _in_two_steps(
+    target: Target,
+    options: ReleaseOptions,
+    per_group: PerGroup | None,
+    measured: Callable[[ReleaseOptions, Step], PlannedRelease[Any]],
+) -> PlannedRelease[Any]:
+    """A logistic model in one release, or in two steps where that is more accurate.
+
+    One release measures the Gram matrix and fits the maximum-entropy likelihood
+    (:func:`~pandas_dp.planning.statistics.logistic.fit_logit`). Its error at equal ε is
+    mostly the noise on the design's sums, ``(k + 1)(k + 2) / 2`` of them sharing ε. With
+    pure ε on one model, a twentieth of ε first releases the row count. When that count
+    times ε is at least :data:`STEP_RATE` times the Gram's sums, a first fit takes
+    :data:`FIRST_SHARE` of the rest and the score ``Σ (σ(x̃ᵀθ₁) - y) x̃`` at it, ``k`` sums
+    of which one row moves each by at most 1, the remainder; the coefficients are one step
+    from the first fit (:func:`~pandas_dp.planning.statistics.logistic.refine_logit`).
+    Measured against the one release at n = 10^4-10^5 and ε = 0.5-2: 0.35 to 0.55 times its
+    error (``benchmarks/bench_logit.py``). Otherwise the rest of ε goes to one release.
+    Everything is planned (and every public input checked) before anything is read; the
+    three releases are charged as one: ``epsilon`` in all.
+    """
+    once = measured(options, None)
+    laplace = all(not part.measurement.is_gaussian for part in once.parts.values())
+    plain = options.rho is None and options.delta is None and options.epsilon is not None
+    if per_group is not None or not (laplace and plain):
+        return once
+    epsilon = exact(options.epsilon, "epsilon")
+    rest = epsilon * (1 - COUNT_SHARE)
+    single = measured(dataclasses.replace(options, epsilon=rest), None)
+    first = measured(dataclasses.replace(options, epsilon=rest * FIRST_SHARE), "first")
+    later = dataclasses.replace(options, epsilon=rest * (1 - FIRST_SHARE))
+    (gram,) = [part for part in single.parts.values() if isinstance(part, ProductsPart)]
+    assert gram.layout is not None
+    k = len(gram.layout.columns)
+    two = measured(later, np.zeros(k)).after(
+        first, lambda fit: measured(later, fit), auto="a first fit (the score measured at it)"
+    )
+    if two.charged.cost != single.charged.cost:  # pragma: no cover - pure ε adds exactly
+        return once
+    count = plan_one(target.data, "count", None, ReleaseOptions(epsilon=epsilon * COUNT_SHARE))
+    needed = STEP_RATE * len(gram.layout.monomials)
+
+    def chosen(rows: object) -> PlannedRelease[Any]:
+        noisy = float(rows)  # type: ignore[arg-type]  # released
+        return two if math.isfinite(noisy) and noisy * float(epsilon) >= needed else single
+
+    return single.after(count, chosen, auto="a row count (choosing one fit or two steps)")
 
 
 def _variable_kinds(
@@ -256,12 +353,15 @@ def _measure(
     response: Callable[[FormulaDesign], FormulaDesign] | None = None,
     per_group: PerGroup | None = None,
     weights: Weights | None = None,
+    score: np.ndarray | None = None,
 ) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
     """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
 
     ``response`` checks (and may narrow) the design's response, on its public bounds. With
     ``per_group``, one matrix per group (the group-by's caps). ``weights`` weighs every sum
-    (and, for ``ols``, counts the rows holding a weight).
+    (and, for ``ols``, counts the rows holding a weight). With ``score`` (a logistic fit's
+    released coefficients, scaled), the likelihood's gradient there instead: the sums of
+    each row's residual alone and times each design column (:func:`score_layout`).
     """
     categorical, numeric = _variable_kinds(target, text, keys)
     placeholders = [PairCovariance((c, c), c) for c in numeric]
@@ -276,18 +376,23 @@ def _measure(
     design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)
     if response is not None:
         design = response(design)
-    size = len(design.labels)
-    layout = ProductLayout.of(
-        design.labels, design.bounds, (True,) * size, complete=True, squares=False,
-        weights=weights, rows=query == "ols",
-    )  # fmt: skip
+    applied: FormulaDesign | ScoreResiduals = design
+    if score is None:
+        size = len(design.labels)
+        layout = ProductLayout.of(
+            design.labels, design.bounds, (True,) * size, complete=True, squares=False,
+            weights=weights, rows=query == "ols",
+        )  # fmt: skip
+    else:
+        applied = ScoreResiduals(design, tuple(float(t) for t in score))
+        layout = score_layout(applied.labels, applied.bounds, weights)
     shares = (Fraction(1),)
     part = products_part(
         layout, request.pricing.budget_of(shares[0]), request.caps.contribution,
         noise_choice(target.session, request, shares),
     )  # fmt: skip
     assert isinstance(part.measure, ProductSums)
-    measure = dataclasses.replace(part.measure, design=design, reads=design.reads)
+    measure = dataclasses.replace(part.measure, design=applied, reads=applied.reads)
     part = dataclasses.replace(part, measure=measure)
     pricing = dataclasses.replace(request.pricing, shares=shares)
     columns = dataclasses.replace(request.columns, weights=weights)
@@ -421,6 +526,7 @@ def _notes(
     *,
     logit: bool = False,
     per_group: PerGroup | None = None,
+    scored: bool = False,
 ) -> tuple[str, ...]:
     layout = part.layout
     assert layout is not None
@@ -432,9 +538,22 @@ def _notes(
         else "coefficients, ridge (AdaSSP's rule on the noisy Gram matrix) and standard "
         "errors are post-processing"
     )
+    if scored:
+        fitted = (
+            "coefficients: one step from the first fit, its maximum-entropy likelihood "
+            "corrected to the measured score; standard errors the rows', the noise's and the "
+            "first fit's (post-processing)"
+        )
     weights = layout.weights
     model = ("Logit" if logit else "OLS") if weights is None else ("Logit" if logit else "WLS")
     moved = "1" if weights is None else f"{layout.weight_unit:g} (the upper weight bound)"
+    measured = (
+        f"the score of {model} {design.formula} at the first fit θ₁, Σ (σ(x̃ᵀθ₁) - y) x̃ over "
+        f"the complete rows: {len(layout.monomials)} noisy "
+        f"{'weighted ' if weights is not None else ''}sums of each row's residual (in "
+        f"[-1, 1]) times its design columns, each scaled to [-1, 1] over its public range and "
+        f"rounded to 2^-{DIGITS}; one row moves each sum by at most {moved}"
+    )
     notes = [
         f"{model} {design.formula} over the complete rows from {len(layout.monomials)} noisy "
         f"{'weighted ' if weights is not None else ''}sums "
@@ -443,6 +562,8 @@ def _notes(
         f"each sum by at most {moved}",
         fitted,
     ]
+    if scored:
+        notes[0] = measured
     if weights is not None:
         notes.insert(1, _weights_text(weights, logit=logit))
     if logit:

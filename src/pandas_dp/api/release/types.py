@@ -216,7 +216,8 @@ def chained(
     """``second`` after ``first`` as one release: its measurements follow ``first``'s.
 
     ``first`` released the bounds ``second`` clipped to (``bounds="auto"``), or the range it
-    cut (``range="auto"``); the note says so, with the bounds and their share of ε. The ends
+    cut (``range="auto"``); the note says so, with the bounds and their share of ε (a first
+    step that is no bounds, its ``auto`` no argument, shows its share alone). The ends
     shown are ``released`` (``lower``/``upper`` by column) when given, else the bounds
     ``second`` clipped to (the ledger's ``bounds`` column has those too).
     """
@@ -235,6 +236,8 @@ def chained(
 
     ends = "; ".join(f"{c}: [{text(lo)}, {text(hi)}]" for c, lo, hi in pairs)
     note = f"{auto}: {share} of ε on {first.query} released from the data ({ends})"
+    if released is None and "=" not in auto:  # a first step, not bounds (a logit's count)
+        note = f"{auto}: {share} of ε on {first.query}"
     asked = [f"epsilon={number_text(total)}"]  # what the call asked for, as typed
     asked += [part for part in second.asked.split(", ") if not part.startswith("epsilon=")]
     return replace(

@@ -253,6 +253,25 @@ class ProductLayout:
         return dataclasses.replace(self, monomials=(*plain, *crossed))
 
 
+def score_layout(
+    columns: tuple[Hashable, ...],
+    bounds: tuple[tuple[float, float], ...],
+    weights: Weights | None = None,
+) -> ProductLayout:
+    """The sums of the last column alone and times each other column, over complete rows.
+
+    A logistic model's score at a released fit (the last column each row's residual, see
+    :class:`~pandas_dp.transformations.design.ScoreResiduals`): ``k`` sums, the intercept's
+    first, each moved by at most one unit by a row (``U`` with weights).
+    """
+    last = len(columns) - 1
+    monomials = (Monomial((last,)), *(Monomial((j, last)) for j in range(last)))
+    return ProductLayout(
+        columns, bounds, (True,) * len(columns), complete=True, squares=False,
+        monomials=monomials, weights=weights,
+    )  # fmt: skip
+
+
 @dataclass(frozen=True)
 class ProductsPart(Part):
     """The noisy sums of a :class:`ProductLayout`, one independent variate per sum."""
