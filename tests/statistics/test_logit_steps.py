@@ -227,3 +227,28 @@ def test_refusal_charges_nothing(
     with charges_nothing(priv), pytest.raises(DPValueError, match="'z'"):
         priv.dp.logit(FORMULA, bounds={"x": (0, 16)}, keys=KEYS, epsilon=0.4)
     assert math.isclose(float(priv.dp.session.spent.epsilon), 0.0)
+
+
+@pytest.mark.parametrize("row", ADVERSARIAL)
+def test_neighbours_release_alike_in_two_steps(
+    row: dict[str, Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """D (20,000 rows: two steps) and D plus one adversarial row, real noise: the same shape,
+    dtypes, warnings (none) and ledger columns; only the noisy values differ."""
+    frame = data(20_000).astype({"y": np.float64})
+    after = pd.concat([frame, pd.DataFrame([row], index=[10**6])])
+    outcomes = []
+    for version in (frame, after):
+        priv = protect_seeded(version, epsilon=4.0, seed=5)
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            model = release(priv)
+        (record,) = priv.dp.session.releases
+        outcomes.append((model, [str(w.message) for w in seen], record))
+    (one, warned_one, first), (two, warned_two, second) = outcomes
+    assert warned_one == warned_two == []
+    assert list(one.params.index) == list(two.params.index)
+    assert one.params.dtype == two.params.dtype == np.float64
+    assert np.isfinite(two.params).all() and np.isfinite(two.bse).all()
+    assert [m.label for m in first.measurements] == [m.label for m in second.measurements]
+    assert first.cost == second.cost
