@@ -15,7 +15,8 @@ temporary directory, then runs each of these in a fresh Python process:
 - the Dask idiom for the same capped answer, without privacy: ``shuffle("user_id")``, then
   ``map_partitions`` of ``groupby("user_id", sort=False).head(50)`` (each user's first 50
   rows, not a random 50), then the plain group-by of the clipped amounts; on the frame
-  indexed by ``user_id``, the same without the shuffle. The releases under a unit are
+  indexed by ``user_id``, the same without the shuffle (files read through fsspec: see
+  :func:`_read`). The releases under a unit are
   reported against it (``× idiom``) as well as against the plain query, which does not cap;
 
 first on a ``LocalCluster`` (two worker processes, pieces moved between them as task results):
@@ -94,12 +95,16 @@ def write_events(directory: Path, rows: int, files: int = FILES) -> int:
     return in_memory
 
 
-def _read(path: str, indexed: bool) -> Any:
-    """The events; ``indexed``: with ``user_id`` as index too, divisions from the files."""
+def _read(path: str, indexed: bool, arrow: bool = True) -> Any:
+    """The events; ``indexed``: with ``user_id`` as index too, divisions from the files.
+
+    ``arrow=False`` reads through fsspec: a LocalCluster cannot send Dask's P2P shuffle of
+    a ``filesystem="arrow"`` read to its scheduler (pyarrow's ``FileInfo`` does not pickle).
+    """
     import dask.dataframe as dd
 
     if not indexed:
-        return dd.read_parquet(path, filesystem="arrow")
+        return dd.read_parquet(path, **({"filesystem": "arrow"} if arrow else {}))
     # (dask's "arrow" filesystem reads no divisions from the statistics: fsspec here)
     frame = dd.read_parquet(path, index="user_id", calculate_divisions=True)
     assert frame.known_divisions
@@ -131,7 +136,7 @@ def _idiom(path: str, indexed: bool = False) -> object:
     keeps their first 50 rows of the partition (``groupby("user_id").head(50)``: not a
     random choice, which would cost more), then the clipped amounts are aggregated.
     """
-    frame = _read(path, indexed)
+    frame = _read(path, indexed, arrow=False)
     if not indexed:
         frame = frame.shuffle("user_id")
     capped = frame.map_partitions(_capped_head, indexed, meta=frame._meta)
