@@ -33,8 +33,8 @@ grows like ``P·sqrt(P)`` rather than ``P²`` (before, Dask's shuffle took over 
 partitions: 71-108 s at 300 partitions against 3.4-4.3 s for the plain query).
 
 Opt-in from ``benchmarks/run.py`` with ``--dask`` (it writes about a gigabyte); on its own:
-``python benchmarks/bench_dask.py [rows]``, or ``python benchmarks/bench_dask.py --partitions``
-for the second part only.
+``python benchmarks/bench_dask.py [rows [repeats]]`` (``repeats``: median of that many runs
+of each query), or ``python benchmarks/bench_dask.py --partitions`` for the second part only.
 """
 
 from __future__ import annotations
@@ -266,19 +266,31 @@ def _table(measured: dict[str, dict[str, float]]) -> str:
     return table(headers, rows)
 
 
-def run(rows: int = ROWS) -> str:
-    """Write the data, time every query on both schedulers, and return a markdown report."""
+def run(rows: int = ROWS, repeats: int = 1) -> str:
+    """Write the data, time every query on both schedulers, and return a markdown report.
+
+    With ``repeats`` above one, the queries run in turn (plain, rows, ..., then again), each
+    in a fresh process, and every figure is the median of its ``repeats`` runs: on a shared
+    machine one run of each can be off by a factor of two.
+    """
     with tempfile.TemporaryDirectory(prefix="pandas-dp-bench-dask-") as tmp:
         directory = Path(tmp)
         start = time.perf_counter()
         in_memory = write_events(directory, rows)
         written = time.perf_counter() - start
         on_disk = sum(f.stat().st_size for f in directory.glob("*.parquet"))
-        measured = {
-            scheduler: {name: _in_fresh_process(name, scheduler, directory) for name in QUERIES}
-            for scheduler in ("cluster", "threads")
-        }
+        measured: dict[str, dict[str, dict[str, float]]] = {}
+        for scheduler in ("cluster", "threads"):
+            runs: dict[str, list[dict[str, float]]] = {}
+            for _ in range(repeats):
+                for name in QUERIES:
+                    runs.setdefault(name, []).append(_in_fresh_process(name, scheduler, directory))
+            measured[scheduler] = {
+                name: {k: float(np.median([r[k] for r in done])) for k in done[0]}
+                for name, done in runs.items()
+            }
     mib = 2.0**20
+    medians = "" if repeats == 1 else f"; each figure the median of {repeats}, queries interleaved"
     return "\n".join(
         [
             f"### Dask: grouped count/sum/mean over {rows:,} rows in {FILES} parquet files "
@@ -286,8 +298,9 @@ def run(rows: int = ROWS) -> str:
             "",
             f"Data: {on_disk / mib:,.0f} MiB of parquet, {in_memory / mib:,.0f} MiB as columns "
             f"in memory (written in {written:.0f} s), each file holding its own range of users. "
-            "Each run is a fresh process. Releases: `rows` protects with one row per person "
-            "(no unit column, nothing moved); `users, exchanged` caps each user at 50 rows "
+            f"Each run is a fresh process{medians}. "
+            "Releases: `rows` protects with one row per person (no unit column, nothing "
+            "moved); `users, exchanged` caps each user at 50 rows "
             "after exchanging the user ids, amounts and key codes by `user_id`; "
             "`users, partition-local` reads the files with `user_id` as index (divisions "
             "from the parquet statistics) and caps each user within its partition. "
@@ -435,4 +448,5 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] == "--partitions":
         print(run_partitions(*(int(a) for a in sys.argv[2:3])))
     else:
-        print(run(int(sys.argv[1]) if len(sys.argv) > 1 else ROWS) + "\n\n" + run_partitions())
+        sizes = [int(a) for a in sys.argv[1:3]]
+        print(run(*sizes) + "\n\n" + run_partitions())
