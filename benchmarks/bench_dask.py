@@ -12,6 +12,12 @@ temporary directory, then runs each of these in a fresh Python process:
   ids, amounts and key codes are exchanged by ``user_id``, so that each user's rows meet
   and are capped in one bucket), and with the same unit on the frame indexed by
   ``user_id`` (each partition caps its own users: nothing is moved);
+- the Dask idiom for the same capped answer, without privacy: ``shuffle("user_id")``, then
+  ``map_partitions`` of ``groupby("user_id", sort=False).head(50)`` (each user's first 50
+  rows, not a random 50), then the plain group-by of the clipped amounts; on the frame
+  indexed by ``user_id``, the same without the shuffle (files read through fsspec: see
+  :func:`_read`). The releases under a unit are
+  reported against it (``× idiom``) as well as against the plain query, which does not cap;
 
 first on a ``LocalCluster`` (two worker processes, pieces moved between them as task results):
 the client's peak RSS (``resource.getrusage``; it also hosts the scheduler) shows that no rows
@@ -27,8 +33,8 @@ grows like ``P·sqrt(P)`` rather than ``P²`` (before, Dask's shuffle took over 
 partitions: 71-108 s at 300 partitions against 3.4-4.3 s for the plain query).
 
 Opt-in from ``benchmarks/run.py`` with ``--dask`` (it writes about a gigabyte); on its own:
-``python benchmarks/bench_dask.py [rows]``, or ``python benchmarks/bench_dask.py --partitions``
-for the second part only.
+``python benchmarks/bench_dask.py [rows [repeats]]`` (``repeats``: median of that many runs
+of each query), or ``python benchmarks/bench_dask.py --partitions`` for the second part only.
 """
 
 from __future__ import annotations
@@ -89,12 +95,16 @@ def write_events(directory: Path, rows: int, files: int = FILES) -> int:
     return in_memory
 
 
-def _read(path: str, indexed: bool) -> Any:
-    """The events; ``indexed``: with ``user_id`` as index too, divisions from the files."""
+def _read(path: str, indexed: bool, arrow: bool = True) -> Any:
+    """The events; ``indexed``: with ``user_id`` as index too, divisions from the files.
+
+    ``arrow=False`` reads through fsspec: a LocalCluster cannot send Dask's P2P shuffle of
+    a ``filesystem="arrow"`` read to its scheduler (pyarrow's ``FileInfo`` does not pickle).
+    """
     import dask.dataframe as dd
 
     if not indexed:
-        return dd.read_parquet(path, filesystem="arrow")
+        return dd.read_parquet(path, **({"filesystem": "arrow"} if arrow else {}))
     # (dask's "arrow" filesystem reads no divisions from the statistics: fsspec here)
     frame = dd.read_parquet(path, index="user_id", calculate_divisions=True)
     assert frame.known_divisions
@@ -104,6 +114,33 @@ def _read(path: str, indexed: bool) -> Any:
 def _plain(path: str, indexed: bool = False) -> object:
     frame = _read(path, indexed)
     clipped = frame.assign(amount=frame["amount"].clip(*BOUNDS))
+    return (
+        clipped.groupby("country")
+        .agg(n=("amount", "size"), total=("amount", "sum"), spend=("amount", "mean"))
+        .compute()
+    )
+
+
+def _capped_head(partition: pd.DataFrame, indexed: bool) -> pd.DataFrame:
+    """Each user's first 50 rows of the partition (grouped by the index when it is the id)."""
+    by: Any = {"level": "user_id"} if indexed else {"by": "user_id"}
+    capped: pd.DataFrame = partition.groupby(**by, sort=False).head(50)
+    return capped
+
+
+def _idiom(path: str, indexed: bool = False) -> object:
+    """The capped answer as a Dask user would write it, without privacy.
+
+    Each user's rows are gathered by ``shuffle("user_id")`` (unless the frame is indexed by
+    ``user_id`` with known divisions: each partition holds its users already), each user
+    keeps their first 50 rows of the partition (``groupby("user_id").head(50)``: not a
+    random choice, which would cost more), then the clipped amounts are aggregated.
+    """
+    frame = _read(path, indexed, arrow=False)
+    if not indexed:
+        frame = frame.shuffle("user_id")
+    capped = frame.map_partitions(_capped_head, indexed, meta=frame._meta)
+    clipped = capped.assign(amount=capped["amount"].clip(*BOUNDS))
     return (
         clipped.groupby("country")
         .agg(n=("amount", "size"), total=("amount", "sum"), spend=("amount", "mean"))
@@ -127,6 +164,8 @@ def _private(path: str, unit: bool, indexed: bool = False) -> object:
 QUERIES: dict[str, Callable[[str], object]] = {
     "plain": _plain,
     "plain, indexed by user": partial(_plain, indexed=True),
+    "idiom: shuffle, head(50)": _idiom,
+    "idiom, indexed: head(50)": partial(_idiom, indexed=True),
     "rows": partial(_private, unit=False),
     "users, exchanged": partial(_private, unit=True),
     "users, partition-local": partial(_private, unit=True, indexed=True),
@@ -135,6 +174,11 @@ BASELINE = {
     "rows": "plain",
     "users, exchanged": "plain",
     "users, partition-local": "plain, indexed by user",
+}
+#: The releases under a unit, and the non-private Dask idiom that gives the same capped answer.
+IDIOM = {
+    "users, exchanged": "idiom: shuffle, head(50)",
+    "users, partition-local": "idiom, indexed: head(50)",
 }
 
 
@@ -194,37 +238,59 @@ def _memory(measured: dict[str, float]) -> float:
 
 
 def _table(measured: dict[str, dict[str, float]]) -> str:
-    """One row per release: time and peak memory next to its plain-Dask baseline."""
+    """One row per release: time and peak memory next to its plain-Dask baseline.
+
+    Releases under a unit are also set against the Dask idiom that caps each user's rows
+    (:func:`_idiom`): ``× idiom`` columns; ``-`` where there is none (one row per person).
+    """
     rows = []
     for name, baseline in BASELINE.items():
         ours, base = measured[name], measured[baseline]
+        idiom = measured[IDIOM[name]] if name in IDIOM else None
         rows.append(
             [
                 name, baseline, ours["seconds"], base["seconds"], ours["seconds"] / base["seconds"],
+                "-" if idiom is None else idiom["seconds"],
+                "-" if idiom is None else ours["seconds"] / idiom["seconds"],
                 _memory(ours), _memory(base), _memory(ours) / _memory(base),
+                "-" if idiom is None else _memory(idiom),
+                "-" if idiom is None else _memory(ours) / _memory(idiom),
                 ours["peak_rss"] / base["peak_rss"],
             ]
         )  # fmt: skip
     headers = [
         "pandas-dp release", "plain Dask query", "time (s)", "plain (s)", "time ratio",
-        "peak memory (MiB)", "plain (MiB)", "memory ratio", "client RSS ratio",
+        "idiom (s)", "time × idiom", "peak memory (MiB)", "plain (MiB)", "memory ratio",
+        "idiom (MiB)", "memory × idiom", "client RSS ratio",
     ]  # fmt: skip
     return table(headers, rows)
 
 
-def run(rows: int = ROWS) -> str:
-    """Write the data, time every query on both schedulers, and return a markdown report."""
+def run(rows: int = ROWS, repeats: int = 1) -> str:
+    """Write the data, time every query on both schedulers, and return a markdown report.
+
+    With ``repeats`` above one, the queries run in turn (plain, rows, ..., then again), each
+    in a fresh process, and every figure is the median of its ``repeats`` runs: on a shared
+    machine one run of each can be off by a factor of two.
+    """
     with tempfile.TemporaryDirectory(prefix="pandas-dp-bench-dask-") as tmp:
         directory = Path(tmp)
         start = time.perf_counter()
         in_memory = write_events(directory, rows)
         written = time.perf_counter() - start
         on_disk = sum(f.stat().st_size for f in directory.glob("*.parquet"))
-        measured = {
-            scheduler: {name: _in_fresh_process(name, scheduler, directory) for name in QUERIES}
-            for scheduler in ("cluster", "threads")
-        }
+        measured: dict[str, dict[str, dict[str, float]]] = {}
+        for scheduler in ("cluster", "threads"):
+            runs: dict[str, list[dict[str, float]]] = {}
+            for _ in range(repeats):
+                for name in QUERIES:
+                    runs.setdefault(name, []).append(_in_fresh_process(name, scheduler, directory))
+            measured[scheduler] = {
+                name: {k: float(np.median([r[k] for r in done])) for k in done[0]}
+                for name, done in runs.items()
+            }
     mib = 2.0**20
+    medians = "" if repeats == 1 else f"; each figure the median of {repeats}, queries interleaved"
     return "\n".join(
         [
             f"### Dask: grouped count/sum/mean over {rows:,} rows in {FILES} parquet files "
@@ -232,11 +298,15 @@ def run(rows: int = ROWS) -> str:
             "",
             f"Data: {on_disk / mib:,.0f} MiB of parquet, {in_memory / mib:,.0f} MiB as columns "
             f"in memory (written in {written:.0f} s), each file holding its own range of users. "
-            "Each run is a fresh process. Releases: `rows` protects with one row per person "
-            "(no unit column, nothing moved); `users, exchanged` caps each user at 50 rows "
+            f"Each run is a fresh process{medians}. "
+            "Releases: `rows` protects with one row per person (no unit column, nothing "
+            "moved); `users, exchanged` caps each user at 50 rows "
             "after exchanging the user ids, amounts and key codes by `user_id`; "
             "`users, partition-local` reads the files with `user_id` as index (divisions "
-            "from the parquet statistics) and caps each user within its partition.",
+            "from the parquet statistics) and caps each user within its partition. "
+            "`idiom`: the same cap without privacy, as a Dask user would write it "
+            '(`shuffle("user_id")`, or nothing when indexed, then '
+            '`groupby("user_id").head(50)` per partition, then the group-by).',
             "",
             "LocalCluster, two worker processes of one thread (peak memory: both workers, "
             "sampled; the client also hosts the scheduler):",
@@ -378,4 +448,5 @@ if __name__ == "__main__":
     elif len(sys.argv) > 1 and sys.argv[1] == "--partitions":
         print(run_partitions(*(int(a) for a in sys.argv[2:3])))
     else:
-        print(run(int(sys.argv[1]) if len(sys.argv) > 1 else ROWS) + "\n\n" + run_partitions())
+        sizes = [int(a) for a in sys.argv[1:3]]
+        print(run(*sizes) + "\n\n" + run_partitions())
