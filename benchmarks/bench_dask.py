@@ -34,7 +34,10 @@ partitions: 71-108 s at 300 partitions against 3.4-4.3 s for the plain query).
 
 Opt-in from ``benchmarks/run.py`` with ``--dask`` (it writes about a gigabyte); on its own:
 ``python benchmarks/bench_dask.py [rows [repeats]]`` (``repeats``: median of that many runs
-of each query), or ``python benchmarks/bench_dask.py --partitions`` for the second part only.
+of each query), ``python benchmarks/bench_dask.py --partitions`` for the second part only, or
+``python benchmarks/bench_dask.py --scaling [sizes...]`` (:func:`run_scaling`: each query once
+at each size, default ``10^6 10^7 5e7 1e8``, then per query its times, its ratios to plain Dask,
+the log-log slope of time against rows, and its ratios at ``10^8``, measured or extrapolated).
 """
 
 from __future__ import annotations
@@ -266,12 +269,13 @@ def _table(measured: dict[str, dict[str, float]]) -> str:
     return table(headers, rows)
 
 
-def run(rows: int = ROWS, repeats: int = 1) -> str:
-    """Write the data, time every query on both schedulers, and return a markdown report.
+def _measure(
+    rows: int, repeats: int = 1, schedulers: tuple[str, ...] = ("cluster", "threads")
+) -> tuple[dict[str, dict[str, dict[str, float]]], tuple[int, int, float]]:
+    """Write ``rows`` events and time every query on each scheduler in fresh processes.
 
-    With ``repeats`` above one, the queries run in turn (plain, rows, ..., then again), each
-    in a fresh process, and every figure is the median of its ``repeats`` runs: on a shared
-    machine one run of each can be off by a factor of two.
+    Returns the medians over ``repeats`` runs (scheduler -> query -> figure), and the data's
+    bytes in memory, bytes on disk and seconds to write.
     """
     with tempfile.TemporaryDirectory(prefix="pandas-dp-bench-dask-") as tmp:
         directory = Path(tmp)
@@ -280,7 +284,7 @@ def run(rows: int = ROWS, repeats: int = 1) -> str:
         written = time.perf_counter() - start
         on_disk = sum(f.stat().st_size for f in directory.glob("*.parquet"))
         measured: dict[str, dict[str, dict[str, float]]] = {}
-        for scheduler in ("cluster", "threads"):
+        for scheduler in schedulers:
             runs: dict[str, list[dict[str, float]]] = {}
             for _ in range(repeats):
                 for name in QUERIES:
@@ -289,6 +293,17 @@ def run(rows: int = ROWS, repeats: int = 1) -> str:
                 name: {k: float(np.median([r[k] for r in done])) for k in done[0]}
                 for name, done in runs.items()
             }
+    return measured, (in_memory, on_disk, written)
+
+
+def run(rows: int = ROWS, repeats: int = 1) -> str:
+    """Write the data, time every query on both schedulers, and return a markdown report.
+
+    With ``repeats`` above one, the queries run in turn (plain, rows, ..., then again), each
+    in a fresh process, and every figure is the median of its ``repeats`` runs: on a shared
+    machine one run of each can be off by a factor of two.
+    """
+    measured, (in_memory, on_disk, written) = _measure(rows, repeats)
     mib = 2.0**20
     medians = "" if repeats == 1 else f"; each figure the median of {repeats}, queries interleaved"
     return "\n".join(
@@ -318,6 +333,75 @@ def run(rows: int = ROWS, repeats: int = 1) -> str:
             _table(measured["threads"]),
         ]
     )
+
+
+#: The sizes of the scaling part (rows), and the size its ratios are given at.
+SCALING_SIZES = (10**6, 10**7, 5 * 10**7, 10**8)
+SCALING_TARGET = 10**8
+#: Every query's plain Dask counterpart in the scaling table (the idioms' too).
+PLAIN = {
+    **BASELINE,
+    "idiom: shuffle, head(50)": "plain",
+    "idiom, indexed: head(50)": "plain, indexed by user",
+}
+
+
+def run_scaling(
+    sizes: tuple[int, ...] = SCALING_SIZES, schedulers: tuple[str, ...] = ("cluster", "threads")
+) -> str:
+    """How each query's time grows with the rows: a markdown table per scheduler.
+
+    For each scheduler and size, :func:`_measure` writes fresh data and times every query
+    once (fresh processes, as :func:`run`); the figures also go to stderr as a JSON line. The
+    table gives, per query, its time at each size, its ratio to the plain Dask query at each
+    size, the slope ``b`` of ``time ∝ rows**b`` (least squares on log time against log rows
+    over all sizes), and the ratios to plain Dask and to the idiom at ``SCALING_TARGET``
+    rows: measured if that size ran, otherwise each query's fitted time there, extrapolated.
+    """
+    measured: dict[int, dict[str, dict[str, dict[str, float]]]] = {n: {} for n in sizes}
+    for scheduler in schedulers:  # all sizes on the cluster first: the data is written twice
+        for rows in sizes:
+            measured[rows][scheduler] = _measure(rows, 1, (scheduler,))[0][scheduler]
+            line = {"rows": rows, "scheduler": scheduler, "measured": measured[rows][scheduler]}
+            print(json.dumps(line), file=sys.stderr, flush=True)
+    parts = [
+        f"### Dask: time against rows ({', '.join(f'{n:,}' for n in sizes)}), one run each",
+        "",
+    ]
+    for scheduler in schedulers:
+        parts += [f"{scheduler}:", "", _scaling_table(measured, scheduler), ""]
+    return "\n".join(parts)
+
+
+def _scaling_table(
+    measured: dict[int, dict[str, dict[str, dict[str, float]]]], scheduler: str
+) -> str:
+    sizes = sorted(measured)
+    seconds = {q: np.array([measured[n][scheduler][q]["seconds"] for n in sizes]) for q in QUERIES}
+    fits = {q: np.polyfit(np.log(sizes), np.log(t), 1) for q, t in seconds.items()}
+    at_target = {  # measured at the target size, else extrapolated along each fit
+        q: t[sizes.index(SCALING_TARGET)]
+        if SCALING_TARGET in sizes
+        else float(np.exp(np.polyval(fits[q], np.log(SCALING_TARGET))))
+        for q, t in seconds.items()
+    }
+    how = "measured" if SCALING_TARGET in sizes else "extrapolated"
+    rows = []
+    for q, t in seconds.items():
+        base = PLAIN.get(q)
+        ratios = ["-"] * len(sizes) if base is None else list(t / seconds[base])
+        rows.append(
+            [q, *t, *ratios, fits[q][0],
+             "-" if base is None else at_target[q] / at_target[base],
+             at_target[q] / at_target[IDIOM[q]] if q in IDIOM else "-"]
+        )  # fmt: skip
+    target = f"{SCALING_TARGET:.0e}".replace("e+0", "e")
+    headers = [
+        "query", *(f"s @ {n:.0e}".replace("e+0", "e") for n in sizes),
+        *(f"× plain @ {n:.0e}".replace("e+0", "e") for n in sizes), "slope b",
+        f"× plain @ {target} ({how})", f"× idiom @ {target} ({how})",
+    ]  # fmt: skip
+    return table(headers, rows)
 
 
 #: The partition counts of the second part, and its rows (all in memory).
@@ -445,6 +529,8 @@ if __name__ == "__main__":
         print(json.dumps(phase(sys.argv[2], sys.argv[3], sys.argv[4])))
     elif len(sys.argv) == 5 and sys.argv[1] == "--partition-phase":
         print(json.dumps(partition_phase(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--scaling":
+        print(run_scaling(tuple(int(float(a)) for a in sys.argv[2:]) or SCALING_SIZES))
     elif len(sys.argv) > 1 and sys.argv[1] == "--partitions":
         print(run_partitions(*(int(a) for a in sys.argv[2:3])))
     else:
