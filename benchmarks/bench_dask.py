@@ -94,7 +94,9 @@ def write_events(directory: Path, rows: int, files: int = FILES) -> int:
             }
         )
         in_memory += table_.nbytes
-        pq.write_table(table_, directory / f"part-{index:04d}.parquet")
+        # one row group a file: row groups' user ranges overlap, so more (pyarrow's default
+        # caps them at 1,048,576 rows) would leave Dask no divisions from the statistics
+        pq.write_table(table_, directory / f"part-{index:04d}.parquet", row_group_size=n)
     return in_memory
 
 
