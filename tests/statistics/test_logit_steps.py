@@ -259,3 +259,17 @@ def test_neighbours_release_alike_in_two_steps(
     assert np.isfinite(two.bse).all()
     assert [m.label for m in first.measurements] == [m.label for m in second.measurements]
     assert first.cost == second.cost
+
+
+def test_a_score_of_many_sums_takes_laplace_noise() -> None:
+    """Over KNORM_SUMS sums the K-norm sampler's acceptance falls too low: Laplace instead."""
+    from pandas_dp.planning.measurement.parts import NoiseChoice
+    from pandas_dp.planning.measurement.products import KNORM_SUMS, score_layout, score_part
+    from pandas_dp.units import Contribution
+
+    for size, name in ((KNORM_SUMS, "discrete_linf_knorm"), (KNORM_SUMS + 1, "discrete_laplace")):
+        columns = tuple(f"x{i}" for i in range(size))
+        layout = score_layout(columns, ((0.0, 1.0),) * (size - 1) + ((-1.0, 1.0),))
+        part = score_part(layout, Fraction(1), Contribution(), NoiseChoice())
+        assert part.mechanism.name == name
+        assert part.measurement.pure_epsilon == 1

@@ -96,8 +96,9 @@ class DiscreteLinfKNorm:
         d = self.dimension
         found: list[I64] = []
         wanted = count
+        rate = min(1.0, d * 2.0**d / 3.0**d)  # the acceptance's limit at large radii
         while wanted > 0:
-            proposals = 2 * wanted + 8
+            proposals = math.ceil(1.5 * wanted / rate) + 8
             radius = self._geometric(source, proposals * d).reshape(proposals, d).sum(axis=1)
             kept = radius[_accepts(source, radius, d)]
             found.append(kept[:wanted])
