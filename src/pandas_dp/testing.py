@@ -20,17 +20,15 @@ from pandas_dp.api.attach import session_of
 from pandas_dp.api.session import Session
 from pandas_dp.errors import PrivacyLeakWarning, warn
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
-from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
-from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import I64
-from pandas_dp.planning.noise import NoiseSource
+from pandas_dp.planning.noise import Additive, NoiseSource
 
 
 @dataclass(frozen=True)
 class NoiseCall:
     """One request for noise: the mechanism (with its scale) and how many variates."""
 
-    mechanism: DiscreteLaplace | DiscreteGaussian | ExponentialMechanism
+    mechanism: Additive | ExponentialMechanism
     size: int
 
 
@@ -81,7 +79,7 @@ def capture_noise(
 
     scripted = iter(script) if script is not None else None
 
-    def fake(mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
+    def fake(mechanism: Additive, n: int) -> I64:
         calls.append(NoiseCall(mechanism, n))
         if scripted is None:
             return np.full(n, value, dtype=np.int64)

@@ -39,6 +39,7 @@ from scipy import stats
 
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.mechanisms.gaussian.discrete import plan_gaussian
+from pandas_dp.mechanisms.knorm import DiscreteLinfKNorm
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import SeededRandomSource
 from pandas_dp.planning.measurement.parts import NoiseChoice
@@ -49,6 +50,7 @@ from pandas_dp.planning.measurement.products import (
     ProductLayout,
     products_part,
     score_layout,
+    score_part,
 )
 from pandas_dp.planning.measurement.weighted import Weights
 from pandas_dp.transformations.design import ScoreResiduals, design_of
@@ -205,20 +207,26 @@ def test_weighted_audit_and_the_mutant_that_ignores_the_weight_bound() -> None:
     assert caught.epsilon_lb > 2.0, f"the mutant ignoring the weight bound was not caught: {caught}"
 
 
-def test_logit_score_audit_and_the_one_sum_mutant() -> None:
+def test_logit_score_audit_and_the_mutant_with_a_third_of_the_scale() -> None:
     """A logit's second step: the score ``Σ (σ(x̃ᵀθ₁) - y) x̃`` at a released fit (issue 42).
 
     Two regressors on [0, 10] and [-5, 5], ``θ₁`` public (a score of 40 at the upper bounds:
     ``σ = 1`` to 2^-57). D is empty; D' holds one row at the upper bounds with ``y = 0``:
     its residual rounds to 1 and it moves each of the ``k = 3`` sums by one unit, the most a
-    row can. Laplace, ε = 1, the smallest of the three sums: the real calibration stays below
-    1; the mutant calibrated for one sum (really ``3ε``) is caught.
+    row can (ℓ∞ sensitivity 1 unit). The noise is one discrete ℓ∞ K-norm vector at scale
+    ``unit / ε``; the statistic is its privacy loss, ``‖o‖∞ - ‖o - 1‖∞`` (units). ε = 1: the
+    real calibration stays below 1; the mutant at a third of the scale (calibrated as if a
+    row moved the sums by a third of a unit, really 3ε) is caught.
     """
     design = design_of("y ~ x + z", {"x": (0.0, 10.0), "z": (-5.0, 5.0), "y": (0.0, 1.0)}, {})
     applied = ScoreResiduals(design, (0.0, 20.0, 20.0))
     layout = score_layout(applied.labels, applied.bounds)
-    part = products_part(layout, Fraction(1), Contribution(), NoiseChoice())
-    assert part.mechanism.scale == 3 * UNIT
+    part = score_part(layout, Fraction(1), Contribution(), NoiseChoice())
+    assert isinstance(part.mechanism, DiscreteLinfKNorm)
+    assert part.mechanism.scale == UNIT
+    assert part.mechanism.dimension == 3
+    assert part.measurement.sensitivity == UNIT
+    assert part.measurement.pure_epsilon == 1
     measure = dataclasses.replace(part.measure, design=applied, reads=applied.reads)
     empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in "xzy"})
     one = pd.DataFrame({"x": [10.0], "z": [5.0], "y": [0.0]})
@@ -229,19 +237,20 @@ def test_logit_score_audit_and_the_one_sum_mutant() -> None:
     np.testing.assert_array_equal(d, 0)
     np.testing.assert_array_equal(d2, UNIT)
 
-    def runs_of(mechanism: DiscreteLaplace, seed: int) -> auditing.Runs:
+    def runs_of(mechanism: DiscreteLinfKNorm, seed: int, sizes: tuple[int, int]) -> auditing.Runs:
         def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
             noise = mechanism.sample(n * 3, SeededRandomSource(stream)).reshape(n, 3)
-            return smallest(((d, d2)[dataset] + noise) / UNIT)
+            released = ((d, d2)[dataset] + noise) / UNIT
+            return np.abs(released).max(axis=1) - np.abs(released - 1).max(axis=1)
 
-        return auditing.paired_runs(outputs, seed)
+        return auditing.paired_runs(outputs, seed, *sizes)
 
-    real = auditing.audit(*runs_of(part.mechanism, seed=9950))
-    print(f"logit score, Laplace scale k/ε (k = 3, ε = 1): {real}")
+    real = auditing.audit(*runs_of(part.mechanism, seed=9950, sizes=(200_000, 600_000)))
+    print(f"logit score, ℓ∞ K-norm at scale unit/ε (k = 3, ε = 1): {real}")
     assert real.epsilon_lb <= 1.0, f"the score's sums leak more than ε: {real}"
     assert real.epsilon_lb >= 0.7, f"the score's sums are noisier than calibrated: {real}"
 
-    one_sum = DiscreteLaplace.calibrated(UNIT, Fraction(1))
-    caught = auditing.audit(*runs_of(one_sum, seed=9950))
-    print(f"logit score, mutant with the scale of one sum: {caught}")
-    assert caught.epsilon_lb > 2.0, f"the one-sum mutant was not caught: {caught}"
+    third = DiscreteLinfKNorm(Fraction(UNIT, 3), 3)
+    caught = auditing.audit(*runs_of(third, seed=9960, sizes=(50_000, 200_000)))
+    print(f"logit score, mutant at a third of the scale: {caught}")
+    assert caught.epsilon_lb > 2.0, f"the third-of-the-scale mutant was not caught: {caught}"

@@ -180,9 +180,7 @@ def test_the_measurement_is_exactly_ols_one(protect_seeded: Callable[..., Any]) 
     frame.loc[3, "y"] = 5  # clipped into [0, 1] alike
     priv = protect_seeded(frame, epsilon=4.0)
     logit = plan_logit(resolve(priv), FORMULA, bounds=BOUNDS, keys=KEYS, epsilon=1.0)
-    ols = plan_ols(
-        resolve(priv), FORMULA, bounds={**BOUNDS, "y": (0, 1)}, keys=KEYS, epsilon=0.95
-    )
+    ols = plan_ols(resolve(priv), FORMULA, bounds={**BOUNDS, "y": (0, 1)}, keys=KEYS, epsilon=0.95)
     (mine,), (theirs,) = logit.parts.values(), ols.parts.values()
     assert mine.measurement == theirs.measurement
     assert mine.mechanism == theirs.mechanism

@@ -64,14 +64,20 @@ def test_large_data_take_two_steps_scale_and_charge(
     assert (count.size, gram.size, score.size) == (1, GRAM_SUMS, SCORE_SUMS)
     assert count.mechanism.scale == Fraction(1) / Fraction(1, 20)
     assert gram.mechanism.scale == Fraction(GRAM_SUMS * UNIT) / (rest * Fraction(3, 10))
-    assert score.mechanism.scale == Fraction(SCORE_SUMS * UNIT) / (rest * Fraction(7, 10))
+    # the score: one ℓ∞ K-norm vector, a row moving each sum by at most one unit
+    assert score.mechanism.name == "discrete_linf_knorm"
+    assert score.mechanism.dimension == SCORE_SUMS
+    assert score.mechanism.scale == Fraction(UNIT) / (rest * Fraction(7, 10))
     (logit,) = priv.dp.session.releases
     assert logit.query == "logit"
     assert logit.cost.epsilon == 1
     assert priv.dp.session.spent.epsilon == 1
     _, first, scored = logit.measurements
     assert first.sensitivity == GRAM_SUMS * UNIT
-    assert scored.sensitivity == SCORE_SUMS * UNIT  # a row moves each score sum by one unit
+    assert scored.sensitivity == UNIT  # ℓ∞: a row moves each score sum by one unit
+    assert scored.kind == "linf_knorm"
+    assert scored.coordinates == SCORE_SUMS
+    assert scored.pure_epsilon == rest * Fraction(7, 10)
     assert scored.label == "products(C(g)[T.b], C(g)[T.c], x, z, score residual)"
     assert logit.asked == "epsilon=1"
     assert "a row count (choosing one fit or two steps): 0.05 of ε on count" in logit.note
@@ -249,6 +255,21 @@ def test_neighbours_release_alike_in_two_steps(
     assert warned_one == warned_two == []
     assert list(one.params.index) == list(two.params.index)
     assert one.params.dtype == two.params.dtype == np.float64
-    assert np.isfinite(two.params).all() and np.isfinite(two.bse).all()
+    assert np.isfinite(two.params).all()
+    assert np.isfinite(two.bse).all()
     assert [m.label for m in first.measurements] == [m.label for m in second.measurements]
     assert first.cost == second.cost
+
+
+def test_a_score_of_many_sums_takes_laplace_noise() -> None:
+    """Over KNORM_SUMS sums the K-norm sampler's acceptance falls too low: Laplace instead."""
+    from pandas_dp.planning.measurement.parts import NoiseChoice
+    from pandas_dp.planning.measurement.products import KNORM_SUMS, score_layout, score_part
+    from pandas_dp.units import Contribution
+
+    for size, name in ((KNORM_SUMS, "discrete_linf_knorm"), (KNORM_SUMS + 1, "discrete_laplace")):
+        columns = tuple(f"x{i}" for i in range(size))
+        layout = score_layout(columns, ((0.0, 1.0),) * (size - 1) + ((-1.0, 1.0),))
+        part = score_part(layout, Fraction(1), Contribution(), NoiseChoice())
+        assert part.mechanism.name == name
+        assert part.measurement.pure_epsilon == 1

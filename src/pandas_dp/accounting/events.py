@@ -159,6 +159,27 @@ class LaplaceMeasurement(Measurement):
 
 
 @dataclass(frozen=True)
+class KNormMeasurement(Measurement):
+    """The discrete ℓ∞ K-norm mechanism: pure ε-DP with ``ε = sensitivity / scale``.
+
+    ``sensitivity`` bounds what one unit moves *each* of the ``coordinates`` (ℓ∞), which the
+    vector's noise, ``P(b) ∝ exp(-‖b‖∞ / scale)``, covers as a whole.
+    """
+
+    kind: ClassVar[str] = "linf_knorm"
+    mechanisms: ClassVar[frozenset[str]] = frozenset({"discrete_linf_knorm"})
+
+    @property
+    def pure_epsilon(self) -> Fraction:
+        """``Δ∞/b``."""
+        return Fraction(self.sensitivity) / self.scale
+
+    def describe(self) -> str:
+        """One line a person can read, in the column's units."""
+        return self._describe_noise("scale")
+
+
+@dataclass(frozen=True)
 class GaussianMeasurement(Measurement):
     """Discrete Gaussian noise: ``coordinates · sensitivity² / (2σ²)``-zCDP."""
 
@@ -243,7 +264,8 @@ class BoundedRangeMeasurement(SelectionMeasurement):
 MEASUREMENT_KINDS: dict[str, type[Measurement]] = {
     cls.kind: cls
     for cls in (
-        LaplaceMeasurement, GaussianMeasurement, SelectionMeasurement, BoundedRangeMeasurement
+        LaplaceMeasurement, GaussianMeasurement, SelectionMeasurement, BoundedRangeMeasurement,
+        KNormMeasurement,
     )
 }  # fmt: skip
 

@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from pandas_dp.mechanisms.exponential import ExponentialMechanism
 from pandas_dp.mechanisms.gaussian.discrete import DiscreteGaussian
+from pandas_dp.mechanisms.knorm import DiscreteLinfKNorm
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.random import (
     I64,
@@ -32,7 +33,9 @@ from pandas_dp.mechanisms.random import (
 Randomness = Literal["os", "seeded", "captured"]
 
 U64 = npt.NDArray[np.uint64]
-Sampler = Callable[[DiscreteLaplace | DiscreteGaussian, int], I64]
+#: Any additive noise a part draws.
+Additive = DiscreteLaplace | DiscreteGaussian | DiscreteLinfKNorm
+Sampler = Callable[[Additive, int], I64]
 Chooser = Callable[[ExponentialMechanism, npt.NDArray[np.int64], int], I64]
 Words = Callable[[int], U64]
 
@@ -72,7 +75,7 @@ class NoiseSource:
         """Exact samplers reading ``source`` (seeded sources are marked as such)."""
         kind: Randomness = "seeded" if isinstance(source, SeededRandomSource) else "os"
 
-        def draw(mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
+        def draw(mechanism: Additive, n: int) -> I64:
             return mechanism.sample(n, source)
 
         def choose(
@@ -85,7 +88,7 @@ class NoiseSource:
 
         return cls(kind, draw, choose, words)
 
-    def draw(self, mechanism: DiscreteLaplace | DiscreteGaussian, n: int) -> I64:
+    def draw(self, mechanism: Additive, n: int) -> I64:
         """``n`` noise variates for ``mechanism``, in its lattice units."""
         return self.sampler(mechanism, n)
 

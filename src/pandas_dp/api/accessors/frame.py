@@ -1243,12 +1243,14 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
         and the remainder measures the log-likelihood's gradient at ``θ₁``, ``Σ (σ(x̃ᵀθ₁) -
         y) x̃``: each row's residual ``σ(x̃ᵀθ₁) - y`` (in ``[-1, 1]``, a function of the row and
         the released ``θ₁``) times each of its scaled design columns, rounded to ``2**-16``:
-        ``k = m + 1`` sums, each moved by at most 1 by a row (L1 sensitivity ``k``, discrete
-        Laplace of scale ``k/ε``). The coefficients are one step from ``θ₁``: the first
+        ``k = m + 1`` sums, each moved by at most 1 by a row (ℓ∞ sensitivity 1), with one
+        discrete ℓ∞ K-norm noise vector of scale ``1/ε``, ``P(b) ∝ exp(-ε ‖b‖∞)`` (each sum's
+        standard deviation ``√((k+1)(k+2)/3)/ε``, about half of per-sum Laplace noise's
+        ``√2 k/ε``). The coefficients are one step from ``θ₁``: the first
         fit's likelihood corrected so that its gradient at ``θ₁`` is the measured one, then
         maximised. At zero noise this lands on the maximum likelihood fit (within 1e-4 in
         L2 in our tests, where one fit is 0.008 to 0.02 away), and at equal ε its median
-        error is 0.37 to 0.57 times one fit's on 10^4 to 10^5 rows (five regressors).
+        error is about a third of one fit's on 10^4 to 10^5 rows (five regressors).
         When the first fit's design sums are too close to their noise for a step to be
         trusted (their smallest eigenvalue under 1.5 times the noise's, AdaSSP's ``τ``), the
         remainder measures the same sums again instead, and the fit reads their average

@@ -39,6 +39,7 @@ from pandas_dp.mechanisms.gaussian.discrete import (
     plan_gaussian,
     plan_gaussian_rho,
 )
+from pandas_dp.mechanisms.knorm import DiscreteLinfKNorm
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.mechanisms.lattice import Lattice, sum_lattice
 from pandas_dp.mechanisms.quantile import square_units
@@ -47,7 +48,7 @@ from pandas_dp.units import Contribution
 if TYPE_CHECKING:
     from pandas_dp.planning.noise import NoiseSource
 
-Noise = DiscreteLaplace | DiscreteGaussian
+Noise = DiscreteLaplace | DiscreteGaussian | DiscreteLinfKNorm
 
 
 @dataclass(frozen=True)

@@ -29,9 +29,14 @@ from typing import TYPE_CHECKING, cast
 
 import numpy as np
 
-from pandas_dp.accounting.events import GaussianMeasurement, LaplaceMeasurement
+from pandas_dp.accounting.events import (
+    GaussianMeasurement,
+    KNormMeasurement,
+    LaplaceMeasurement,
+)
 from pandas_dp.measures.aggregates import Aggregate, ProductSums
 from pandas_dp.mechanisms.gaussian.discrete import plan_gaussian, plan_gaussian_rho
+from pandas_dp.mechanisms.knorm import DiscreteLinfKNorm
 from pandas_dp.mechanisms.laplace import DiscreteLaplace
 from pandas_dp.planning.measurement.keys import MeasurementKey
 from pandas_dp.planning.measurement.kinds import Products
@@ -296,6 +301,37 @@ class ProductsPart(Part):
         flat = cast(Aggregate, np.asarray(exact).reshape(-1))
         noisy = self.add(flat, source.draw(self.mechanism, flat.size))
         return cast(Aggregate, noisy.reshape(np.shape(exact)))
+
+
+#: The most sums one K-norm vector takes: its sampler accepts about ``k 2^k / 3^k`` of its
+#: proposals (1.4e-3 at 24: about 700 proposals of 24 geometric draws, milliseconds).
+KNORM_SUMS = 24
+
+
+def score_part(
+    layout: ProductLayout, epsilon: Fraction, contribution: Contribution, noise: NoiseChoice
+) -> ProductsPart:
+    """Calibrate a logistic score's sums (:func:`score_layout`): one ℓ∞ K-norm vector.
+
+    A row moves each of the ``k`` sums by at most ``UNIT`` (its residual and its scaled
+    columns are in ``[-1, 1]``), so a unit moves each by at most ``UNIT · linf``: the
+    discrete ℓ∞ K-norm mechanism (:mod:`pandas_dp.mechanisms.knorm`) is ε-DP at scale
+    ``UNIT · linf / ε``, where per-sum Laplace noise needs ``k`` times that (each
+    coordinate's standard deviation 0.51 times Laplace's at ``k = 6``). Survey weights,
+    Gaussian noise and more than :data:`KNORM_SUMS` sums take :func:`products_part`'s
+    calibration.
+    """
+    if noise.gaussian or layout.weights is not None or layout.size > KNORM_SUMS:
+        return products_part(layout, epsilon, contribution, noise)
+    layout = layout.ordered()
+    label, size = layout.key.label, layout.size
+    sensitivity = layout.unit * contribution.linf
+    knorm = DiscreteLinfKNorm.calibrated(sensitivity, epsilon, size)
+    record = KNormMeasurement(
+        label, knorm.name, epsilon, sensitivity, knorm.effective_scale, -2 * DIGITS,
+        coordinates=size,
+    )  # fmt: skip
+    return ProductsPart(label, layout.measure(), knorm, record, layout=layout)
 
 
 def products_part(
