@@ -261,11 +261,11 @@ def _in_two_steps(
     :func:`~pandas_dp.planning.measurement.products.score_part`), the remainder; the
     coefficients are one step
     from the first fit (:func:`~pandas_dp.planning.statistics.logistic.refine_logit`).
-    Measured against one release on the whole of ε (five regressors, 100 seeded runs): 0.37
-    to 0.57 times its median error at n = 10^4 (ε = 1, 2) and 10^5 (ε = 0.5, 1, 2). A split
+    Measured against one release on the whole of ε (five regressors, 100 seeded runs): 0.24
+    to 0.46 times its median error at n = 10^4 (ε = 1, 2) and 10^5 (ε = 0.5, 1, 2). A split
     of ε between the steps that follows the count (``(n ε)^(-2/5)``, as the step's error
-    terms suggest) measured no better than this fixed one. Below the count's threshold the
-    rest of ε goes to one release.
+    terms suggest) measured no better than this fixed one (with Laplace noise on the score).
+    Below the count's threshold the rest of ε goes to one release.
     Everything is planned (and every public input checked) before anything is read; the
     three releases are charged as one: ``epsilon`` in all.
     """

@@ -289,11 +289,7 @@ def fit_logit(
     each row counts ``w`` times, as statsmodels' GLM Binomial with ``freq_weights`` (``nobs``
     is the noisy sum of the weights).
     """
-    with np.errstate(all="ignore"), warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return first_fit(
-            gram, noise_sd, design, alpha_level, laplace=laplace, weights=weights
-        ).results
+    return first_fit(gram, noise_sd, design, alpha_level, laplace=laplace, weights=weights).results
 
 
 def first_fit(
