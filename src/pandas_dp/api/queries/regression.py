@@ -185,6 +185,7 @@ def plan_logit(
         epsilon=epsilon, bounds=bounds, delta=delta, mechanism=mechanism, rho=rho
     )
     shown = "" if weighing is None else weighing.describe().split(";")[0]
+    built: list[FormulaDesign] = []  # every step's design is the first's (public inputs)
 
     def measured(asked: ReleaseOptions, step: Step = None) -> PlannedRelease[Any]:
         """The Gram matrix's release and its fit, or the score at a first fit.
@@ -197,7 +198,9 @@ def plan_logit(
         request, part, design, categorical = _measure(
             target, text, keys, asked, "logit", response=_binary_response,
             per_group=per_group, weights=weighing, score=theta,
+            design=built[0] if built else None,
         )  # fmt: skip
+        built[:] = [design]
         if isinstance(step, FirstFit) and not step.steady:  # the Gram matrix again
             unsteady = step
             notes = (*_notes(request, part, design, categorical, logit=True), _AGAIN)
@@ -361,6 +364,7 @@ def _measure(
     per_group: PerGroup | None = None,
     weights: Weights | None = None,
     score: np.ndarray | None = None,
+    design: FormulaDesign | None = None,
 ) -> tuple[Request, ProductsPart, FormulaDesign, dict[Hashable, pd.Index]]:
     """Validate a model's formula and variables; plan the one noisy Gram matrix it needs.
 
@@ -369,6 +373,8 @@ def _measure(
     (and, for ``ols``, counts the rows holding a weight). With ``score`` (a logistic fit's
     released coefficients, scaled), the likelihood's gradient there instead: the sums of
     each row's residual alone and times each design column (:func:`score_layout`).
+    ``design``: the design an earlier step of the same release built from the same public
+    inputs (its formula probes are the planning's largest cost).
     """
     categorical, numeric = _variable_kinds(target, text, keys)
     placeholders = [PairCovariance((c, c), c) for c in numeric]
@@ -380,9 +386,10 @@ def _measure(
             target, placeholders, options, query=f"groupby.{query}", caps=per_group.caps,
             grouping=per_group.grouping, keys_from=per_group.keys_from,
         )  # fmt: skip
-    design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)
-    if response is not None:
-        design = response(design)
+    if design is None:
+        design = design_of(text, {c: request.columns.bounds[c] for c in numeric}, categorical)
+        if response is not None:
+            design = response(design)
     applied: FormulaDesign | ScoreResiduals = design
     if score is None:
         size = len(design.labels)
