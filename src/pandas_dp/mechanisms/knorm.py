@@ -173,13 +173,16 @@ class DiscreteLinfKNorm:
 
 
 def _accepts(source: RandomSource, radius: I64, d: int) -> npt.NDArray[np.bool_]:
-    """Accept each proposed radius with probability ``N(r) / ((r + 1) ··· (r + d - 1) M)``.
+    """Accept each proposed radius with probability ``p = N(r) / ((r + 1) ··· (r + d - 1) M)``.
 
-    ``M = 3^d - 1``. The probability is computed in floats from a sum of positive terms,
-    ``N(r) = 2 Σ_{j odd} C(d, j) (2r)^(d-j)``, scaled so that nothing overflows; a uniform
-    64-bit word decides where it lies clearly below or above it (a relative margin of
-    1e-12, far above the float error), and the rare words in between are decided exactly in
-    integers with a finer uniform draw (:func:`_exact`).
+    ``M = 3^d - 1``. Each test draws a uniform ``U = (w + V) / 2^53``: ``w`` a 53-bit word
+    (exact in a float), ``V`` uniform on ``[0, 1)`` and drawn only when needed. ``p`` is
+    computed in floats from a sum of positive terms, ``N(r) = 2 Σ_{j odd} C(d, j)
+    (2r)^(d-j)``, scaled so that nothing overflows, and bracketed with a relative margin of
+    1e-12 (far above the float error): where ``[w, w + 1) / 2^53`` lies wholly below or
+    above the bracket, ``w`` decides; the rare words it overlaps are decided exactly, in
+    integers, by drawing ``V`` (:func:`_exact`). ``U < p`` exactly, so the acceptance is
+    exactly ``p``.
     """
     r = radius.astype(np.float64)
     safe = np.maximum(r, 1.0)
@@ -191,29 +194,30 @@ def _accepts(source: RandomSource, radius: I64, d: int) -> npt.NDArray[np.bool_]
         falling *= safe / (safe + i)
     at_zero = 1.0 / math.factorial(d - 1)  # N(0) = 1 over (d - 1)!
     probability = np.where(radius == 0, at_zero, shell * falling) / (3.0**d - 1)
-    words = uniform_words(source, 62, len(radius)).astype(np.float64) * 2.0**-62
+    words = uniform_words(source, 53, len(radius))
     low, high = probability * (1 - 1e-12), probability * (1 + 1e-12)
-    accepted = words + 2.0**-61 <= low
-    unsure = np.flatnonzero(~accepted & (words < high))
+    accepted = (words + 1).astype(np.float64) * 2.0**-53 <= low
+    unsure = np.flatnonzero(~accepted & (words.astype(np.float64) * 2.0**-53 < high))
     for at in unsure:
-        accepted[at] = _exact(source, int(radius[at]), d)
+        accepted[at] = _exact(source, int(radius[at]), d, int(words[at]))
     return accepted
 
 
-def _exact(source: RandomSource, radius: int, d: int) -> bool:
-    """The acceptance test of one radius in integers (an independent exact draw)."""
-    shell = 1 if radius == 0 else (2 * radius + 1) ** d - (2 * radius - 1) ** d
+def _exact(source: RandomSource, radius: int, d: int, word: int) -> bool:
+    """``U < p`` in integers, ``U = (word + V) / 2^53`` with ``V = v / den`` uniform below 1.
+
+    ``p = num / den``: ``U < p`` exactly when ``word · den + v < num · 2^53``.
+    """
+    numerator = 1 if radius == 0 else (2 * radius + 1) ** d - (2 * radius - 1) ** d
     denominator = math.prod(range(radius + 1, radius + d)) * (3**d - 1)
-    return _bernoulli(source, shell, denominator)
+    return word * denominator + _below(source, denominator) < numerator << 53
 
 
-def _bernoulli(source: RandomSource, numerator: int, denominator: int) -> bool:
-    """``True`` with probability ``numerator / denominator`` exactly (Python integers)."""
-    if numerator >= denominator:
-        return True
-    width = denominator.bit_length()
+def _below(source: RandomSource, bound: int) -> int:
+    """A uniform integer in ``[0, bound)`` (Python integers, rejection: no modulo bias)."""
+    width = bound.bit_length()
     while True:
         raw = int.from_bytes(bytes(source.randbytes((width + 7) // 8)), "little")
         value = raw & ((1 << width) - 1)
-        if value < denominator:
-            return value < numerator
+        if value < bound:
+            return value

@@ -193,7 +193,8 @@ def plan_logit(
         ``None``: one fit; ``"first"``: a fit to refine; a first fit: the score at it and
         the refinement; coefficients alone: the score's placeholder plan.
         """
-        theta = step.theta if isinstance(step, FirstFit) and step.steady else step
+        steady = isinstance(step, FirstFit) and step.steady
+        theta = step.theta if isinstance(step, FirstFit) and steady else step
         theta = theta if isinstance(theta, np.ndarray) else None
         request, part, design, categorical = _measure(
             target, text, keys, asked, "logit", response=_binary_response,
@@ -201,7 +202,7 @@ def plan_logit(
             design=built[0] if built else None,
         )  # fmt: skip
         built[:] = [design]
-        if isinstance(step, FirstFit) and not step.steady:  # the Gram matrix again
+        if isinstance(step, FirstFit) and not steady:  # the Gram matrix again
             unsteady = step
             notes = (*_notes(request, part, design, categorical, logit=True), _AGAIN)
             return _planned(
@@ -272,24 +273,27 @@ def _in_two_steps(
     Everything is planned (and every public input checked) before anything is read; the
     three releases are charged as one: ``epsilon`` in all.
     """
-    once = measured(options, None)
-    laplace = all(not part.measurement.is_gaussian for part in once.parts.values())
     plain = options.rho is None and options.delta is None and options.epsilon is not None
-    if per_group is not None or not (laplace and plain):
-        return once
+    if per_group is not None or not plain:
+        return measured(options, None)
     epsilon = exact(options.epsilon, "epsilon")
     rest = epsilon * (1 - COUNT_SHARE)
     single = measured(dataclasses.replace(options, epsilon=rest), None)
+    if any(part.measurement.is_gaussian for part in single.parts.values()):
+        return measured(options, None)  # mechanism="gaussian": ε does not split exactly
     first = measured(dataclasses.replace(options, epsilon=rest * FIRST_SHARE), "first")
     later = dataclasses.replace(options, epsilon=rest * (1 - FIRST_SHARE))
     (gram,) = [part for part in single.parts.values() if isinstance(part, ProductsPart)]
     assert gram.layout is not None
     k = len(gram.layout.columns)
     two = measured(later, np.zeros(k)).after(
-        first, lambda fit: measured(later, fit), auto="a first fit (the score measured at it)"
+        first,
+        lambda fit: measured(later, fit),
+        auto="a first fit (the score measured at it)",
+        ends=False,
     )
     if two.charged.cost != single.charged.cost:  # pragma: no cover - pure ε adds exactly
-        return once
+        return measured(options, None)
     count = plan_one(target.data, "count", None, ReleaseOptions(epsilon=epsilon * COUNT_SHARE))
     needed = STEP_RATE * len(gram.layout.monomials)
 
@@ -297,7 +301,9 @@ def _in_two_steps(
         noisy = float(rows)  # type: ignore[arg-type]  # released
         return two if math.isfinite(noisy) and noisy * float(epsilon) >= needed else single
 
-    return single.after(count, chosen, auto="a row count (choosing one fit or two steps)")
+    return single.after(
+        count, chosen, auto="a row count (choosing one fit or two steps)", ends=False
+    )
 
 
 def _variable_kinds(
@@ -561,14 +567,6 @@ def _notes(
     weights = layout.weights
     model = ("Logit" if logit else "OLS") if weights is None else ("Logit" if logit else "WLS")
     moved = "1" if weights is None else f"{layout.weight_unit:g} (the upper weight bound)"
-    measured = (
-        f"the score of {model} {design.formula} at the first fit θ₁, Σ (σ(x̃ᵀθ₁) - y) x̃ over "
-        f"the complete rows: {len(layout.monomials)} noisy "
-        f"{'weighted ' if weights is not None else ''}sums of each row's residual (in "
-        f"[-1, 1]) times its design columns, each scaled to [-1, 1] over its public range and "
-        f"rounded to 2^-{DIGITS}; one row moves each sum by at most {moved}"
-        + ("" if weights is not None else " (ℓ∞ sensitivity: one K-norm noise vector)")
-    )
     notes = [
         f"{model} {design.formula} over the complete rows from {len(layout.monomials)} noisy "
         f"{'weighted ' if weights is not None else ''}sums "
@@ -578,6 +576,14 @@ def _notes(
         fitted,
     ]
     if scored:
+        measured = (
+            f"the score of {model} {design.formula} at the first fit θ₁, Σ (σ(x̃ᵀθ₁) - y) x̃ over "
+            f"the complete rows: {len(layout.monomials)} noisy "
+            f"{'weighted ' if weights is not None else ''}sums of each row's residual (in "
+            f"[-1, 1]) times its design columns, each scaled to [-1, 1] over its public range and "
+            f"rounded to 2^-{DIGITS}; one row moves each sum by at most {moved}"
+            + ("" if weights is not None else " (ℓ∞ sensitivity: one K-norm noise vector)")
+        )
         notes[0] = measured
     if weights is not None:
         notes.insert(1, _weights_text(weights, logit=logit))

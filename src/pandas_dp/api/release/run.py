@@ -123,7 +123,7 @@ def _released(planned: PlannedRelease[T]) -> tuple[Release, T, str]:
     unresolved = [] if shown is None else list(shown.attrs.get(UNRESOLVED, ()))
     if unresolved:  # from the released bounds alone, warned after the charge
         dominated = "; ".join(filter(None, [dominated, _unresolved(planned.auto, unresolved)]))
-    return chained(first, release, shown, planned.auto), result, dominated
+    return chained(first, release, shown, planned.auto, ends=planned.ends), result, dominated
 
 
 def _unresolved(auto: str, columns: list[object]) -> str:

@@ -155,6 +155,9 @@ class PlannedRelease(Generic[T]):
     replan: Callable[[Any], PlannedRelease[T]] | None = None
     #: The argument that asked for the prior, as typed (``range='auto'`` for a histogram).
     auto: str = "bounds='auto'"
+    #: Whether the prior released ends (bounds, a range) the note shows; a first step that
+    #: released none (a logit's row count and first fit) shows its share alone.
+    ends: bool = True
 
     def then(self, step: Callable[[T], U]) -> PlannedRelease[U]:
         """The same release, its result passed through ``step`` (free post-processing)."""
@@ -174,13 +177,15 @@ class PlannedRelease(Generic[T]):
         """What the plan charges: its release, after its :attr:`prior`'s (one ledger row)."""
         if self.prior is None:
             return self.release
-        return chained(self.prior.charged, self.release, auto=self.auto)
+        return chained(self.prior.charged, self.release, auto=self.auto, ends=self.ends)
 
     def after(
         self,
         prior: PlannedRelease[Any],
         replan: Callable[[Any], PlannedRelease[T]],
         auto: str = "bounds='auto'",
+        *,
+        ends: bool = True,
     ) -> PlannedRelease[T]:
         """The same plan (placeholder inputs) as the second half of a release after ``prior``.
 
@@ -194,8 +199,9 @@ class PlannedRelease(Generic[T]):
         while before is not None:
             outputs, before = (*before.outputs, *outputs), before.prior
         return replace(
-            self, release=self.charged, outputs=outputs, prior=prior, replan=replan, auto=auto
-        )
+            self, release=self.charged, outputs=outputs, prior=prior, replan=replan, auto=auto,
+            ends=ends,
+        )  # fmt: skip
 
     def only_preview(self, reason: str) -> PlannedRelease[T]:
         """The same plan, which :func:`run` refuses (before anything is read) with ``reason``."""
@@ -212,12 +218,14 @@ def chained(
     second: Release,
     released: pd.DataFrame | None = None,
     auto: str = "bounds='auto'",
+    *,
+    ends: bool = True,
 ) -> Release:
     """``second`` after ``first`` as one release: its measurements follow ``first``'s.
 
     ``first`` released the bounds ``second`` clipped to (``bounds="auto"``), or the range it
-    cut (``range="auto"``); the note says so, with the bounds and their share of ε (a first
-    step that is no bounds, its ``auto`` no argument, shows its share alone). The ends
+    cut (``range="auto"``); the note says so, with the bounds and their share of ε (without
+    ``ends``, a first step that released no bounds, its share alone). The ends
     shown are ``released`` (``lower``/``upper`` by column) when given, else the bounds
     ``second`` clipped to (the ledger's ``bounds`` column has those too).
     """
@@ -234,10 +242,10 @@ def chained(
     def text(end: object) -> str:  # numbers to 6 digits; Timestamps, Timedeltas as pandas
         return f"{end:.6g}" if isinstance(end, int | float) else str(end)
 
-    ends = "; ".join(f"{c}: [{text(lo)}, {text(hi)}]" for c, lo, hi in pairs)
-    note = f"{auto}: {share} of ε on {first.query} released from the data ({ends})"
-    if released is None and "=" not in auto:  # a first step, not bounds (a logit's count)
-        note = f"{auto}: {share} of ε on {first.query}"
+    note = f"{auto}: {share} of ε on {first.query}"
+    if ends:
+        shown = "; ".join(f"{c}: [{text(lo)}, {text(hi)}]" for c, lo, hi in pairs)
+        note += f" released from the data ({shown})"
     asked = [f"epsilon={number_text(total)}"]  # what the call asked for, as typed
     asked += [part for part in second.asked.split(", ") if not part.startswith("epsilon=")]
     return replace(
