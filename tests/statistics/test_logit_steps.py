@@ -273,3 +273,26 @@ def test_a_score_of_many_sums_takes_laplace_noise() -> None:
         part = score_part(layout, Fraction(1), Contribution(), NoiseChoice())
         assert part.mechanism.name == name
         assert part.measurement.pure_epsilon == 1
+
+
+@pytest.mark.parametrize("row", ADVERSARIAL)
+def test_score_residuals_read_each_row_alone(
+    row: dict[str, Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """The derived frame the score sums (PRIVACY.md §10): its columns and dtypes come from
+    public inputs, and each row's values from that row alone (D's rows are unchanged when an
+    odd row joins them); a row missing an input is all NaN in the residual."""
+    from pandas_dp.transformations.design import ScoreResiduals
+
+    frame = data(200).astype({"y": np.float64})
+    after = pd.concat([frame, pd.DataFrame([row], index=[10**6])])
+    measure = _score_measure(protect_seeded(frame, epsilon=4.0), np.array([0.5, -1, 2, 1, -3]))
+    applied = measure.design
+    assert isinstance(applied, ScoreResiduals)
+    alone, joined = applied(frame), applied(after)
+    assert list(alone.columns) == list(joined.columns) == list(applied.labels)
+    assert (alone.dtypes == np.float64).all()
+    assert (joined.dtypes == np.float64).all()
+    pd.testing.assert_frame_equal(joined.loc[frame.index], alone)
+    residual = joined[applied.label].dropna()
+    assert residual.between(-1, 1).all()
