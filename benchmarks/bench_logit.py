@@ -12,7 +12,7 @@ Workloads, every feature clipped to public bounds given to both libraries alike:
 1. Coefficient error: the L2 distance between the released coefficients (intercept
    included, the features' units) and the maximum likelihood fit (Newton-Raphson) on the same
    clipped rows, over ``runs`` releases per ε: pandas-dp's ``priv.dp.logit(...)`` (discrete
-   Laplace, pure ε) and diffprivlib's ``LogisticRegression(epsilon=ε, data_norm=...)``
+   ℓ∞ K-norm vectors, pure ε) and diffprivlib's ``LogisticRegression(epsilon=ε, data_norm=...)``
    (objective perturbation, pure ε). diffprivlib gets the features scaled to ``[-1, 1]`` by
    their public bounds (the same public scaling pandas-dp applies inside; on raw features
    its error is far larger), ``data_norm = √(d + 1)``, its default ``C = 1``, and its

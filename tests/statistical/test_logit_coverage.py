@@ -1,7 +1,7 @@
 """Coverage of ``priv.dp.logit``'s intervals for the model's true coefficients (issue 42).
 
-Known-truth models, fresh data and fresh noise in each of 400 seeded runs at ε = 1 (discrete
-Laplace), n = 10,000:
+Known-truth models, fresh data and fresh noise in each of 400 seeded runs at ε = 1 (pure ε:
+discrete ℓ∞ K-norm vectors), n = 10,000:
 
 - **normal**: ``logit P(y) = -0.5 + 0.6 a + 0.5 b - 0.4 c`` with ``a, b, c`` standard normal
   clipped to their bounds (-4, 4);

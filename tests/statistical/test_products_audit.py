@@ -50,7 +50,6 @@ from pandas_dp.planning.measurement.products import (
     ProductLayout,
     products_part,
     score_layout,
-    score_part,
 )
 from pandas_dp.planning.measurement.weighted import Weights
 from pandas_dp.transformations.design import ScoreResiduals, design_of
@@ -221,7 +220,7 @@ def test_logit_score_audit_and_the_mutant_with_a_third_of_the_scale() -> None:
     design = design_of("y ~ x + z", {"x": (0.0, 10.0), "z": (-5.0, 5.0), "y": (0.0, 1.0)}, {})
     applied = ScoreResiduals(design, (0.0, 20.0, 20.0))
     layout = score_layout(applied.labels, applied.bounds)
-    part = score_part(layout, Fraction(1), Contribution(), NoiseChoice())
+    part = products_part(layout, Fraction(1), Contribution(), NoiseChoice(), vector=True)
     assert isinstance(part.mechanism, DiscreteLinfKNorm)
     assert part.mechanism.scale == UNIT
     assert part.mechanism.dimension == 3

@@ -1,14 +1,16 @@
 """``priv.dp.logit`` (issue 42): a logistic model from ``ols``' one noisy Gram matrix.
 
-The measurement is exactly ``ols``' (the same exact sums, the same noise scale, the response's
-range ``[0, 1]``); the fit is post-processing. Under zero noise the coefficients are that
-post-processing of the exact sums (computed here by hand, from a design built with numpy),
-and within a documented distance of the maximum likelihood fit of the clipped rows (a
-Newton-Raphson fit written here): the fit reads the design through its ranges and first two
-moments, so it approximates the exact fit (bounds measured on normal and uniform designs).
-Data are multiples of 1/8 within bounds exact on the lattice. Refusals charge nothing; one
-adversarial row moves every exact sum by at most one unit and changes neither the release's
-shape nor its warnings; results are shaped as statsmodels' ``LogitResults``.
+The measurement's exact sums are ``ols``' (the response's range ``[0, 1]``); their noise is
+one discrete ℓ∞ K-norm vector at ``1/p`` of ``ols``' per-sum Laplace scale (``p`` sums, each
+moved by at most one unit by a row); the fit is post-processing. Under zero noise the
+coefficients are that post-processing of the exact sums (computed here by hand, from a
+design built with numpy), and within a documented distance of the maximum likelihood fit of
+the clipped rows (a Newton-Raphson fit written here): the fit reads the design through its
+ranges and first two moments, so it approximates the exact fit (bounds measured on normal
+and uniform designs). Data are multiples of 1/8 within bounds exact on the lattice. Refusals
+charge nothing; one adversarial row moves every exact sum by at most one unit and changes
+neither the release's shape nor its warnings; results are shaped as statsmodels'
+``LogitResults``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pandas_dp.api.queries.regression import plan_logit, plan_ols
 from pandas_dp.api.release import resolve
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.errors import DPTypeError, DPValueError
+from pandas_dp.mechanisms.knorm import DiscreteLinfKNorm
 from pandas_dp.planning.measurement.products import UNIT
 from pandas_dp.planning.statistics.logistic import fit_logit
 
@@ -106,7 +109,7 @@ def release(priv: pd.DataFrame, **kwargs: Any) -> Any:
 def test_zero_noise_is_the_post_processing_of_the_exact_sums(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
-    frame = data()
+    frame = data(2000)  # count·ε under 120 times the 21 sums: one fit (test_logit_steps.py)
     priv = protect_seeded(frame, epsilon=10.0)
     with noise(priv):
         model = release(priv)
@@ -158,23 +161,25 @@ def test_scale_and_charge_are_ols_measurement(
     assert count.size == 1
     assert count.mechanism.scale == Fraction(1) / Fraction(1, 40)
     assert call.size == sums
-    assert call.mechanism.scale == Fraction(sums * UNIT) / Fraction(19, 40)
+    assert call.mechanism == DiscreteLinfKNorm(Fraction(UNIT) / Fraction(19, 40), sums)
     (logit,) = priv.dp.session.releases
     assert logit.query == "logit"
     assert logit.cost.epsilon == Fraction(1, 2)
     _, measurement = logit.measurements
-    assert measurement.sensitivity == sums * UNIT
+    assert measurement.kind == "linf_knorm"
+    assert measurement.sensitivity == UNIT  # each sum's (ℓ∞), not the L1 bound sums * UNIT
+    assert measurement.pure_epsilon == Fraction(19, 40)
     assert measurement.label == "products(C(g)[T.b], C(g)[T.c], x, z, y)"
     assert ("y", 0.0, 1.0) in logit.bounds
     assert "post-processing" in logit.note
 
 
-def test_the_measurement_is_exactly_ols_one(protect_seeded: Callable[..., Any]) -> None:
-    """A logit's one fit adds no mechanism: its Gram matrix is ``ols``' with the response on
-    [0, 1] (after a twentieth of ε on the row count, whose plan's placeholder is that fit).
+def test_the_exact_sums_are_ols_ones(protect_seeded: Callable[..., Any]) -> None:
+    """A logit's one fit measures ``ols``' Gram matrix with the response on [0, 1] (after a
+    twentieth of ε on the row count, whose plan's placeholder is that fit).
 
-    ``ols`` sums of products are audited (tests/statistical/test_products_audit.py); the
-    same measure, sensitivity, mechanism and exact sums here.
+    The same measure and exact sums; the noise is one K-norm vector at ``1/p`` of ``ols``'
+    per-sum Laplace scale (audited in tests/statistical/test_products_audit.py).
     """
     frame = data(500)
     frame.loc[3, "y"] = 5  # clipped into [0, 1] alike
@@ -182,9 +187,13 @@ def test_the_measurement_is_exactly_ols_one(protect_seeded: Callable[..., Any]) 
     logit = plan_logit(resolve(priv), FORMULA, bounds=BOUNDS, keys=KEYS, epsilon=1.0)
     ols = plan_ols(resolve(priv), FORMULA, bounds={**BOUNDS, "y": (0, 1)}, keys=KEYS, epsilon=0.95)
     (mine,), (theirs,) = logit.parts.values(), ols.parts.values()
-    assert mine.measurement == theirs.measurement
-    assert mine.mechanism == theirs.mechanism
     assert mine.layout == theirs.layout
+    assert mine.measurement.label == theirs.measurement.label
+    sums = mine.layout.size
+    assert isinstance(mine.mechanism, DiscreteLinfKNorm)
+    assert mine.mechanism.scale * sums == theirs.mechanism.scale
+    assert mine.measurement.sensitivity * sums == theirs.measurement.sensitivity
+    assert mine.measurement.pure_epsilon == theirs.measurement.pure_epsilon
     ours = aggregate_frame(frame, (mine.measure,)).values[0]
     reference = aggregate_frame(frame, (theirs.measure,)).values[0]
     np.testing.assert_array_equal(ours, reference)
@@ -443,10 +452,10 @@ def test_privacy_unit_caps_multiply_the_sensitivity(
     sums = (4 + 2) * (4 + 3) // 2
     count, call = calls  # the row count first (a unit moves it by 3), then one fit
     assert count.mechanism.scale == Fraction(3) / Fraction(1, 20)
-    assert call.mechanism.scale == Fraction(3 * sums * UNIT) / Fraction(19, 20)
+    assert call.mechanism == DiscreteLinfKNorm(Fraction(3 * UNIT) / Fraction(19, 20), sums)
     (logit,) = priv.dp.session.releases
     _, measurement = logit.measurements
-    assert measurement.sensitivity == 3 * sums * UNIT
+    assert measurement.sensitivity == 3 * UNIT  # each of the sums moved by 3 rows' units
     assert model.nobs <= 3 * 150  # at most 3 of each unit's 4 rows are kept
 
 

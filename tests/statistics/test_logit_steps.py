@@ -27,6 +27,7 @@ from pandas_dp.api.queries import regression
 from pandas_dp.api.release import ReleaseOptions, resolve
 from pandas_dp.engines.pandas_engine import aggregate_frame
 from pandas_dp.errors import BudgetExceededError, DPValueError
+from pandas_dp.mechanisms.knorm import DiscreteLinfKNorm
 from pandas_dp.planning.measurement.products import DIGITS, UNIT
 
 from .test_logit import ADVERSARIAL, BOUNDS, FORMULA, KEYS, data, kept_design, newton_raphson
@@ -55,7 +56,7 @@ def concentrated(
 def test_large_data_take_two_steps_scale_and_charge(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
-    """20,000 rows at ε = 1 (count·ε = 20,000 >= 200 · 21): count, first fit, score."""
+    """20,000 rows at ε = 1 (count·ε = 20,000 >= 120 · 21): count, first fit, score."""
     priv = protect_seeded(data(20_000), epsilon=4.0)
     with noise(priv) as calls:
         release(priv, epsilon=1.0)
@@ -63,8 +64,9 @@ def test_large_data_take_two_steps_scale_and_charge(
     rest = Fraction(19, 20)
     assert (count.size, gram.size, score.size) == (1, GRAM_SUMS, SCORE_SUMS)
     assert count.mechanism.scale == Fraction(1) / Fraction(1, 20)
-    assert gram.mechanism.scale == Fraction(GRAM_SUMS * UNIT) / (rest * Fraction(3, 10))
-    # the score: one ℓ∞ K-norm vector, a row moving each sum by at most one unit
+    # the Gram matrix and the score: one ℓ∞ K-norm vector each, a row moving each sum by at
+    # most one unit
+    assert gram.mechanism == DiscreteLinfKNorm(Fraction(UNIT) / (rest * Fraction(3, 10)), 21)
     assert score.mechanism.name == "discrete_linf_knorm"
     assert score.mechanism.dimension == SCORE_SUMS
     assert score.mechanism.scale == Fraction(UNIT) / (rest * Fraction(7, 10))
@@ -73,7 +75,9 @@ def test_large_data_take_two_steps_scale_and_charge(
     assert logit.cost.epsilon == 1
     assert priv.dp.session.spent.epsilon == 1
     _, first, scored = logit.measurements
-    assert first.sensitivity == GRAM_SUMS * UNIT
+    assert first.sensitivity == UNIT
+    assert first.kind == "linf_knorm"
+    assert first.coordinates == GRAM_SUMS
     assert scored.sensitivity == UNIT  # ℓ∞: a row moves each score sum by one unit
     assert scored.kind == "linf_knorm"
     assert scored.coordinates == SCORE_SUMS
@@ -98,8 +102,8 @@ def test_an_unsteady_first_fit_measures_the_gram_matrix_again(
     rest = Fraction(19, 20)
     count, first, again = calls
     assert count.size == 1
-    assert first.mechanism.scale == Fraction(sums * UNIT) / (rest * Fraction(3, 10))
-    assert again.mechanism.scale == Fraction(sums * UNIT) / (rest * Fraction(7, 10))
+    assert first.mechanism == DiscreteLinfKNorm(Fraction(UNIT) / (rest * Fraction(3, 10)), sums)
+    assert again.mechanism == DiscreteLinfKNorm(Fraction(UNIT) / (rest * Fraction(7, 10)), sums)
     (logit,) = priv.dp.session.releases
     assert logit.cost.epsilon == 1
     assert "the sums measured again, the two averaged by their noise's variance" in logit.note
@@ -109,7 +113,7 @@ def test_an_unsteady_first_fit_measures_the_gram_matrix_again(
 def test_small_data_take_one_fit(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
-    """2,000 rows at ε = 1 (count·ε under 200 · 21): the rest of ε on one fit."""
+    """2,000 rows at ε = 1 (count·ε under 120 · 21): the rest of ε on one fit."""
     priv = protect_seeded(data(2_000), epsilon=4.0)
     with noise(priv) as calls:
         release(priv)
@@ -136,15 +140,6 @@ def test_other_noise_takes_one_fit(
     with noise(priv) as calls:
         priv.dp.logit(FORMULA, bounds=BOUNDS, keys=KEYS, **options)
     assert [c.size for c in calls] == [GRAM_SUMS]
-
-
-def test_grouped_models_take_one_fit(
-    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
-) -> None:
-    priv = protect_seeded(data(20_000), epsilon=4.0)
-    with noise(priv) as calls:
-        priv.dp.groupby("g", keys=KEYS["g"]).logit("y ~ x + z", bounds=BOUNDS, epsilon=1.0)
-    assert [c.size for c in calls] == [3 * (2 + 2) * (2 + 3) // 2]  # one Gram matrix per key
 
 
 @pytest.mark.parametrize("normal", [True, False], ids=["normal design", "uniform design"])
@@ -261,18 +256,33 @@ def test_neighbours_release_alike_in_two_steps(
     assert first.cost == second.cost
 
 
-def test_a_score_of_many_sums_takes_laplace_noise() -> None:
-    """Over KNORM_SUMS sums the K-norm sampler's acceptance falls too low: Laplace instead."""
-    from pandas_dp.planning.measurement.parts import NoiseChoice
-    from pandas_dp.planning.measurement.products import KNORM_SUMS, score_layout, score_part
-    from pandas_dp.units import Contribution
-
-    for size, name in ((KNORM_SUMS, "discrete_linf_knorm"), (KNORM_SUMS + 1, "discrete_laplace")):
-        columns = tuple(f"x{i}" for i in range(size))
-        layout = score_layout(columns, ((0.0, 1.0),) * (size - 1) + ((-1.0, 1.0),))
-        part = score_part(layout, Fraction(1), Contribution(), NoiseChoice())
-        assert part.mechanism.name == name
-        assert part.measurement.pure_epsilon == 1
+def test_grouped_models_take_one_vector_per_group(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """``groupby(...).logit`` takes one fit per group (no count, no second step), each
+    group's sums one K-norm vector at the whole ε (parallel composition: a row is in one
+    group); ``ols`` keeps per-sum Laplace noise."""
+    priv = protect_seeded(data(3_000), epsilon=4.0)
+    formula = "y ~ x + z"
+    with noise(priv) as calls:
+        models = priv.dp.groupby("g", keys=KEYS["g"]).logit(formula, bounds=BOUNDS, epsilon=1.0)
+    sums = (2 + 2) * (2 + 3) // 2
+    (call,) = calls
+    assert call.mechanism == DiscreteLinfKNorm(Fraction(UNIT), sums)
+    assert call.size == 3 * sums  # three vectors, one per group (each group's sums in a row)
+    (logit,) = priv.dp.session.releases
+    (measurement,) = logit.measurements
+    assert (measurement.kind, measurement.sensitivity, measurement.pure_epsilon) == (
+        "linf_knorm",
+        UNIT,
+        1,
+    )
+    assert "one K-norm noise vector per group" in logit.note
+    assert logit.cost.epsilon == 1
+    assert len(models) == 3
+    with noise(priv) as calls:
+        priv.dp.groupby("g", keys=KEYS["g"]).ols(formula, bounds={**BOUNDS, "y": (0, 1)}, epsilon=1)
+    assert calls[0].mechanism.name == "discrete_laplace"
 
 
 @pytest.mark.parametrize("row", ADVERSARIAL)

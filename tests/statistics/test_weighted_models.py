@@ -195,25 +195,29 @@ def test_scale_charge_ledger_and_preview(
     # logit: a twentieth of ε releases the row count first (300 rows: too few for two steps,
     # so one fit takes the rest, see test_logit_steps.py)
     epsilon = Fraction(1, 2) * (Fraction(19, 20) if query == "logit" else 1)
+    # ols: per-sum Laplace noise calibrated to the L1 bound over its sums; logit: one ℓ∞
+    # K-norm vector, calibrated to each sum's bound
+    sensitivity = size * per_sum if query == "ols" else per_sum
+    shown = size * 3 if query == "ols" else 3
     *counted_first, call = calls
     assert [c.size for c in counted_first] == ([1] if query == "logit" else [])
     assert call.size == size
-    assert call.mechanism.scale == Fraction(size * per_sum) / epsilon
+    assert call.mechanism.scale == Fraction(sensitivity) / epsilon
     (record,) = priv.dp.session.releases
     assert record.cost.epsilon == Fraction(1, 2)
     measurement = record.measurements[-1]
     assert len(record.measurements) == 1 + len(counted_first)
-    assert measurement.sensitivity == size * per_sum
-    # In the weights' units: each sum moved by at most U = 3 (the sensitivity p·U).
-    assert measurement.sensitivity * 2.0**measurement.exponent == pytest.approx(size * 3, 1e-9)
+    assert measurement.sensitivity == sensitivity
+    # In the weights' units: each sum moved by at most U = 3 (the sensitivity p·U, or U).
+    assert measurement.sensitivity * 2.0**measurement.exponent == pytest.approx(shown, 1e-9)
     assert measurement.label == "products(C(g)[T.b], C(g)[T.c], x, z, y, weights=w)".replace(
         "y,", "y," if query == "ols" else "e,"
     )
     assert ("w (weights)", 0.5, 3.0) in record.bounds
     assert "rows weighted by w, clipped to [0.5, 3]" in record.note
-    assert f"sensitivity {size * 3}" in record.note
+    assert f"sensitivity {shown};" in record.note
     preview = getattr(priv.dp.preview, query)(formula, epsilon=0.5, **options)
-    assert preview.table["scale"].iloc[-1] == pytest.approx(size * 3 / epsilon, rel=1e-9)
+    assert preview.table["scale"].iloc[-1] == pytest.approx(shown / epsilon, rel=1e-9)
     assert preview.release is not None
     assert "rows weighted by w, clipped to [0.5, 3]" in preview.release.note
     assert priv.dp.session.spent.epsilon == Fraction(1, 2)  # the preview charged nothing
@@ -280,6 +284,26 @@ def test_gaussian_noise_and_privacy_units_scale_with_the_weight_bound(
     # the plan's coarser lattice), in p coordinates.
     assert gauss.sensitivity * 2.0**gauss.exponent == pytest.approx(2 * 4, rel=0.01)
     assert gauss.coordinates == _sums(4) + 1  # one group: l0 = 1
+
+
+def test_grouped_weighted_sums_count_one_rounding_step_per_group(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> None:
+    """A unit in up to two groups: each group's rounded sums move by its rows' weight plus
+    one rounding step, so the bound carries ``l0`` steps (Laplace: per sum; K-norm: per
+    coordinate, summed over the groups the unit reaches)."""
+    frame = data(300).assign(pid=lambda f: np.arange(len(f)) // 3, e=lambda f: f["y"] > 10)
+    priv = protect_seeded(frame, epsilon=4.0, privacy_unit="pid", max_rows_per_unit=3)
+    grouped = priv.dp.groupby("g", keys=KEYS["g"], max_groups_per_unit=2)
+    options = {"bounds": BOUNDS, "epsilon": 0.5, **W}
+    with noise(priv):
+        grouped.ols("y ~ x + z", **options)
+        grouped.logit("e ~ x + z", **options)
+    ols, logit = (r.measurements[-1] for r in priv.dp.session.releases)
+    # U = 4: 2**16 weight units; three rows; rounded to 2**16 units; two groups' steps
+    reach = 3 * UNIT + 2
+    assert (ols.kind, ols.sensitivity) == ("laplace", (_sums(2) + 1) * reach)  # and the rows
+    assert (logit.kind, logit.sensitivity) == ("linf_knorm", reach)
 
 
 def test_weighted_sums_are_exact_integers_across_blocks() -> None:

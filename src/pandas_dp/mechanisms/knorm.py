@@ -10,17 +10,17 @@ and both have the whole lattice ``Z^d`` as support), and each coordinate's stand
 deviation is ``√((d + 1)(d + 2) / 3) Δ / ε``: 0.51 times Laplace's at ``d = 6``, 0.42 at
 ``d = 28``. Awan & Slavković (2020) compare K-norm mechanisms for such sums.
 
-Sampling is exact (from a uniform random source, in integers): the radius ``R = ‖b‖∞`` has
-``P(R = r) ∝ N(r) q^r``, ``q = exp(-1 / scale)``, ``N(r)`` the lattice points at ℓ∞ radius
-``r`` (``(2r + 1)^d - (2r - 1)^d``, and 1 at ``r = 0``). A negative binomial proposal, the sum
-of ``d`` geometric variates of ratio ``q`` (``P(r) ∝ C(r + d - 1, d - 1) q^r``), is accepted
-with probability ``N(r) / ((r + 1) ··· (r + d - 1) (3^d - 1))``, a ratio of integers at most
-1: ``N(r) / r^(d-1)`` falls with ``r`` from ``N(1) = 3^d - 1``, and ``(r + 1) ··· (r + d - 1)
->= r^(d-1)``. The point on the shell is uniform: one coordinate at ``±r`` (uniform index and
-sign), the others uniform on ``[-r, r]``, kept with probability one over the number of its
-coordinates at ``±r`` (each shell point is proposed once per such coordinate). A geometric
-variate is a discrete Laplace variate conditioned to be non-negative (the exact sampler of
-:mod:`pandas_dp.mechanisms.samplers`).
+Sampling is exact (from a uniform random source, in integers), by a mixture of cubes:
+``q^‖b‖∞ = Σ_{m >= ‖b‖∞} (1 - q) q^m`` with ``q = exp(-1 / scale)``, so ``b`` is a uniform
+point of the cube ``[-M, M]^d`` (``d`` independent uniform coordinates) whose half-side
+``M`` has ``P(M = m) ∝ (2m + 1)^d q^m``. ``M`` is drawn by rejection from a negative
+binomial proposal, the sum of ``d + 1`` geometric variates of ratio ``q`` (``P(m) ∝
+C(m + d, d) q^m``), accepted with probability ``Π_{j=1..d} (2m + 1) / (2m + 2j)``: a ratio
+of integers, at most 1 since ``2m + 1 < 2m + 2j``, and proportional to the ratio of the two
+laws (``(2m + 1)^d / C(m + d, d)`` over ``2^d d!``). At the scales the library uses
+(``M`` near ``(d + 1) scale``, far above ``d``) it is about ``exp(-d / (2 scale))``: nearly
+every proposal is kept, at any dimension. A geometric variate is a discrete Laplace variate
+conditioned to be non-negative (the exact sampler of :mod:`pandas_dp.mechanisms.samplers`).
 """
 
 from __future__ import annotations
@@ -34,13 +34,7 @@ import numpy as np
 import numpy.typing as npt
 
 from pandas_dp.mechanisms.laplace import sampler_terms
-from pandas_dp.mechanisms.random import (
-    I64,
-    RandomSource,
-    uniform_below,
-    uniform_below_each,
-    uniform_words,
-)
+from pandas_dp.mechanisms.random import I64, RandomSource, uniform_below_each, uniform_words
 from pandas_dp.mechanisms.samplers import check_positive_fraction, discrete_laplace
 
 
@@ -65,6 +59,11 @@ class DiscreteLinfKNorm:
         check_positive_fraction(self.scale, "scale")
         if self.dimension < 1:
             raise ValueError(f"dimension must be a positive integer, got {self.dimension}")
+        if (self.dimension + 1) * self.scale > 2**53:  # half-sides stay far below 2**61
+            raise ValueError(
+                f"a scale of {float(self.scale):.3g} over {self.dimension} coordinates exceeds "
+                "the sampler's range (2**53 for (dimension + 1) * scale)"
+            )
 
     @classmethod
     def calibrated(cls, sensitivity: int, epsilon: Fraction, dimension: int) -> DiscreteLinfKNorm:
@@ -88,40 +87,29 @@ class DiscreteLinfKNorm:
         d = self.dimension
         if n < 0 or n % d:
             raise ValueError(f"{n} variates are not whole vectors of {d} coordinates")
-        radii = self._radii(source, n // d)
-        return self._on_shells(source, radii).reshape(n)
+        sides = np.repeat(self._sides(source, n // d), d)
+        return uniform_below_each(source, 2 * sides + 1) - sides
 
-    def _radii(self, source: RandomSource, count: int) -> I64:
-        """``count`` radii, ``P(r) ∝ N(r) q^r`` (negative binomial proposals, exact test)."""
+    def _sides(self, source: RandomSource, count: int) -> I64:
+        """``count`` cube half-sides, ``P(m) ∝ (2m + 1)^d q^m`` (negative binomial proposals).
+
+        Each batch proposes enough for all ``count`` at the acceptance expected at the
+        proposal's mean (at least one in a million); a shortfall is made up by a further
+        batch, independently.
+        """
         d = self.dimension
+        mean = (d + 1) * float(self.effective_scale)
+        rate = max(1e-6, math.prod((2 * mean + 1) / (2 * mean + 2 * j) for j in range(1, d + 1)))
         found: list[I64] = []
         wanted = count
-        rate = min(1.0, d * 2.0**d / 3.0**d)  # the acceptance's limit at large radii
         while wanted > 0:
-            proposals = math.ceil(1.5 * wanted / rate) + 8
-            radius = self._geometric(source, proposals * d).reshape(proposals, d).sum(axis=1)
-            kept = radius[_accepts(source, radius, d)]
+            proposals = min(math.ceil(1.25 * wanted / rate) + 8, 1 << 20)
+            side = self._geometric(source, proposals * (d + 1)).reshape(proposals, d + 1)
+            side = side.sum(axis=1)
+            kept = side[_accepts(source, side, d)]
             found.append(kept[:wanted])
             wanted -= len(found[-1])
         return np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-
-    def _on_shells(self, source: RandomSource, radii: I64) -> I64:
-        """A uniform lattice point at ℓ∞ radius ``radii[i]`` for each ``i`` (rows)."""
-        d = self.dimension
-        vectors = np.zeros((len(radii), d), dtype=np.int64)
-        pending = np.flatnonzero(radii > 0)
-        while pending.size:
-            r = radii[pending]
-            others = uniform_below_each(source, np.repeat(2 * r + 1, d)).reshape(-1, d)
-            others -= r[:, None]
-            face = uniform_below(source, 2 * d, len(pending))
-            axis, negative = face // 2, face % 2
-            others[np.arange(len(pending)), axis] = np.where(negative == 1, -r, r)
-            edges = (np.abs(others) == r[:, None]).sum(axis=1)
-            keep = uniform_below_each(source, edges) == 0  # 1 / (its coordinates at ±r)
-            vectors[pending[keep]] = others[keep]
-            pending = pending[~keep]
-        return vectors
 
     def _geometric(self, source: RandomSource, n: int) -> I64:
         """``n`` variates with ``P(g) ∝ q^g`` on the non-negative integers."""
@@ -172,44 +160,37 @@ class DiscreteLinfKNorm:
         return lo
 
 
-def _accepts(source: RandomSource, radius: I64, d: int) -> npt.NDArray[np.bool_]:
-    """Accept each proposed radius with probability ``p = N(r) / ((r + 1) ··· (r + d - 1) M)``.
+def _accepts(source: RandomSource, side: I64, d: int) -> npt.NDArray[np.bool_]:
+    """Accept each proposed half-side ``m`` with probability ``Π_{j=1..d} (2m+1) / (2m+2j)``.
 
-    ``M = 3^d - 1``. Each test draws a uniform ``U = (w + V) / 2^53``: ``w`` a 53-bit word
-    (exact in a float), ``V`` uniform on ``[0, 1)`` and drawn only when needed. ``p`` is
-    computed in floats from a sum of positive terms, ``N(r) = 2 Σ_{j odd} C(d, j)
-    (2r)^(d-j)``, scaled so that nothing overflows, and bracketed with a relative margin of
-    1e-12 (far above the float error): where ``[w, w + 1) / 2^53`` lies wholly below or
-    above the bracket, ``w`` decides; the rare words it overlaps are decided exactly, in
+    Each test draws a uniform ``U = (w + V) / 2^53``: ``w`` a 53-bit word (exact in a
+    float), ``V`` uniform on ``[0, 1)`` and drawn only when needed. ``p`` is computed in
+    floats, a product of ``d`` factors in ``(0, 1]`` (relative error about ``d`` · 1e-16), and
+    bracketed with a relative margin of 1e-12: where ``[w, w + 1) / 2^53`` lies wholly below
+    or above the bracket, ``w`` decides; the rare words it overlaps are decided exactly, in
     integers, by drawing ``V`` (:func:`_exact`). ``U < p`` exactly, so the acceptance is
     exactly ``p``.
     """
-    r = radius.astype(np.float64)
-    safe = np.maximum(r, 1.0)
-    shell = np.zeros_like(r)
-    for j in range(1, d + 1, 2):  # N(r) / r^(d-1), term by term
-        shell += 2.0 * math.comb(d, j) * 2.0 ** (d - j) * safe ** (1 - j)
-    falling = np.ones_like(r)
-    for i in range(1, d):  # r^(d-1) / ((r + 1) ··· (r + d - 1))
-        falling *= safe / (safe + i)
-    at_zero = 1.0 / math.factorial(d - 1)  # N(0) = 1 over (d - 1)!
-    probability = np.where(radius == 0, at_zero, shell * falling) / (3.0**d - 1)
-    words = uniform_words(source, 53, len(radius))
+    odd = 2.0 * side.astype(np.float64) + 1.0
+    probability = np.ones_like(odd)
+    for j in range(1, d + 1):
+        probability *= odd / (odd + (2 * j - 1))
+    words = uniform_words(source, 53, len(side))
     low, high = probability * (1 - 1e-12), probability * (1 + 1e-12)
     accepted = (words + 1).astype(np.float64) * 2.0**-53 <= low
     unsure = np.flatnonzero(~accepted & (words.astype(np.float64) * 2.0**-53 < high))
     for at in unsure:
-        accepted[at] = _exact(source, int(radius[at]), d, int(words[at]))
+        accepted[at] = _exact(source, int(side[at]), d, int(words[at]))
     return accepted
 
 
-def _exact(source: RandomSource, radius: int, d: int, word: int) -> bool:
+def _exact(source: RandomSource, side: int, d: int, word: int) -> bool:
     """``U < p`` in integers, ``U = (word + V) / 2^53`` with ``V = v / den`` uniform below 1.
 
     ``p = num / den``: ``U < p`` exactly when ``word · den + v < num · 2^53``.
     """
-    numerator = 1 if radius == 0 else (2 * radius + 1) ** d - (2 * radius - 1) ** d
-    denominator = math.prod(range(radius + 1, radius + d)) * (3**d - 1)
+    numerator = (2 * side + 1) ** d
+    denominator = math.prod(2 * side + 2 * j for j in range(1, d + 1))
     return word * denominator + _below(source, denominator) < numerator << 53
 
 

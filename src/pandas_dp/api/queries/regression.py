@@ -38,7 +38,6 @@ from pandas_dp.planning.measurement.products import (
     ProductsPart,
     products_part,
     score_layout,
-    score_part,
     weight_lattice,
 )
 from pandas_dp.planning.measurement.weighted import Weights
@@ -235,7 +234,7 @@ FIRST_SHARE = Fraction(3, 10)
 #: The two-step fit runs when the noisy count times ε is at least this many times the
 #: number of the Gram matrix's sums; below, the first fit's design moments are too noisy
 #: for a step from it to beat one fit on the whole of ε.
-STEP_RATE = 200
+STEP_RATE = 120
 
 _AGAIN = (
     "the first fit's design sums were too noisy for a step from it (their smallest "
@@ -257,19 +256,22 @@ def _in_two_steps(
 
     One release measures the Gram matrix and fits the maximum-entropy likelihood
     (:func:`~pandas_dp.planning.statistics.logistic.fit_logit`). Its error at equal ε is
-    mostly the noise on the design's sums, ``(k + 1)(k + 2) / 2`` of them sharing ε. With
+    mostly the noise on the design's sums, ``(k + 1)(k + 2) / 2`` of them sharing ε (one ℓ∞
+    K-norm vector, :func:`~pandas_dp.planning.measurement.products.products_part`). With
     pure ε on one model, a twentieth of ε first releases the row count. When that count
     times ε is at least :data:`STEP_RATE` times the Gram's sums, a first fit takes
     :data:`FIRST_SHARE` of the rest and the score ``Σ (σ(x̃ᵀθ₁) - y) x̃`` at it, ``k`` sums
-    of which one row moves each by at most 1 (one ℓ∞ K-norm noise vector,
-    :func:`~pandas_dp.planning.measurement.products.score_part`), the remainder; the
-    coefficients are one step
-    from the first fit (:func:`~pandas_dp.planning.statistics.logistic.refine_logit`).
-    Measured against one release on the whole of ε (five regressors, 100 seeded runs): 0.24
-    to 0.46 times its median error at n = 10^4 (ε = 1, 2) and 10^5 (ε = 0.5, 1, 2). A split
-    of ε between the steps that follows the count (``(n ε)^(-2/5)``, as the step's error
-    terms suggest) measured no better than this fixed one (with Laplace noise on the score).
-    Below the count's threshold the rest of ε goes to one release.
+    of which one row moves each by at most 1 (one K-norm vector too), the remainder; the
+    coefficients are one step from the first fit
+    (:func:`~pandas_dp.planning.statistics.logistic.refine_logit`). Measured against one
+    release on the whole of ε (five regressors, 100 seeded runs): 0.46 to 0.61 times its
+    median error at n = 10^4 and 10^5 (ε = 0.5, 1, 2). The threshold: with K-norm noise on
+    both, two steps measured better at count·ε / sums of 167 and 178 (the census extract at
+    ε = 5; 10^4 rows at ε = 0.5) and one fit at 67 and 89 (the census at ε = 2; 10^4 rows
+    at ε = 0.25), 40 seeded runs each. A split of ε between the steps that follows the count
+    (``(n ε)^(-2/5)``, as the step's error terms suggest) measured no better than this fixed
+    one (with Laplace noise on the score). Below the count's threshold the rest of ε goes
+    to one release.
     Everything is planned (and every public input checked) before anything is read; the
     three releases are charged as one: ``epsilon`` in all.
     """
@@ -407,9 +409,9 @@ def _measure(
         applied = ScoreResiduals(design, tuple(float(t) for t in score))
         layout = score_layout(applied.labels, applied.bounds, weights)
     shares = (Fraction(1),)
-    part = (products_part if score is None else score_part)(
+    part = products_part(
         layout, request.pricing.budget_of(shares[0]), request.caps.contribution,
-        noise_choice(target.session, request, shares),
+        noise_choice(target.session, request, shares), vector=query == "logit",
     )  # fmt: skip
     assert isinstance(part.measure, ProductSums)
     measure = dataclasses.replace(part.measure, design=applied, reads=applied.reads)
@@ -474,7 +476,12 @@ def _planned(
 def _finisher(
     part: ProductsPart, fitted: Callable[[np.ndarray, float | None, float, bool], Model]
 ) -> Finisher:
-    """Fit the model from the noisy Gram matrix; grouped (``keys``): one per group."""
+    """Fit the model from the noisy Gram matrix; grouped (``keys``): one per group.
+
+    ``laplace``: the noise's heavier quantile in intervals for pure-ε noise (per-sum Laplace,
+    or a K-norm vector, whose coordinate ``M U`` is heavier-tailed than a normal below six
+    sums and lighter above: the Laplace quantile is kept for both, conservatively).
+    """
     noise_sd = math.ldexp(math.sqrt(part.mechanism.variance()), part.exponent)
     laplace = not part.measurement.is_gaussian
 
@@ -567,6 +574,9 @@ def _notes(
     weights = layout.weights
     model = ("Logit" if logit else "OLS") if weights is None else ("Logit" if logit else "WLS")
     moved = "1" if weights is None else f"{layout.weight_unit:g} (the upper weight bound)"
+    if part.measurement.kind == "linf_knorm":
+        each = "" if per_group is None else " per group"
+        moved += f" (ℓ∞ sensitivity: one K-norm noise vector{each})"
     notes = [
         f"{model} {design.formula} over the complete rows from {len(layout.monomials)} noisy "
         f"{'weighted ' if weights is not None else ''}sums "
@@ -582,7 +592,6 @@ def _notes(
             f"{'weighted ' if weights is not None else ''}sums of each row's residual (in "
             f"[-1, 1]) times its design columns, each scaled to [-1, 1] over its public range and "
             f"rounded to 2^-{DIGITS}; one row moves each sum by at most {moved}"
-            + ("" if weights is not None else " (ℓ∞ sensitivity: one K-norm noise vector)")
         )
         notes[0] = measured
     if weights is not None:

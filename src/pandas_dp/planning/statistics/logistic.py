@@ -28,8 +28,8 @@ ill-conditioned) keeps it bounded. Measured L2 distance to the exact fit on the 
 
 A second step (:func:`refine_logit`): given the data's gradient measured at the first fit
 ``θ₁`` (the score, ``Σ (σ(x̃ᵀθ₁) - y) x̃``, whose ``k`` sums a row moves by at most 1 each,
-measured with one ℓ∞ K-norm noise vector, against the ``(k + 1)(k + 2) / 2`` sums of ``G``
-sharing Laplace noise's L1 budget), the objective above is corrected by a
+measured with one ℓ∞ K-norm noise vector, as ``G``'s ``(k + 1)(k + 2) / 2`` sums are, at
+a fraction of their noise per sum), the objective above is corrected by a
 linear term so that its gradient at ``θ₁`` is the measured one, and minimised again: a
 Newton step on the data's likelihood with the synthetic design's curvature. Its error is
 the score's noise through the inverse curvature, plus the curvature's own error times
