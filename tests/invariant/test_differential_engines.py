@@ -266,6 +266,10 @@ RELEASES: dict[str, Release] = {
     "logit": lambda p: (
         p.dp.logit("I(x > 1) ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=1.0).params
     ),
+    # count·ε = 48 · 90 over 120 times the 6 sums: a count, a first fit, the score at it
+    "logit two steps": lambda p: (
+        p.dp.logit("I(x > 1) ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=90.0).params
+    ),
     # ε = 50: each group's ~24 rows clear the count's 95% half-width (else NaN, by design)
     "group ols": lambda p: (
         p.dp.groupby("g", keys=KEYS).ols("x ~ I(x > 50)", bounds={"x": BOUNDS}, epsilon=50.0).params
@@ -453,18 +457,21 @@ def _assert_within(
         assert s["products(x)"] == 3 * per_unit  # 3 sums (rows, Σz, Σz²), each moved <= 1
         bound = added * (BOUNDS[1] - BOUNDS[0]) ** 2 / (rows - 1) * (1 + 1e-9)
         assert np.abs(y - x).max() <= bound, (x, y, bound)
-    elif release in ("ols", "logit", "group ols"):  # coefficients have no simple neighbour
+    elif release in ("ols", "logit", "logit two steps", "group ols"):  # no simple neighbour
         # bound: the sums' (each moved by <= 1 unit per row) is asserted in
         # tests/statistics/test_ols.py and test_logit.py; here the labels, errors, warnings
         # and charge above, finite values, and Dask = pandas below
         label = {
             "ols": "products(C(g)[T.b], x)",
             "logit": "products(C(g)[T.b], I(x > 1))",
+            "logit two steps": "products(C(g)[T.b], I(x > 1))",
             "group ols": "products(I(x > 50), x)",
         }[release]
         # (m + 2)(m + 3) / 2 = 6 sums (m = 1), each moved by <= 1 unit per row: L1 for ols's
         # Laplace noise, ℓ∞ for logit's K-norm vector
-        assert s[label] == (per_unit if release == "logit" else 6 * per_unit)
+        assert s[label] == (per_unit if release.startswith("logit") else 6 * per_unit)
+        if release == "logit two steps":  # the route taken: the score, one vector of 2 sums
+            assert s["products(C(g)[T.b], score residual)"] == per_unit
         x, y = _numbers(before.result), _numbers(after.result)
         assert np.isfinite(x).all(), x
         assert np.isfinite(y).all(), y
@@ -509,9 +516,10 @@ BASIC = [
     "merged count",
 ]  # fmt: skip
 #: Only on the pandas engine: logit measures exactly ols' sums (on every route above) and
-#: post-processes them the same way whatever the engine; a grouped ols, ols' sums per group
+#: post-processes them the same way whatever the engine (in two steps, the score's sums too:
+#: Dask's are tests/dask/test_products.py's); a grouped ols, ols' sums per group
 #: (the group count's grouping, on every route above).
-PANDAS_ONLY = ["logit", "agg", "group agg", "group ols"]
+PANDAS_ONLY = ["logit", "logit two steps", "agg", "group agg", "group ols"]
 #: The staged route costs more a compute (300 partitions): a selection of
 #: telling neighbours (in an object column: the id forms, one instant in two zones, a NaN id,
 #: unhashable ids; 0.0 and -0.0 as floats; a capped unit of ints and of text), each with
