@@ -25,6 +25,11 @@ of D' carrying a weight of 7 (clipped to 3), the ``p = 7`` weighted sums (six an
 of rows) each moved by 3 in the weights' units. Laplace, ε = 1, the smallest sum as above:
 the real calibration stays below 1; the mutant that ignores the weight bound (calibrated as
 if one row moved each sum by 1, really 3ε) is caught.
+
+Logistic models (issue 42) take one ℓ∞ K-norm vector per measurement, the statistic its
+exact privacy loss ``‖o - d‖∞ - ‖o - d'‖∞``: the weighted Gram matrix (6 rounded sums, each
+moved by at most one step; mutant: the weight bound ignored, really 3ε) and the score at a
+released fit (3 sums; mutant: a third of the scale) are both caught.
 """
 
 from __future__ import annotations
@@ -253,3 +258,50 @@ def test_logit_score_audit_and_the_mutant_with_a_third_of_the_scale() -> None:
     caught = auditing.audit(*runs_of(third, seed=9960, sizes=(50_000, 200_000)))
     print(f"logit score, mutant at a third of the scale: {caught}")
     assert caught.epsilon_lb > 2.0, f"the third-of-the-scale mutant was not caught: {caught}"
+
+
+def test_weighted_logit_gram_audit_and_the_mutant_that_ignores_the_weight_bound() -> None:
+    """A logit's weighted Gram matrix: one ℓ∞ K-norm vector over its rounded sums (issue 42).
+
+    D is empty; D' one row at the upper bounds with its weight clipped to 3: each of the 6
+    sums moves by ``row = 3 · 2^14 · UNIT`` and, rounded to ``2^16`` units first, by at most
+    ``step = row / 2^16 + 1`` (the rounding's one step). The statistic is the vector's exact
+    privacy loss in steps, ``‖o - d‖∞ - ‖o - d'‖∞`` (rounded sums). ε = 1: the real
+    calibration stays below 1; a mutant calibrated for weights of 1 (really 3ε) is caught.
+    """
+    weighted = ProductLayout.of(
+        ("x", "y"), BOUNDS, (True, True), complete=True, squares=False,
+        weights=Weights("w", 0.0, 3.0),
+    )  # fmt: skip
+    part = products_part(weighted, Fraction(1), Contribution(), NoiseChoice(), vector=True)
+    assert isinstance(part.mechanism, DiscreteLinfKNorm)
+    measure = weighted.ordered().measure()
+    empty = pd.DataFrame({c: pd.Series([], dtype=float) for c in "xyw"})
+    one = pd.DataFrame({"x": [10.0], "y": [5.0], "w": [7.0]})
+    d, d2 = (aggregate_frame(f, (measure,)).values[0][0] for f in (empty, one))
+    row = 3 * 2**14 * UNIT
+    assert list(d) == [0] * 6
+    assert list(d2) == [row] * 6
+    rounded = [np.asarray(part.round(np.asarray(s, dtype=object)), dtype=np.int64) for s in (d, d2)]
+    step = (row >> WEIGHT_DIGITS) + 1
+    assert part.mechanism.scale == step
+    assert part.measurement.pure_epsilon == 1
+
+    def runs_of(mechanism: DiscreteLinfKNorm, seed: int, sizes: tuple[int, int]) -> auditing.Runs:
+        def outputs(dataset: int, n: int, stream: int) -> np.ndarray:
+            noise = mechanism.sample(n * 6, SeededRandomSource(stream)).reshape(n, 6)
+            released = (rounded[dataset] + noise) / step
+            a, b = rounded[0] / step, rounded[1] / step
+            return np.abs(released - a).max(axis=1) - np.abs(released - b).max(axis=1)
+
+        return auditing.paired_runs(outputs, seed, *sizes)
+
+    real = auditing.audit(*runs_of(part.mechanism, seed=9970, sizes=(200_000, 600_000)))
+    print(f"weighted logit Gram, ℓ∞ K-norm at scale step/ε (6 sums, U = 3, ε = 1): {real}")
+    assert real.epsilon_lb <= 1.0, f"the weighted Gram leaks more than ε: {real}"
+    assert real.epsilon_lb >= 0.7, f"the weighted Gram is noisier than calibrated: {real}"
+
+    unweighted = DiscreteLinfKNorm(Fraction((2**14 * UNIT >> WEIGHT_DIGITS) + 1), 6)
+    caught = auditing.audit(*runs_of(unweighted, seed=9980, sizes=(50_000, 200_000)))
+    print(f"weighted logit Gram, mutant that ignores the weight bound: {caught}")
+    assert caught.epsilon_lb > 2.0, f"the mutant ignoring the weight bound was not caught: {caught}"
