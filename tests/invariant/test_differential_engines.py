@@ -266,7 +266,7 @@ RELEASES: dict[str, Release] = {
     "logit": lambda p: (
         p.dp.logit("I(x > 1) ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=1.0).params
     ),
-    # count·ε = 48 · 90 over 120 times the 6 sums: a count, a first fit, the score at it
+    # count·ε = 48 · 90 over 150 times the 6 sums: a count, a first fit, the score at it
     "logit two steps": lambda p: (
         p.dp.logit("I(x > 1) ~ C(g)", bounds={"x": BOUNDS}, keys={"g": KEYS}, epsilon=90.0).params
     ),

@@ -109,7 +109,7 @@ def release(priv: pd.DataFrame, **kwargs: Any) -> Any:
 def test_zero_noise_is_the_post_processing_of_the_exact_sums(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
-    frame = data(2000)  # count·ε under 120 times the 21 sums: one fit (test_logit_steps.py)
+    frame = data(2000)  # count·ε under 150 times the 21 sums: one fit (test_logit_steps.py)
     priv = protect_seeded(frame, epsilon=10.0)
     with noise(priv):
         model = release(priv)

@@ -56,7 +56,7 @@ def concentrated(
 def test_large_data_take_two_steps_scale_and_charge(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
-    """20,000 rows at ε = 1 (count·ε = 20,000 >= 120 · 21): count, first fit, score."""
+    """20,000 rows at ε = 1 (count·ε = 20,000 >= 150 · 21): count, first fit, score."""
     priv = protect_seeded(data(20_000), epsilon=4.0)
     with noise(priv) as calls:
         release(priv, epsilon=1.0)
@@ -113,7 +113,7 @@ def test_an_unsteady_first_fit_measures_the_gram_matrix_again(
 def test_small_data_take_one_fit(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
-    """2,000 rows at ε = 1 (count·ε under 120 · 21): the rest of ε on one fit."""
+    """2,000 rows at ε = 1 (count·ε under 150 · 21): the rest of ε on one fit."""
     priv = protect_seeded(data(2_000), epsilon=4.0)
     with noise(priv) as calls:
         release(priv)

@@ -1241,7 +1241,7 @@ class DataFrameDPAccessor(BaseDPAccessor[NumberT, EstimateT]):
 
         Two steps, where they are more accurate (pure ``epsilon``, one model): a twentieth
         of ``epsilon`` releases the row count (sensitivity 1, times a unit's rows). When the
-        noisy count times ``epsilon`` is at least 120 times ``p``, 3/10 of the rest measures
+        noisy count times ``epsilon`` is at least 150 times ``p``, 3/10 of the rest measures
         the sums above and fits them (the *first fit* ``θ₁``, below), and the remainder
         measures the log-likelihood's gradient at ``θ₁``, ``Σ (σ(x̃ᵀθ₁) - y) x̃``: each
         row's residual ``σ(x̃ᵀθ₁) - y`` (in ``[-1, 1]``, a function of the row and the
