@@ -7,7 +7,7 @@ standard deviation is ``√2 d Δ / ε``. The K-norm mechanism of the ℓ∞ bal
 ``scale = Δ / ε`` it is ε-DP for the same query (the ratio of the densities at ``b - f(D)``
 and ``b - f(D')`` is at most ``exp(‖f(D) - f(D')‖∞ / scale)`` by the triangle inequality,
 and both have the whole lattice ``Z^d`` as support), and each coordinate's standard
-deviation is ``√((d + 1)(d + 2) / 3) Δ / ε``: 0.51 times Laplace's at ``d = 6``, 0.42 at
+deviation is ``√((d + 1)(d + 2) / 3) Δ / ε``: 0.51 times Laplace's at ``d = 6``, 0.43 at
 ``d = 28``. Awan & Slavković (2020) compare K-norm mechanisms for such sums.
 
 Sampling is exact (from a uniform random source, in integers), by a mixture of cubes:
@@ -36,6 +36,9 @@ import numpy.typing as npt
 from pandas_dp.mechanisms.laplace import sampler_terms
 from pandas_dp.mechanisms.random import I64, RandomSource, uniform_below_each, uniform_words
 from pandas_dp.mechanisms.samplers import check_positive_fraction, discrete_laplace
+
+#: The most geometric variates one batch of proposals draws (32 MiB of int64).
+BATCH = 1 << 22
 
 
 @dataclass(frozen=True)
@@ -94,8 +97,8 @@ class DiscreteLinfKNorm:
         """``count`` cube half-sides, ``P(m) ∝ (2m + 1)^d q^m`` (negative binomial proposals).
 
         Each batch proposes enough for all ``count`` at the acceptance expected at the
-        proposal's mean (at least one in a million); a shortfall is made up by a further
-        batch, independently.
+        proposal's mean (at least one in a million), within :data:`BATCH` geometric draws;
+        a shortfall is made up by a further batch, independently.
         """
         d = self.dimension
         mean = (d + 1) * float(self.effective_scale)
@@ -103,7 +106,7 @@ class DiscreteLinfKNorm:
         found: list[I64] = []
         wanted = count
         while wanted > 0:
-            proposals = min(math.ceil(1.25 * wanted / rate) + 8, 1 << 20)
+            proposals = min(math.ceil(1.25 * wanted / rate) + 8, max(1, BATCH // (d + 1)))
             side = self._geometric(source, proposals * (d + 1)).reshape(proposals, d + 1)
             side = side.sum(axis=1)
             kept = side[_accepts(source, side, d)]
