@@ -371,6 +371,18 @@ RELEASES: dict[str, Release] = {
         ),
         math.inf,  # a fit, not a sum: its shape and refusals are what is compared
     ),
+    # count·ε = 60 · 200 over 150 times the 21 sums: a count, a first fit, then the score,
+    # whose derived frame (each row's residual at the released fit) is built from the rows
+    # (codes 0-3); where D's codes leave a level empty, the first fit is unsteady and the
+    # sums are measured again (codes 0-1, 1-3): both of the second step's routes
+    "logit in two steps": Release(
+        lambda p: (
+            p.assign(y=p["x"])
+            .dp.logit("I(y > 1) ~ C(code)", bounds={"y": BOUNDS}, keys={"code": KEYS}, epsilon=200)
+            .params
+        ),
+        math.inf,  # a fit, not a sum: its shape and refusals are what is compared
+    ),
     "ols per code": Release(
         lambda p: (
             p.assign(y=p["x"])
