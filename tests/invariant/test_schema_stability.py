@@ -284,6 +284,21 @@ class Release:
     protected_as: str = ""
 
 
+def _logit(epsilon: float) -> Release:
+    """``logit("I(y > 1) ~ C(code)")`` at ``epsilon``: a fit, not a sum, so its shape and
+    refusals are what is compared."""
+    return Release(
+        lambda p: (
+            p.assign(y=p["x"])
+            .dp.logit(
+                "I(y > 1) ~ C(code)", bounds={"y": BOUNDS}, keys={"code": KEYS}, epsilon=epsilon
+            )
+            .params
+        ),
+        math.inf,
+    )
+
+
 RELEASES: dict[str, Release] = {
     "count": Release(lambda p: p.dp.count(epsilon=1.0), 1),
     "sum": Release(lambda p: p.dp.sum("x", bounds=BOUNDS, epsilon=1.0), 100),
@@ -363,26 +378,12 @@ RELEASES: dict[str, Release] = {
         ),
         math.inf,  # a fit, not a sum: its shape and refusals are what is compared
     ),
-    "logit with C(code)": Release(
-        lambda p: (
-            p.assign(y=p["x"])
-            .dp.logit("I(y > 1) ~ C(code)", bounds={"y": BOUNDS}, keys={"code": KEYS}, epsilon=1.0)
-            .params
-        ),
-        math.inf,  # a fit, not a sum: its shape and refusals are what is compared
-    ),
+    "logit with C(code)": _logit(1.0),
     # count·ε = 60 · 200 over 150 times the 21 sums: a count, a first fit, then the score,
     # whose derived frame (each row's residual at the released fit) is built from the rows
     # (codes 0-3); where D's codes leave a level empty, the first fit is unsteady and the
     # sums are measured again (codes 0-1, 1-3): both of the second step's routes
-    "logit in two steps": Release(
-        lambda p: (
-            p.assign(y=p["x"])
-            .dp.logit("I(y > 1) ~ C(code)", bounds={"y": BOUNDS}, keys={"code": KEYS}, epsilon=200)
-            .params
-        ),
-        math.inf,  # a fit, not a sum: its shape and refusals are what is compared
-    ),
+    "logit in two steps": _logit(200.0),
     "ols per code": Release(
         lambda p: (
             p.assign(y=p["x"])

@@ -106,6 +106,23 @@ def release(priv: pd.DataFrame, **kwargs: Any) -> Any:
     return priv.dp.logit(FORMULA, **options)
 
 
+def released_and_statsmodels(
+    noise: Callable[..., Any], protect_seeded: Callable[..., Any]
+) -> tuple[Any, Any]:
+    """A zero-noise release on 20,000 rows (uniform ``x``) and ``smf.logit`` on its clipped
+    complete rows (skipped without statsmodels, which is not a dependency)."""
+    smf = pytest.importorskip("statsmodels.formula.api")
+    frame = data(20_000, normal=False)
+    priv = protect_seeded(frame, epsilon=10.0)
+    with noise(priv):
+        model = release(priv)
+    kept = frame[frame["g"].isin(KEYS["g"]) & frame["z"].notna()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        exact = smf.logit(FORMULA, data=kept).fit(disp=0)
+    return model, exact
+
+
 def test_zero_noise_is_the_post_processing_of_the_exact_sums(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
@@ -423,15 +440,7 @@ def test_zero_noise_against_statsmodels(
     statsmodels is not a dependency (``pandas-dp[bench]``): skipped without it; the
     Newton-Raphson reference above checks the same distance always.
     """
-    smf = pytest.importorskip("statsmodels.formula.api")
-    frame = data(20_000, normal=False)
-    priv = protect_seeded(frame, epsilon=10.0)
-    with noise(priv):
-        model = release(priv)
-    kept = frame[frame["g"].isin(KEYS["g"]) & frame["z"].notna()]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        exact = smf.logit(FORMULA, data=kept).fit(disp=0)
+    model, exact = released_and_statsmodels(noise, protect_seeded)
     assert list(model.params.index) == list(exact.params.index)
     assert model.params.name == exact.params.name
     distance = float(np.linalg.norm(model.params - exact.params))

@@ -30,7 +30,16 @@ from pandas_dp.errors import BudgetExceededError, DPValueError
 from pandas_dp.mechanisms.knorm import DiscreteLinfKNorm
 from pandas_dp.planning.measurement.products import DIGITS, UNIT
 
-from .test_logit import ADVERSARIAL, BOUNDS, FORMULA, KEYS, data, kept_design, newton_raphson
+from .test_logit import (
+    ADVERSARIAL,
+    BOUNDS,
+    FORMULA,
+    KEYS,
+    data,
+    kept_design,
+    newton_raphson,
+    released_and_statsmodels,
+)
 
 #: m = 4 design columns: the Gram matrix of (1, z_1..z_4, z_y), and the score's k = 5 sums.
 GRAM_SUMS = (4 + 2) * (4 + 3) // 2
@@ -160,15 +169,7 @@ def test_zero_noise_two_steps_are_maximum_likelihood(
 def test_zero_noise_against_statsmodels(
     noise: Callable[..., Any], protect_seeded: Callable[..., Any]
 ) -> None:
-    smf = pytest.importorskip("statsmodels.formula.api")
-    frame = data(20_000, normal=False)
-    priv = protect_seeded(frame, epsilon=10.0)
-    with noise(priv):
-        model = release(priv)
-    kept = frame[frame["g"].isin(KEYS["g"]) & frame["z"].notna()]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        exact = smf.logit(FORMULA, data=kept).fit(disp=0)
+    model, exact = released_and_statsmodels(noise, protect_seeded)
     assert list(model.params.index) == list(exact.params.index)
     np.testing.assert_allclose(model.params, exact.params, atol=2e-4)
     np.testing.assert_allclose(model.bse, exact.bse, rtol=0.25)  # the noise's variance added

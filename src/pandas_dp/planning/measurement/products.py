@@ -8,7 +8,8 @@ divided by their half-width ``r`` (``z = (x - c) / r`` in ``[-1, 1]``), rounded 
 indicators, each in ``[-1, 1]`` per row (:class:`Monomial`). One row therefore moves each of
 the ``p`` sums by at most 1 (``2**(2 DIGITS)`` lattice units): ``p`` in L1 norm and ``√p``
 in L2 norm, times the rows a privacy unit may add. All ``p`` sums get independent discrete
-Laplace (or Gaussian) noise of one scale.
+Laplace (or Gaussian) noise of one scale; a logistic model's get one discrete ℓ∞ K-norm
+vector instead (``products_part(..., vector=True)``), calibrated to the ℓ∞ bound 1.
 
 Survey weights (models only: complete rows) multiply each row's products by its weight
 clipped to public bounds ``0 <= L < U``, on a lattice of ``2**WEIGHT_DIGITS`` steps up to
